@@ -1,0 +1,55 @@
+// Whole-file reads and crash-safe writes.
+//
+// Every file gpt2lab writes goes through write_file_atomic (temp file in the
+// same directory, fsync, rename, fsync of the directory), so a crash at any
+// moment leaves either the old file or the new one, never a torn one.
+// Directories (checkpoints) are published with publish_directory, which swaps
+// a fully written temp directory into place in one rename.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace gpt2lab {
+
+namespace fs = std::filesystem;
+
+// Reads a whole file; throws Error naming the path on failure.
+std::string read_file(const fs::path& path);
+
+// Writes data to path atomically (see above).
+void write_file_atomic(const fs::path& path, std::string_view data);
+
+// Streaming variant for large payloads: the callback is handed a FILE* opened
+// on the temp file; the file is fsynced and renamed only if it returns.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(fs::path path);
+  ~AtomicFileWriter();  // removes the temp file unless commit() ran
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void write(const void* data, size_t bytes);
+  void commit();
+
+ private:
+  fs::path path_, tmp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// fsync on a directory, so that renames inside it are durable.
+void fsync_directory(const fs::path& dir);
+
+// A fresh, empty temp directory beside `target` (same filesystem, so it can be
+// renamed onto target).
+fs::path make_staging_directory(const fs::path& target);
+
+// Moves the fully written `staging` directory to `target` atomically: if
+// target exists it is exchanged in one rename (RENAME_EXCHANGE) and the old
+// contents removed afterwards. A crash leaves either the old or new directory.
+void publish_directory(const fs::path& staging, const fs::path& target);
+
+}  // namespace gpt2lab

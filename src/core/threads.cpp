@@ -1,0 +1,24 @@
+#include "core/threads.h"
+
+#include <omp.h>
+
+#include <thread>
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace gpt2lab {
+
+int hardware_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+void set_threads(int n) {
+  if (n <= 0) n = hardware_threads();
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+int num_threads() { return omp_get_max_threads(); }
+
+}  // namespace gpt2lab

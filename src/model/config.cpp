@@ -1,0 +1,166 @@
+#include "model/config.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace gpt2lab {
+
+const char* to_string(NormPlacement n) {
+  return n == NormPlacement::pre ? "pre" : "post";
+}
+
+const char* to_string(InitScheme s) {
+  switch (s) {
+    case InitScheme::normal: return "normal";
+    case InitScheme::xavier: return "xavier";
+    case InitScheme::he: return "he";
+    case InitScheme::zero: return "zero";
+    case InitScheme::gpt2: return "gpt2";
+  }
+  return "?";
+}
+
+NormPlacement parse_norm(const std::string& s) {
+  if (s == "pre") return NormPlacement::pre;
+  if (s == "post") return NormPlacement::post;
+  throw Error("norm: '" + s + "' is not a norm placement (use pre or post)");
+}
+
+InitScheme parse_init(const std::string& s) {
+  for (InitScheme v : {InitScheme::normal, InitScheme::xavier, InitScheme::he,
+                       InitScheme::zero, InitScheme::gpt2})
+    if (s == to_string(v)) return v;
+  throw Error("init: '" + s +
+              "' is not an init scheme (use normal, xavier, he, zero or gpt2)");
+}
+
+void ModelConfig::validate() const {
+  auto positive = [](int v, const char* name) {
+    check(v > 0, std::string(name) + " must be positive, got " + std::to_string(v));
+  };
+  positive(n_layer, "n_layer");
+  positive(n_head, "n_head");
+  positive(n_embd, "n_embd");
+  positive(block_size, "block_size");
+  positive(vocab_size, "vocab_size");
+  check(n_embd % n_head == 0, "n_embd (" + std::to_string(n_embd) +
+                                  ") must be divisible by n_head (" +
+                                  std::to_string(n_head) + ")");
+  check(layer_norm_epsilon > 0 && layer_norm_epsilon < 1,
+        "layer_norm_epsilon must be in (0, 1)");
+  check(!(init == InitScheme::gpt2 && !residual_scale),
+        "init gpt2 is normal + residual_scale; for no scaling use init normal");
+  check(norm == NormPlacement::post || final_norm,
+        "Pre-LN needs the final LayerNorm (final_norm)");
+  // Limits keep every index and buffer size inside int64 with room to spare
+  // and reject sizes no machine could hold before anything is allocated.
+  check(n_layer <= 4096, "n_layer " + std::to_string(n_layer) + " exceeds 4096");
+  check(n_embd <= 65536, "n_embd " + std::to_string(n_embd) + " exceeds 65536");
+  check(block_size <= 1 << 20, "block_size " + std::to_string(block_size) + " exceeds 1048576");
+  check(vocab_size <= 1 << 24, "vocab_size " + std::to_string(vocab_size) + " exceeds 16777216");
+  const double C = n_embd, L = n_layer;
+  double params = padded_vocab_size() * C + block_size * C + L * 12.0 * C * C + L * 13.0 * C + 2 * C;
+  // 3 copies (weights, grads, 2 Adam moments -> 4) of fp32 must fit in 2^40 bytes.
+  check(params * 16.0 < 1099511627776.0,
+        "model has " + std::to_string(static_cast<long long>(params)) +
+            " parameters: too large (weights, gradients and optimizer state would exceed 1 TiB)");
+}
+
+ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size,
+                        int vocab_size, NormPlacement norm, InitScheme init) {
+  ModelConfig c;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.n_embd = n_embd;
+  c.block_size = block_size;
+  c.vocab_size = vocab_size;
+  c.norm = norm;
+  c.init = init;
+  c.residual_scale = init == InitScheme::gpt2;
+  c.final_norm = norm == NormPlacement::pre;
+  return c;
+}
+
+nlohmann::json to_json(const ModelConfig& c) {
+  nlohmann::json j;
+  j["architectures"] = {"GPT2LMHeadModel"};
+  j["model_type"] = "gpt2";
+  j["activation_function"] = "gelu_new";
+  j["n_layer"] = c.n_layer;
+  j["n_head"] = c.n_head;
+  j["n_embd"] = c.n_embd;
+  j["n_positions"] = c.block_size;
+  j["n_ctx"] = c.block_size;
+  j["vocab_size"] = c.vocab_size;
+  j["layer_norm_epsilon"] = c.layer_norm_epsilon;
+  j["bos_token_id"] = 50256;
+  j["eos_token_id"] = 50256;
+  j["tie_word_embeddings"] = true;
+  j["norm"] = to_string(c.norm);
+  j["init"] = to_string(c.init);
+  j["residual_scale"] = c.residual_scale;
+  j["final_norm"] = c.final_norm;
+  return j;
+}
+
+namespace {
+
+int get_int(const nlohmann::json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  check(it != j.end(), where + ": missing field '" + key + "'");
+  check(it->is_number_integer(), where + ": field '" + key + "' must be an integer");
+  auto v = it->get<int64_t>();
+  check(v > 0 && v <= std::numeric_limits<int>::max(),
+        where + ": field '" + key + "' = " + std::to_string(v) + " is out of range");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) {
+  check(j.is_object(), where + ": expected a JSON object");
+  ModelConfig c;
+  c.n_layer = get_int(j, "n_layer", where);
+  c.n_head = get_int(j, "n_head", where);
+  c.n_embd = get_int(j, "n_embd", where);
+  c.block_size = get_int(j, "n_positions", where);
+  c.vocab_size = get_int(j, "vocab_size", where);
+  if (auto it = j.find("layer_norm_epsilon"); it != j.end()) {
+    check(it->is_number(), where + ": field 'layer_norm_epsilon' must be a number");
+    c.layer_norm_epsilon = it->get<float>();
+  }
+  if (auto it = j.find("activation_function"); it != j.end()) {
+    check(it->is_string() && (*it == "gelu_new" || *it == "gelu_pytorch_tanh"),
+          where + ": activation_function must be gelu_new (GPT-2's tanh GELU)");
+  }
+  auto get_string = [&](const char* key, const char* dflt) {
+    auto it = j.find(key);
+    if (it == j.end()) return std::string(dflt);
+    check(it->is_string(), where + ": field '" + key + "' must be a string");
+    return it->get<std::string>();
+  };
+  try {
+    c.norm = parse_norm(get_string("norm", "pre"));
+    c.init = parse_init(get_string("init", "gpt2"));
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  auto get_bool = [&](const char* key, bool dflt) {
+    auto it = j.find(key);
+    if (it == j.end()) return dflt;
+    check(it->is_boolean(), where + ": field '" + key + "' must be true or false");
+    return it->get<bool>();
+  };
+  c.residual_scale = get_bool("residual_scale", c.init == InitScheme::gpt2);
+  c.final_norm = get_bool("final_norm", c.norm == NormPlacement::pre);
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
+  return c;
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,71 @@
+// GPT-2 hyper-parameters: every one is named here once, with its default.
+//
+// Shapes use the field's letters throughout gpt2lab: B batch, T time,
+// C channels (n_embd), V vocab, Vp padded vocab, NH heads, hs head size,
+// L layers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace gpt2lab {
+
+// Where LayerNorm sits relative to the residual add.
+enum class NormPlacement {
+  pre,   // GPT-2: x = x + f(ln(x)); final ln_f before the LM head
+  post,  // original Transformer / GPT-1: x = ln(x + f(x))
+};
+
+// How the Linear (matmul) weights are drawn. Embeddings are N(0, 0.02) and
+// LayerNorm/biases are 1/0 in every scheme.
+enum class InitScheme {
+  normal,  // N(0, 0.02)
+  xavier,  // Glorot uniform U(+-sqrt(6 / (fan_in + fan_out)))
+  he,      // Kaiming normal N(0, sqrt(2 / fan_in))
+  zero,    // all Linear weights 0 (shows the symmetry problem)
+  gpt2,    // normal + residual_scale (GPT-2's choice)
+};
+
+const char* to_string(NormPlacement n);
+const char* to_string(InitScheme s);
+NormPlacement parse_norm(const std::string& s);  // throws Error
+InitScheme parse_init(const std::string& s);     // throws Error
+
+struct ModelConfig {
+  int n_layer = 12;
+  int n_head = 12;
+  int n_embd = 768;
+  int block_size = 1024;  // n_positions
+  int vocab_size = 50257;
+  float layer_norm_epsilon = 1e-5f;
+  NormPlacement norm = NormPlacement::pre;
+  InitScheme init = InitScheme::gpt2;
+  // Scale attn.c_proj / mlp.c_proj by 1/sqrt(2 * n_layer) at init.
+  bool residual_scale = true;
+  // Final LayerNorm before the LM head. Pre-LN always has it; Post-LN
+  // (whose last op already is a LayerNorm) does not by default.
+  bool final_norm = true;
+
+  // Logits are computed over a vocab padded to a multiple of 64 (aligned
+  // rows for the matmul); padded logits never enter the loss or sampling.
+  int padded_vocab_size() const { return (vocab_size + 63) / 64 * 64; }
+  int head_size() const { return n_embd / n_head; }
+
+  // Throws Error with a message naming the bad field.
+  void validate() const;
+};
+
+// Defaults that depend on other fields: residual_scale follows the init
+// scheme (on for gpt2), final_norm follows the placement (on for pre).
+ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size,
+                        int vocab_size, NormPlacement norm, InitScheme init);
+
+// config.json in Hugging Face GPT-2 keys plus ours (norm, init,
+// residual_scale, final_norm).
+nlohmann::json to_json(const ModelConfig& c);
+// `where` names the source for error messages (e.g. the file path).
+ModelConfig config_from_json(const nlohmann::json& j, const std::string& where);
+
+}  // namespace gpt2lab
