@@ -1,0 +1,227 @@
+#include "model/gpt2.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+#include "model/init.h"
+#include "model/kernels.h"
+
+namespace gpt2lab {
+
+template <typename R>
+void Activations<R>::allocate(const ModelConfig& c, int B_, int T_) {
+  if (B_ == B && T_ == T) return;
+  const size_t N = static_cast<size_t>(B_) * T_, C = c.n_embd, NH = c.n_head;
+  const size_t Vp = c.padded_vocab_size();
+  const size_t per_layer = N * C * 5 + N * 4 + N * 3 * C + B_ * NH * T_ * T_ + N * 4 * C * 2;
+  const size_t total = per_layer * c.n_layer + N * C * 3 + N * 3 + N * Vp * 2;
+  memory.assign(total, R(0));
+  R* p = memory.data();
+  auto take = [&p](size_t n) {
+    R* q = p;
+    p += n;
+    return q;
+  };
+  layers.resize(c.n_layer);
+  for (auto& L : layers) {
+    L.ln1 = take(N * C);
+    L.ln1_mean = take(N);
+    L.ln1_rstd = take(N);
+    L.qkv = take(N * 3 * C);
+    L.att = take(B_ * NH * T_ * T_);
+    L.atty = take(N * C);
+    L.res1 = take(N * C);
+    L.ln2 = take(N * C);
+    L.ln2_mean = take(N);
+    L.ln2_rstd = take(N);
+    L.fch = take(N * 4 * C);
+    L.fch_gelu = take(N * 4 * C);
+    L.res2 = take(N * C);
+  }
+  encoded = take(N * C);
+  lnf = take(N * C);
+  lnf_mean = take(N);
+  lnf_rstd = take(N);
+  logits = take(N * Vp);
+  probs = take(N * Vp);
+  losses = take(N);
+  scratch = take(N * C);
+  B = B_;
+  T = T_;
+}
+
+template <typename R>
+GPT2<R>::GPT2(const ModelConfig& config) : config_(config), layout_(config) {
+  config_.validate();
+  params_.assign(layout_.size(), R(0));
+}
+
+template <typename R>
+void GPT2<R>::init_weights(uint64_t seed) {
+  init_parameters(config_, layout_, params_.data(), seed);
+}
+
+template <typename R>
+void GPT2<R>::zero_grad() {
+  if (grads_.size() != params_.size()) grads_.assign(params_.size(), R(0));
+  else std::fill(grads_.begin(), grads_.end(), R(0));
+}
+
+template <typename R>
+const R* GPT2<R>::residual(int l) const {
+  if (l == 0) return acts_.encoded;
+  const auto& L = acts_.layers[l - 1];
+  return config_.norm == NormPlacement::pre ? L.res2 : L.ln2;
+}
+
+template <typename R>
+R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
+  const ModelConfig& c = config_;
+  check(B > 0 && T > 0, "forward: batch size and sequence length must be positive");
+  check(T <= c.block_size, "forward: sequence length " + std::to_string(T) +
+                               " exceeds block_size " + std::to_string(c.block_size));
+  const size_t N = static_cast<size_t>(B) * T;
+  for (size_t i = 0; i < N; ++i) {
+    check(tokens[i] >= 0 && tokens[i] < c.vocab_size,
+          "forward: token id " + std::to_string(tokens[i]) + " at position " +
+              std::to_string(i) + " is outside the vocabulary [0, " +
+              std::to_string(c.vocab_size) + ")");
+    if (targets)
+      check(targets[i] >= -1 && targets[i] < c.vocab_size,
+            "forward: target id " + std::to_string(targets[i]) + " at position " +
+                std::to_string(i) + " is outside the vocabulary");
+  }
+  acts_.allocate(c, B, T);
+  tokens_.assign(tokens, tokens + N);
+  have_targets_ = targets != nullptr;
+  if (targets) targets_.assign(targets, targets + N);
+
+  const int C = c.n_embd, NH = c.n_head, V = c.vocab_size, Vp = c.padded_vocab_size();
+  const int n = static_cast<int>(N);
+  const R eps = static_cast<R>(c.layer_norm_epsilon);
+  const R* P = params_.data();
+  Activations<R>& A = acts_;
+
+  encoder_forward(A.encoded, tokens, P + layout_.wte, P + layout_.wpe, B, T, C);
+  const R* x = A.encoded;
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerOffsets& o = layout_.layers[l];
+    auto& L = A.layers[l];
+    if (c.norm == NormPlacement::pre) {
+      layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
+      matmul_forward(L.qkv, L.ln1, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
+      attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
+      matmul_forward(A.scratch, L.atty, P + o.attn_proj_w, P + o.attn_proj_b, n, C, C);
+      residual_forward(L.res1, x, A.scratch, static_cast<long>(N) * C);
+      layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res1, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+      matmul_forward(L.fch, L.ln2, P + o.c_fc_w, P + o.c_fc_b, n, C, 4 * C);
+      gelu_forward(L.fch_gelu, L.fch, static_cast<long>(N) * 4 * C);
+      matmul_forward(A.scratch, L.fch_gelu, P + o.mlp_proj_w, P + o.mlp_proj_b, n, 4 * C, C);
+      residual_forward(L.res2, L.res1, A.scratch, static_cast<long>(N) * C);
+      x = L.res2;
+    } else {
+      matmul_forward(L.qkv, x, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
+      attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
+      matmul_forward(A.scratch, L.atty, P + o.attn_proj_w, P + o.attn_proj_b, n, C, C);
+      residual_forward(L.res1, x, A.scratch, static_cast<long>(N) * C);
+      layernorm_forward(L.ln1, L.ln1_mean, L.ln1_rstd, L.res1, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
+      matmul_forward(L.fch, L.ln1, P + o.c_fc_w, P + o.c_fc_b, n, C, 4 * C);
+      gelu_forward(L.fch_gelu, L.fch, static_cast<long>(N) * 4 * C);
+      matmul_forward(A.scratch, L.fch_gelu, P + o.mlp_proj_w, P + o.mlp_proj_b, n, 4 * C, C);
+      residual_forward(L.res2, L.ln1, A.scratch, static_cast<long>(N) * C);
+      layernorm_forward(L.ln2, L.ln2_mean, L.ln2_rstd, L.res2, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+      x = L.ln2;
+    }
+  }
+  const R* head_in = x;
+  if (c.final_norm) {
+    layernorm_forward(A.lnf, A.lnf_mean, A.lnf_rstd, x, P + layout_.ln_f_w, P + layout_.ln_f_b, n, C, eps);
+    head_in = A.lnf;
+  }
+  lm_head_forward(A.logits, head_in, P + layout_.wte, n, C, Vp);
+  if (!targets) return R(0);
+  return softmax_crossentropy_forward(A.probs, A.losses, A.logits, targets, n, V, Vp);
+}
+
+template <typename R>
+void GPT2<R>::backward() {
+  const ModelConfig& c = config_;
+  check(have_targets_ && acts_.B > 0, "backward: needs a forward pass with targets first");
+  if (grads_.size() != params_.size()) grads_.assign(params_.size(), R(0));
+  const int B = acts_.B, T = acts_.T;
+  const size_t N = static_cast<size_t>(B) * T;
+  const int C = c.n_embd, NH = c.n_head, V = c.vocab_size, Vp = c.padded_vocab_size();
+  const int n = static_cast<int>(N);
+  const long NC = static_cast<long>(N) * C;
+  dacts_.allocate(c, B, T);
+  std::fill(dacts_.memory.begin(), dacts_.memory.end(), R(0));
+  const R* P = params_.data();
+  R* G = grads_.data();
+  const Activations<R>& A = acts_;
+  Activations<R>& D = dacts_;
+
+  softmax_crossentropy_backward(D.logits, A.probs, targets_.data(), R(1), n, V, Vp);
+  // Gradient w.r.t. the stream leaving the last block.
+  R* dx_last = c.n_layer == 0 ? D.encoded
+               : (c.norm == NormPlacement::pre ? D.layers.back().res2 : D.layers.back().ln2);
+  const R* x_last = residual(c.n_layer);
+  if (c.final_norm) {
+    lm_head_backward(D.lnf, G + layout_.wte, D.logits, A.lnf, P + layout_.wte, n, C, Vp);
+    layernorm_backward(dx_last, G + layout_.ln_f_w, G + layout_.ln_f_b, D.lnf, x_last,
+                       P + layout_.ln_f_w, A.lnf_mean, A.lnf_rstd, n, C);
+  } else {
+    lm_head_backward(dx_last, G + layout_.wte, D.logits, x_last, P + layout_.wte, n, C, Vp);
+  }
+  for (int l = c.n_layer - 1; l >= 0; --l) {
+    const LayerOffsets& o = layout_.layers[l];
+    const auto& L = A.layers[l];
+    auto& dL = D.layers[l];
+    const R* x_in = residual(l);
+    R* dx_in = l == 0 ? D.encoded
+               : (c.norm == NormPlacement::pre ? D.layers[l - 1].res2 : D.layers[l - 1].ln2);
+    if (c.norm == NormPlacement::pre) {
+      // res2 = res1 + mlp(ln2(res1))
+      accumulate(dL.res1, dL.res2, NC);
+      matmul_backward(dL.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dL.res2, L.fch_gelu,
+                      P + o.mlp_proj_w, n, 4 * C, C);
+      gelu_backward(dL.fch, L.fch, dL.fch_gelu, NC * 4);
+      matmul_backward(dL.ln2, G + o.c_fc_w, G + o.c_fc_b, dL.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
+      layernorm_backward(dL.res1, G + o.ln_2_w, G + o.ln_2_b, dL.ln2, L.res1, P + o.ln_2_w,
+                         L.ln2_mean, L.ln2_rstd, n, C);
+      // res1 = x + attn(ln1(x))
+      accumulate(dx_in, dL.res1, NC);
+      matmul_backward(dL.atty, G + o.attn_proj_w, G + o.attn_proj_b, dL.res1, L.atty,
+                      P + o.attn_proj_w, n, C, C);
+      attention_backward(dL.qkv, dL.atty, L.qkv, L.att, B, T, C, NH);
+      matmul_backward(dL.ln1, G + o.c_attn_w, G + o.c_attn_b, dL.qkv, L.ln1, P + o.c_attn_w, n, C, 3 * C);
+      layernorm_backward(dx_in, G + o.ln_1_w, G + o.ln_1_b, dL.ln1, x_in, P + o.ln_1_w,
+                         L.ln1_mean, L.ln1_rstd, n, C);
+    } else {
+      // ln2 = LN(res2), res2 = ln1 + mlp(ln1)
+      layernorm_backward(dL.res2, G + o.ln_2_w, G + o.ln_2_b, dL.ln2, L.res2, P + o.ln_2_w,
+                         L.ln2_mean, L.ln2_rstd, n, C);
+      accumulate(dL.ln1, dL.res2, NC);
+      matmul_backward(dL.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dL.res2, L.fch_gelu,
+                      P + o.mlp_proj_w, n, 4 * C, C);
+      gelu_backward(dL.fch, L.fch, dL.fch_gelu, NC * 4);
+      matmul_backward(dL.ln1, G + o.c_fc_w, G + o.c_fc_b, dL.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
+      // ln1 = LN(res1), res1 = x + attn(x)
+      layernorm_backward(dL.res1, G + o.ln_1_w, G + o.ln_1_b, dL.ln1, L.res1, P + o.ln_1_w,
+                         L.ln1_mean, L.ln1_rstd, n, C);
+      accumulate(dx_in, dL.res1, NC);
+      matmul_backward(dL.atty, G + o.attn_proj_w, G + o.attn_proj_b, dL.res1, L.atty,
+                      P + o.attn_proj_w, n, C, C);
+      attention_backward(dL.qkv, dL.atty, L.qkv, L.att, B, T, C, NH);
+      matmul_backward(dx_in, G + o.c_attn_w, G + o.c_attn_b, dL.qkv, x_in, P + o.c_attn_w, n, C, 3 * C);
+    }
+  }
+  encoder_backward(G + layout_.wte, G + layout_.wpe, D.encoded, tokens_.data(), B, T, C);
+}
+
+template struct Activations<float>;
+template struct Activations<double>;
+template class GPT2<float>;
+template class GPT2<double>;
+
+}  // namespace gpt2lab

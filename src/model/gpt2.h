@@ -1,0 +1,83 @@
+// The GPT-2 model: parameters, activations, forward and backward.
+//
+// Reads top-down like the paper: embeddings, n_layer blocks of attention and
+// MLP with LayerNorm placed per NormPlacement, a final LayerNorm (Pre-LN), and
+// the LM head tied to the token embedding. Templated on the number type so the
+// tests can run the same model in double against finite differences; the
+// engine uses GPT2<float>.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/params.h"
+
+namespace gpt2lab {
+
+// Activation buffers for one (B, T), each a view into one allocation.
+template <typename R>
+struct Activations {
+  struct Layer {
+    R *ln1, *ln1_mean, *ln1_rstd;  // (N,C), (N), (N)
+    R* qkv;                        // (N,3C)
+    R* att;                        // (B,NH,T,T)
+    R* atty;                       // (N,C) attention output before c_proj
+    R* res1;                       // (N,C) first residual sum
+    R *ln2, *ln2_mean, *ln2_rstd;  // (N,C), (N), (N)
+    R* fch;                        // (N,4C)
+    R* fch_gelu;                   // (N,4C)
+    R* res2;                       // (N,C) second residual sum
+  };
+  std::vector<R> memory;
+  std::vector<Layer> layers;
+  R* encoded;                      // (N,C)
+  R *lnf, *lnf_mean, *lnf_rstd;    // (N,C), (N), (N)
+  R* logits;                       // (N,Vp)
+  R* probs;                        // (N,Vp)
+  R* losses;                       // (N)
+  R* scratch;                      // (N,C) branch output before the residual add
+  int B = 0, T = 0;
+
+  void allocate(const ModelConfig& c, int B, int T);
+};
+
+template <typename R>
+class GPT2 {
+ public:
+  explicit GPT2(const ModelConfig& config);  // parameters zero until initialized
+
+  const ModelConfig& config() const { return config_; }
+  const ParamLayout& layout() const { return layout_; }
+  R* params() { return params_.data(); }
+  const R* params() const { return params_.data(); }
+  R* grads() { return grads_.data(); }
+  const R* grads() const { return grads_.data(); }
+  size_t buffer_size() const { return params_.size(); }
+
+  void init_weights(uint64_t seed);
+
+  // tokens, targets: (B,T) ids. targets may be null (inference); a target < 0
+  // is ignored. Returns the mean cross-entropy (0 without targets). Throws
+  // Error on ids out of range or T > block_size.
+  R forward(const int* tokens, const int* targets, int B, int T);
+  // Accumulates d(mean loss)/d(params) into grads(); needs a forward with targets.
+  void backward();
+  void zero_grad();
+
+  // Results of the last forward.
+  const R* logits() const { return acts_.logits; }  // (B,T,Vp)
+  const Activations<R>& activations() const { return acts_; }
+  // Residual stream entering layer l (l = n_layer: the final one, before ln_f).
+  const R* residual(int l) const;
+
+ private:
+  ModelConfig config_;
+  ParamLayout layout_;
+  std::vector<R> params_, grads_;
+  Activations<R> acts_, dacts_;
+  std::vector<int> tokens_, targets_;
+  bool have_targets_ = false;
+};
+
+}  // namespace gpt2lab

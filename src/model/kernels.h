@@ -1,0 +1,79 @@
+// The layers of GPT-2 as flat forward/backward function pairs.
+//
+// Templated on the number type: the model runs them in float; the tests run
+// the very same code in double against central finite differences. Shapes in
+// the comments use B, T, C, NH, V, Vp (see model/config.h); N = B*T rows.
+//
+// Conventions (as in llm.c): backward functions ACCUMULATE (+=) into every
+// gradient they produce, parameters and activations alike; zeroing is one
+// explicit step done by the caller. All parallel reductions use a fixed split
+// of the work, independent of the thread count, so results are reproducible.
+#pragma once
+
+namespace gpt2lab {
+
+// out (B,T,C) = wte[inp[b,t]] + wpe[t]
+template <typename R>
+void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, int T, int C);
+template <typename R>
+void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, int T, int C);
+
+// out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) kept for backward.
+template <typename R>
+void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight,
+                       const R* bias, int N, int C, R eps);
+template <typename R>
+void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
+                        const R* weight, const R* mean, const R* rstd, int N, int C);
+
+// out (N,OC) = inp (N,IC) @ weight (IC,OC) + bias (OC); bias may be null.
+// weight is in Hugging Face's Conv1D layout (in, out).
+template <typename R>
+void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N, int IC, int OC);
+template <typename R>
+void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
+                     const R* weight, int N, int IC, int OC);
+
+// Tied LM head: logits (N,Vp) = inp (N,C) @ wte^T, wte (Vp,C).
+template <typename R>
+void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp);
+template <typename R>
+void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte,
+                      int N, int C, int Vp);
+
+// Causal self-attention. qkv (B,T,3C) holds q, k, v side by side; out (B,T,C);
+// att (B,NH,T,T) keeps the softmax probabilities for backward (zero above
+// the diagonal). Scores are scaled by 1/sqrt(C/NH).
+template <typename R>
+void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH);
+template <typename R>
+void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B,
+                        int T, int C, int NH);
+
+// GELU, tanh approximation (Hugging Face's gelu_new), elementwise over n.
+template <typename R>
+void gelu_forward(R* out, const R* inp, long n);
+template <typename R>
+void gelu_backward(R* dinp, const R* inp, const R* dout, long n);
+
+// out = a + b, elementwise over n.
+template <typename R>
+void residual_forward(R* out, const R* a, const R* b, long n);
+// dst += src, elementwise over n (the backward of a residual add).
+template <typename R>
+void accumulate(R* dst, const R* src, long n);
+
+// Softmax over the first V of Vp logits per row and cross-entropy against
+// targets (N); a target < 0 is ignored. Writes probs (N,Vp) (padded columns
+// 0) and per-row losses (N) (0 where ignored). Returns the mean loss over the
+// counted rows (0 if none).
+template <typename R>
+R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* targets,
+                               int N, int V, int Vp);
+// dlogits (N,Vp) += dloss * (probs - onehot(target)) / count, padded columns
+// untouched. `count` is the number of rows with a target >= 0.
+template <typename R>
+void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* targets, R dloss,
+                                   int N, int V, int Vp);
+
+}  // namespace gpt2lab

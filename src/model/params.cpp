@@ -1,0 +1,87 @@
+#include "model/params.h"
+
+namespace gpt2lab {
+
+namespace {
+// 16 floats = one 64-byte cache line: every tensor starts aligned for SIMD.
+constexpr size_t kAlign = 16;
+size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+const char* kind_suffix(TensorKind k) {
+  switch (k) {
+    case TensorKind::wte: return "wte.weight";
+    case TensorKind::wpe: return "wpe.weight";
+    case TensorKind::ln_1_weight: return "ln_1.weight";
+    case TensorKind::ln_1_bias: return "ln_1.bias";
+    case TensorKind::attn_c_attn_weight: return "attn.c_attn.weight";
+    case TensorKind::attn_c_attn_bias: return "attn.c_attn.bias";
+    case TensorKind::attn_c_proj_weight: return "attn.c_proj.weight";
+    case TensorKind::attn_c_proj_bias: return "attn.c_proj.bias";
+    case TensorKind::ln_2_weight: return "ln_2.weight";
+    case TensorKind::ln_2_bias: return "ln_2.bias";
+    case TensorKind::mlp_c_fc_weight: return "mlp.c_fc.weight";
+    case TensorKind::mlp_c_fc_bias: return "mlp.c_fc.bias";
+    case TensorKind::mlp_c_proj_weight: return "mlp.c_proj.weight";
+    case TensorKind::mlp_c_proj_bias: return "mlp.c_proj.bias";
+    case TensorKind::ln_f_weight: return "ln_f.weight";
+    case TensorKind::ln_f_bias: return "ln_f.bias";
+  }
+  return "?";
+}
+
+ParamLayout::ParamLayout(const ModelConfig& c) {
+  const int64_t C = c.n_embd, V = c.vocab_size, Vp = c.padded_vocab_size();
+  auto add = [&](TensorKind kind, int layer, std::vector<int64_t> shape,
+                 size_t stored = 0) {
+    TensorInfo t;
+    t.kind = kind;
+    t.layer = layer;
+    t.name = layer < 0 ? std::string("transformer.") + kind_suffix(kind)
+                       : "transformer.h." + std::to_string(layer) + "." + kind_suffix(kind);
+    t.numel = 1;
+    for (int64_t d : shape) t.numel *= static_cast<size_t>(d);
+    t.shape = std::move(shape);
+    t.stored = stored ? stored : t.numel;
+    t.offset = size_;
+    size_ += round_up(t.stored);
+    tensors_.push_back(std::move(t));
+    return tensors_.back().offset;
+  };
+  wte = add(TensorKind::wte, -1, {V, C}, static_cast<size_t>(Vp * C));
+  wpe = add(TensorKind::wpe, -1, {c.block_size, C});
+  layers.resize(c.n_layer);
+  for (int l = 0; l < c.n_layer; ++l) {
+    LayerOffsets& o = layers[l];
+    o.ln_1_w = add(TensorKind::ln_1_weight, l, {C});
+    o.ln_1_b = add(TensorKind::ln_1_bias, l, {C});
+    o.c_attn_w = add(TensorKind::attn_c_attn_weight, l, {C, 3 * C});
+    o.c_attn_b = add(TensorKind::attn_c_attn_bias, l, {3 * C});
+    o.attn_proj_w = add(TensorKind::attn_c_proj_weight, l, {C, C});
+    o.attn_proj_b = add(TensorKind::attn_c_proj_bias, l, {C});
+    o.ln_2_w = add(TensorKind::ln_2_weight, l, {C});
+    o.ln_2_b = add(TensorKind::ln_2_bias, l, {C});
+    o.c_fc_w = add(TensorKind::mlp_c_fc_weight, l, {C, 4 * C});
+    o.c_fc_b = add(TensorKind::mlp_c_fc_bias, l, {4 * C});
+    o.mlp_proj_w = add(TensorKind::mlp_c_proj_weight, l, {4 * C, C});
+    o.mlp_proj_b = add(TensorKind::mlp_c_proj_bias, l, {C});
+  }
+  // ln_f exists in both placements so the parameter names are the same; a
+  // Post-LN model without a final norm simply never reads it.
+  ln_f_w = add(TensorKind::ln_f_weight, -1, {C});
+  ln_f_b = add(TensorKind::ln_f_bias, -1, {C});
+}
+
+const TensorInfo* ParamLayout::find(const std::string& name) const {
+  for (const auto& t : tensors_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+size_t ParamLayout::num_parameters() const {
+  size_t n = 0;
+  for (const auto& t : tensors_) n += t.numel;
+  return n;
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,143 @@
+// The whole model's gradient against finite differences in double, for both
+// LayerNorm placements; plus forward-pass invariants.
+#include "model/gpt2.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/threads.h"
+#include "gradcheck.h"
+
+namespace gpt2lab {
+namespace {
+
+ModelConfig tiny(NormPlacement norm, bool final_norm) {
+  ModelConfig c = make_config(2, 2, 8, 6, 11, norm, InitScheme::normal);
+  c.final_norm = final_norm;
+  return c;
+}
+
+// Random values everywhere (not the init's 0/1 biases and LN weights) so no
+// term of the gradient hides behind a zero.
+void randomize(GPT2<double>& m, uint64_t seed) {
+  Rng rng(seed);
+  for (const auto& t : m.layout().tensors()) {
+    double* p = m.params() + t.offset;
+    const bool ln_w = t.kind == TensorKind::ln_1_weight || t.kind == TensorKind::ln_2_weight ||
+                      t.kind == TensorKind::ln_f_weight;
+    for (size_t i = 0; i < t.numel; ++i) p[i] = (ln_w ? 1.0 : 0.0) + 0.3 * rng.normal();
+  }
+}
+
+void check_model_gradient(const ModelConfig& c) {
+  GPT2<double> m(c);
+  randomize(m, 99);
+  const int B = 2, T = 5;
+  std::vector<int> tokens = {1, 4, 4, 0, 10, 3, 7, 2, 9, 9};
+  std::vector<int> targets = {4, 4, 0, 10, 3, 7, -1, 9, 9, 1};
+  m.zero_grad();
+  m.forward(tokens.data(), targets.data(), B, T);
+  m.backward();
+  for (const auto& t : m.layout().tensors()) {
+    std::vector<double> x(m.params() + t.offset, m.params() + t.offset + t.numel);
+    std::vector<double> g(m.grads() + t.offset, m.grads() + t.offset + t.numel);
+    auto f = [&] {
+      std::copy(x.begin(), x.end(), m.params() + t.offset);
+      return m.forward(tokens.data(), targets.data(), B, T);
+    };
+    testing::expect_gradient(t.name, x, g, f, 1e-6, 200);
+    std::copy(x.begin(), x.end(), m.params() + t.offset);
+  }
+}
+
+TEST(ModelGrad, PreLNMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::pre, true));
+}
+
+TEST(ModelGrad, PostLNMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::post, false));
+}
+
+TEST(ModelGrad, PostLNWithFinalNormMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::post, true));
+}
+
+TEST(Model, BackwardAccumulatesUntilZeroed) {
+  GPT2<double> m(tiny(NormPlacement::pre, true));
+  randomize(m, 3);
+  std::vector<int> tok = {1, 2, 3}, tgt = {2, 3, 4};
+  m.zero_grad();
+  m.forward(tok.data(), tgt.data(), 1, 3);
+  m.backward();
+  std::vector<double> once(m.grads(), m.grads() + m.buffer_size());
+  m.forward(tok.data(), tgt.data(), 1, 3);
+  m.backward();
+  for (size_t i = 0; i < once.size(); ++i) ASSERT_NEAR(m.grads()[i], 2 * once[i], 1e-12);
+  m.zero_grad();
+  for (size_t i = 0; i < once.size(); ++i) ASSERT_EQ(m.grads()[i], 0.0);
+}
+
+TEST(Model, CausalLogitsDoNotSeeTheFuture) {
+  GPT2<float> m(tiny(NormPlacement::pre, true));
+  m.init_weights(5);
+  std::vector<int> a = {1, 2, 3, 4, 5}, b = {1, 2, 3, 9, 0};
+  m.forward(a.data(), nullptr, 1, 5);
+  const int Vp = m.config().padded_vocab_size();
+  std::vector<float> la(m.logits(), m.logits() + 5 * Vp);
+  m.forward(b.data(), nullptr, 1, 5);
+  for (int t = 0; t < 3; ++t)
+    for (int v = 0; v < 11; ++v) EXPECT_EQ(la[t * Vp + v], m.logits()[t * Vp + v]);
+}
+
+TEST(Model, ResultsDoNotDependOnThreadCount) {
+  GPT2<float> m(make_config(2, 4, 32, 16, 50, NormPlacement::pre, InitScheme::gpt2));
+  m.init_weights(1);
+  std::vector<int> tok(2 * 16), tgt(2 * 16);
+  for (size_t i = 0; i < tok.size(); ++i) tok[i] = static_cast<int>(i * 7 % 50), tgt[i] = static_cast<int>(i * 3 % 50);
+  auto run = [&](int threads) {
+    set_threads(threads);
+    m.zero_grad();
+    float loss = m.forward(tok.data(), tgt.data(), 2, 16);
+    m.backward();
+    std::vector<float> g(m.grads(), m.grads() + m.buffer_size());
+    g.push_back(loss);
+    return g;
+  };
+  auto one = run(1), two = run(2);
+  set_threads(0);
+  EXPECT_EQ(one, two);
+}
+
+TEST(Model, RejectsBadInputAtTheBoundary) {
+  GPT2<float> m(tiny(NormPlacement::pre, true));
+  std::vector<int> tok = {1, 11}, tgt = {0, 0};
+  EXPECT_THROW(m.forward(tok.data(), tgt.data(), 1, 2), Error);  // id 11 >= vocab 11
+  std::vector<int> long_seq(7, 0);
+  EXPECT_THROW(m.forward(long_seq.data(), nullptr, 1, 7), Error);  // T > block_size 6
+  EXPECT_THROW(m.backward(), Error);                               // no forward with targets
+}
+
+TEST(Config, RejectsBadConfigsWithTheFieldName) {
+  auto msg = [](ModelConfig c) {
+    try {
+      c.validate();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  ModelConfig c = make_config(2, 3, 8, 16, 10, NormPlacement::pre, InitScheme::gpt2);
+  EXPECT_NE(msg(c).find("divisible by n_head"), std::string::npos);
+  c = make_config(0, 1, 8, 16, 10, NormPlacement::pre, InitScheme::gpt2);
+  EXPECT_NE(msg(c).find("n_layer"), std::string::npos);
+  c = make_config(2, 2, 8, 16, 0, NormPlacement::pre, InitScheme::gpt2);
+  EXPECT_NE(msg(c).find("vocab_size"), std::string::npos);
+  c = make_config(4000, 64, 65536, 1024, 50257, NormPlacement::pre, InitScheme::gpt2);
+  EXPECT_NE(msg(c).find("too large"), std::string::npos);
+  c = make_config(2, 2, 8, 16, 10, NormPlacement::pre, InitScheme::gpt2);
+  c.residual_scale = false;
+  EXPECT_NE(msg(c).find("residual_scale"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpt2lab

@@ -1,0 +1,52 @@
+"""CLI: `gpt2lab init` / `gpt2lab info` work and refuse bad input cleanly."""
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["GPT2LAB_BIN"]
+failures = []
+
+
+def gpt2lab(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True)
+
+
+def expect(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    d = os.path.join(tmp, "m")
+    r = gpt2lab("init", "--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--block-size", "16",
+                "--vocab-size", "100", "--norm", "post", "--init", "xavier", "--residual-scale", "on",
+                "--seed", "3", "--out", d)
+    expect(r.returncode == 0, "init writes a checkpoint")
+    r = gpt2lab("info", d)
+    expect(r.returncode == 0 and "norm         post" in r.stdout and "xavier (residual scale on)" in r.stdout,
+           "info shows norm and init")
+    # 100*32 + 16*32 + 2*(12*32*32 + 13*32) + 2*32
+    expect("29,184" in r.stdout, "info counts the parameters (29,184)")
+    r = gpt2lab("init", "--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--out", d)
+    expect(r.returncode == 1 and "--force" in r.stderr, "init refuses to replace a checkpoint without --force")
+    r = gpt2lab("init", "--n-head", "5", "--n-embd", "32", "--out", os.path.join(tmp, "x"))
+    expect(r.returncode == 1 and "divisible by n_head" in r.stderr and not os.path.exists(os.path.join(tmp, "x")),
+           "bad shapes are refused before anything is written")
+    r = gpt2lab("init", "--norm", "middle", "--out", os.path.join(tmp, "y"))
+    expect(r.returncode != 0 and "--norm" in r.stderr, "unknown --norm is refused")
+    r = gpt2lab("init", "--init", "gpt2", "--residual-scale", "off", "--out", os.path.join(tmp, "z"))
+    expect(r.returncode == 1 and "init normal" in r.stderr, "gpt2 without residual scale points to normal")
+    r = gpt2lab("info", os.path.join(tmp, "nothing"))
+    expect(r.returncode == 1 and "not a directory" in r.stderr, "info on a missing directory says so")
+    with open(os.path.join(d, "model.safetensors"), "r+b") as f:
+        f.truncate(1000)
+    r = gpt2lab("info", d)
+    expect(r.returncode == 1 and "truncated" in r.stderr and "Traceback" not in r.stderr,
+           "info on a truncated file fails cleanly")
+    r = gpt2lab("--help")
+    expect(r.returncode == 0 and "init" in r.stdout and "info" in r.stdout, "--help lists the subcommands")
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)
