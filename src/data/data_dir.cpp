@@ -1,0 +1,14 @@
+#include "data/data_dir.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace gpt2lab {
+
+std::filesystem::path data_directory() {
+  const char* env = std::getenv(std::string(kDataEnvVar).c_str());
+  if (env != nullptr && *env != '\0') return env;
+  return std::filesystem::path(GPT2LAB_SOURCE_DIR) / "data";
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,153 @@
+#include "data/prepare.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "core/threads.h"
+#include "data/data_dir.h"
+#include "data/token_shard.h"
+#include "tokenizer/tokenizer.h"
+
+namespace gpt2lab {
+
+fs::path default_corpus_dir() { return data_directory() / "sotu"; }
+fs::path default_dataset_dir() { return data_directory() / "sotu_gpt2"; }
+
+std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs) {
+  std::vector<fs::path> docs;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) {
+      auto it = fs::recursive_directory_iterator(input, ec);
+      if (ec) throw Error("cannot list input folder '" + input.string() + "': " + ec.message());
+      for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) throw Error("cannot list input folder '" + input.string() + "': " + ec.message());
+        const std::string name = it->path().filename().string();
+        if (!name.empty() && name[0] == '.') {
+          if (it->is_directory()) it.disable_recursion_pending();
+          continue;
+        }
+        if (it->is_regular_file()) docs.push_back(it->path().lexically_normal());
+      }
+    } else if (fs::exists(input, ec)) {
+      docs.push_back(input.lexically_normal());
+    } else {
+      throw Error("input '" + input.string() + "' does not exist" +
+                  (input == default_corpus_dir()
+                       ? " (the default corpus: run scripts/setup.sh or scripts/fetch_data.sh)"
+                       : ""));
+    }
+  }
+  std::sort(docs.begin(), docs.end(),
+            [](const fs::path& a, const fs::path& b) { return a.string() < b.string(); });
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  return docs;
+}
+
+namespace {
+
+// Publishing swaps the whole folder, so refuse one that holds anything but
+// an earlier prepared dataset: `--out data` must not wipe data/.
+void check_output_folder(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (!fs::is_directory(out, ec))
+    throw Error("--out '" + out.string() + "' exists and is not a folder");
+  if (fs::is_empty(out, ec) || fs::exists(out / "meta.json", ec)) return;
+  throw Error("--out '" + out.string() +
+              "' exists and is not a prepared dataset (no meta.json); it would be replaced "
+              "whole, so choose a new folder or remove it");
+}
+
+}  // namespace
+
+PrepareSummary prepare_dataset(const PrepareOptions& o) {
+  check(o.val_every >= 2, "--val-every must be at least 2 (got " +
+                              std::to_string(o.val_every) + "); K means every K-th document "
+                              "goes to validation");
+  check(!o.out.empty(), "prepare needs an output folder (--out)");
+  check_output_folder(o.out);
+  const Tokenizer tok = Tokenizer::resolve(o.tokenizer);
+  check(tok.vocab_size() <= 65536,
+        "tokenizer '" + o.tokenizer + "' has " + std::to_string(tok.vocab_size()) +
+            " tokens; token shards store ids as uint16, so at most 65536 fit");
+
+  const std::vector<fs::path> docs = list_documents(o.inputs);
+  check(!docs.empty(), "the inputs hold no documents (empty corpus)");
+  const int64_t n_val = static_cast<int64_t>(docs.size()) / o.val_every;
+  check(n_val > 0, "only " + std::to_string(docs.size()) + " documents: with --val-every " +
+                       std::to_string(o.val_every) +
+                       " the validation split would be empty; give more documents or a smaller K");
+
+  // Read every file before any work, so an unreadable one fails fast.
+  std::vector<std::string> texts(docs.size());
+  for (size_t i = 0; i < docs.size(); ++i) texts[i] = read_file(docs[i]);
+
+  std::vector<std::vector<int>> encoded(docs.size());
+  const int threads = o.threads > 0 ? o.threads : hardware_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (size_t i = 0; i < docs.size(); ++i) {
+    std::vector<int> ids;
+    ids.reserve(texts[i].size() / 4 + 2);
+    ids.push_back(tok.eot_id());
+    // The text of a document is plain text: a literal "<|endoftext|>" in it
+    // is not the boundary marker.
+    const std::vector<int> body = tok.encode(texts[i], /*allow_special=*/false);
+    ids.insert(ids.end(), body.begin(), body.end());
+    encoded[i] = std::move(ids);
+  }
+
+  PrepareSummary summary;
+  summary.tokenizer_identity = tok.identity();
+  std::vector<int> train, val;
+  nlohmann::json sources = nlohmann::json::array();
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const bool is_val = static_cast<int64_t>(i % o.val_every) == o.val_every - 1;
+    auto& split = is_val ? val : train;
+    split.insert(split.end(), encoded[i].begin(), encoded[i].end());
+    (is_val ? summary.val_documents : summary.train_documents) += 1;
+    sources.push_back({{"path", docs[i].string()},
+                       {"split", is_val ? "val" : "train"},
+                       {"bytes", texts[i].size()},
+                       {"tokens", encoded[i].size()}});
+  }
+  summary.train_tokens = static_cast<int64_t>(train.size());
+  summary.val_tokens = static_cast<int64_t>(val.size());
+
+  nlohmann::ordered_json meta = {
+      {"format", "gpt2lab dataset"},
+      {"version", 1},
+      {"shards", {{"train", "train.bin"}, {"val", "val.bin"},
+                  {"format", "llm.c token shard: 256 x int32 header (magic 20240520, "
+                             "version 1, token count), then uint16 tokens"}}},
+      {"tokenizer", {{"spec", o.tokenizer},
+                     {"name", tok.name()},
+                     {"identity", tok.identity()},
+                     {"sha256", tok.content_hash()},
+                     {"vocab_size", tok.vocab_size()},
+                     {"eot_id", tok.eot_id()}}},
+      {"document_separator", "<|endoftext|> before each document"},
+      {"val_every", o.val_every},
+      {"documents", {{"train", summary.train_documents}, {"val", summary.val_documents}}},
+      {"tokens", {{"train", summary.train_tokens}, {"val", summary.val_tokens}}},
+      {"sources", sources},
+  };
+
+  if (!o.out.parent_path().empty()) fs::create_directories(o.out.parent_path());
+  const fs::path staging = make_staging_directory(o.out);
+  try {
+    write_token_shard(staging / "train.bin", train);
+    write_token_shard(staging / "val.bin", val);
+    write_file_atomic(staging / "meta.json", meta.dump(2) + "\n");
+    publish_directory(staging, o.out);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  return summary;
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,28 @@
+// SHA-256 (FIPS 180-4), for content identities of tokenizers and datasets.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpt2lab {
+
+class Sha256 {
+ public:
+  Sha256();
+  void update(std::string_view data);
+  std::array<uint8_t, 32> digest();  // finishes; the object is spent after
+  std::string hex_digest();
+
+ private:
+  void block(const uint8_t* p);
+  std::array<uint32_t, 8> h_;
+  uint8_t buf_[64];
+  size_t buf_len_ = 0;
+  uint64_t total_ = 0;
+};
+
+std::string sha256_hex(std::string_view data);
+
+}  // namespace gpt2lab

@@ -1,0 +1,214 @@
+#include "tokenizer/trainer.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "core/threads.h"
+#include "data/prepare.h"
+#include "tokenizer/byte_unicode.h"
+#include "tokenizer/pretokenize.h"
+#include "tokenizer/tokenizer.h"
+
+namespace gpt2lab {
+
+namespace {
+
+using PieceCounts = std::unordered_map<std::string, int64_t>;
+
+PieceCounts count_pieces(std::span<const std::string> documents, int threads) {
+  std::vector<PieceCounts> partial(static_cast<size_t>(threads));
+#pragma omp parallel num_threads(threads)
+  {
+    PieceCounts local;
+#pragma omp for schedule(dynamic, 1)
+    for (size_t d = 0; d < documents.size(); ++d)
+      tokenizer::for_each_piece(documents[d],
+                                [&](std::string_view p) { ++local[std::string(p)]; });
+#pragma omp critical
+    {
+      // Merged in any order: addition commutes, so the result is the same.
+      auto& total = partial[0];
+      if (total.empty()) total.swap(local);
+      else for (auto& [k, v] : local) total[k] += v;
+    }
+  }
+  return std::move(partial[0]);
+}
+
+inline uint64_t pair_key(int a, int b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+
+}  // namespace
+
+BpeVocab train_bpe(std::span<const std::string> documents, int vocab_size, int threads) {
+  check(vocab_size >= 257 && vocab_size <= 65536,
+        "--vocab-size " + std::to_string(vocab_size) +
+            " is out of range: at least 257 (256 bytes + <|endoftext|>), at most 65536 "
+            "(token shards store ids as uint16)");
+  if (threads <= 0) threads = hardware_threads();
+
+  BpeVocab vocab;
+  std::unordered_map<std::string, int> id_of;
+  for (uint8_t b : tokenizer::bytes_in_gpt2_order()) {
+    id_of.emplace(std::string(1, static_cast<char>(b)), static_cast<int>(vocab.tokens.size()));
+    vocab.tokens.emplace_back(1, static_cast<char>(b));
+  }
+
+  // Unique pieces, sorted so that everything downstream is in a fixed order.
+  PieceCounts counts = count_pieces(documents, threads);
+  std::vector<std::pair<std::string, int64_t>> pieces(counts.begin(), counts.end());
+  counts.clear();
+  std::sort(pieces.begin(), pieces.end());
+  std::vector<std::vector<int>> words(pieces.size());
+  std::vector<int64_t> freq(pieces.size());
+  for (size_t w = 0; w < pieces.size(); ++w) {
+    for (unsigned char c : pieces[w].first) words[w].push_back(id_of[std::string(1, char(c))]);
+    freq[w] = pieces[w].second;
+  }
+
+  std::unordered_map<uint64_t, int64_t> pair_count;
+  std::unordered_map<uint64_t, std::vector<int>> where;  // may hold stale entries
+  for (size_t w = 0; w < words.size(); ++w)
+    for (size_t i = 0; i + 1 < words[w].size(); ++i) {
+      const uint64_t k = pair_key(words[w][i], words[w][i + 1]);
+      pair_count[k] += freq[w];
+      auto& list = where[k];
+      if (list.empty() || list.back() != static_cast<int>(w)) list.push_back(static_cast<int>(w));
+    }
+
+  struct Candidate {
+    int64_t count;
+    int left, right;
+  };
+  const auto& tok = vocab.tokens;
+  // priority_queue puts the "largest" on top: the highest count, then the
+  // smallest (left bytes, right bytes).
+  auto worse = [&tok](const Candidate& x, const Candidate& y) {
+    if (x.count != y.count) return x.count < y.count;
+    if (tok[x.left] != tok[y.left]) return tok[x.left] > tok[y.left];
+    return tok[x.right] > tok[y.right];
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);
+  for (const auto& [k, c] : pair_count)
+    heap.push({c, static_cast<int>(k >> 32), static_cast<int>(k & 0xFFFFFFFFu)});
+
+  const int target_tokens = vocab_size - 1;  // the last id is <|endoftext|>
+  std::vector<int> stamp(words.size(), -1);
+  std::vector<uint64_t> changed;
+  int step = 0;
+  while (static_cast<int>(vocab.tokens.size()) < target_tokens) {
+    if (heap.empty())
+      throw Error("the corpus supports only " + std::to_string(vocab.tokens.size() + 1) +
+                  " tokens (no adjacent pair is left to merge); ask for a --vocab-size of at "
+                  "most that, or give more text");
+    const Candidate best = heap.top();
+    heap.pop();
+    const uint64_t key = pair_key(best.left, best.right);
+    auto pc = pair_count.find(key);
+    if (pc == pair_count.end() || pc->second != best.count || best.count <= 0) continue;  // stale
+
+    const std::string bytes = tok[best.left] + tok[best.right];
+    int merged;
+    if (auto it = id_of.find(bytes); it != id_of.end()) {
+      merged = it->second;  // same bytes reached by another split: no new token
+    } else {
+      merged = static_cast<int>(vocab.tokens.size());
+      id_of.emplace(bytes, merged);
+      vocab.tokens.push_back(bytes);
+    }
+    vocab.merges.emplace_back(tok[best.left], tok[best.right]);
+
+    changed.clear();
+    std::vector<int> affected = std::move(where[key]);
+    where.erase(key);
+    for (int w : affected) {
+      if (stamp[w] == step) continue;
+      stamp[w] = step;
+      auto& s = words[w];
+      bool found = false;
+      for (size_t i = 0; i + 1 < s.size(); ++i)
+        if (s[i] == best.left && s[i + 1] == best.right) { found = true; break; }
+      if (!found) continue;
+      for (size_t i = 0; i + 1 < s.size(); ++i) {
+        const uint64_t k = pair_key(s[i], s[i + 1]);
+        pair_count[k] -= freq[w];
+        changed.push_back(k);
+      }
+      std::vector<int> next;
+      next.reserve(s.size());
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (i + 1 < s.size() && s[i] == best.left && s[i + 1] == best.right) {
+          next.push_back(merged);
+          ++i;
+        } else {
+          next.push_back(s[i]);
+        }
+      }
+      s.swap(next);
+      for (size_t i = 0; i + 1 < s.size(); ++i) {
+        const uint64_t k = pair_key(s[i], s[i + 1]);
+        pair_count[k] += freq[w];
+        changed.push_back(k);
+        if (s[i] == merged || s[i + 1] == merged) {
+          auto& list = where[k];
+          if (list.empty() || list.back() != w) list.push_back(w);
+        }
+      }
+    }
+    pair_count.erase(key);
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    for (uint64_t k : changed) {
+      if (k == key) continue;
+      auto it = pair_count.find(k);
+      if (it == pair_count.end()) continue;
+      if (it->second <= 0) {
+        pair_count.erase(it);
+        continue;
+      }
+      heap.push({it->second, static_cast<int>(k >> 32), static_cast<int>(k & 0xFFFFFFFFu)});
+    }
+    ++step;
+  }
+  vocab.tokens.emplace_back(Tokenizer::kEndOfText);
+  return vocab;
+}
+
+BpeVocab train_bpe_on_files(const std::vector<fs::path>& inputs, int vocab_size, int threads) {
+  const std::vector<fs::path> files = list_documents(inputs);
+  check(!files.empty(), "the inputs hold no documents (empty corpus)");
+  std::vector<std::string> texts;
+  texts.reserve(files.size());
+  for (const auto& f : files) texts.push_back(read_file(f));
+  return train_bpe(texts, vocab_size, threads);
+}
+
+void save_bpe(const BpeVocab& vocab, const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "encoder.json", ec))
+    throw Error("--out '" + dir.string() +
+                "' exists and is not a tokenizer folder (no encoder.json); it would be "
+                "replaced whole, so choose a new folder or remove it");
+  nlohmann::ordered_json encoder = nlohmann::ordered_json::object();
+  for (size_t id = 0; id < vocab.tokens.size(); ++id) {
+    const std::string& t = vocab.tokens[id];
+    encoder[t == Tokenizer::kEndOfText ? t : tokenizer::bytes_to_spelling(t)] = id;
+  }
+  std::string merges = "#version: 0.2\n";
+  for (const auto& [a, b] : vocab.merges)
+    merges += tokenizer::bytes_to_spelling(a) + " " + tokenizer::bytes_to_spelling(b) + "\n";
+  const fs::path staging = make_staging_directory(dir);
+  try {
+    write_file_atomic(staging / "encoder.json", encoder.dump());
+    write_file_atomic(staging / "vocab.bpe", merges);
+    publish_directory(staging, dir);
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+}
+
+}  // namespace gpt2lab
