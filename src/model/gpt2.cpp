@@ -145,7 +145,7 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
 }
 
 template <typename R>
-void GPT2<R>::backward() {
+void GPT2<R>::backward(R dloss) {
   const ModelConfig& c = config_;
   check(have_targets_ && acts_.B > 0, "backward: needs a forward pass with targets first");
   if (grads_.size() != params_.size()) grads_.assign(params_.size(), R(0));
@@ -161,7 +161,7 @@ void GPT2<R>::backward() {
   const Activations<R>& A = acts_;
   Activations<R>& D = dacts_;
 
-  softmax_crossentropy_backward(D.logits, A.probs, targets_.data(), R(1), n, V, Vp);
+  softmax_crossentropy_backward(D.logits, A.probs, targets_.data(), dloss, n, V, Vp);
   // Gradient w.r.t. the stream leaving the last block.
   R* dx_last = c.n_layer == 0 ? D.encoded
                : (c.norm == NormPlacement::pre ? D.layers.back().res2 : D.layers.back().ln2);

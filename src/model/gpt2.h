@@ -61,8 +61,9 @@ class GPT2 {
   // is ignored. Returns the mean cross-entropy (0 without targets). Throws
   // Error on ids out of range or T > block_size.
   R forward(const int* tokens, const int* targets, int B, int T);
-  // Accumulates d(mean loss)/d(params) into grads(); needs a forward with targets.
-  void backward();
+  // Accumulates dloss * d(mean loss)/d(params) into grads(); needs a forward
+  // with targets. Gradient accumulation over K micro-batches passes 1/K.
+  void backward(R dloss = R(1));
   void zero_grad();
 
   // Results of the last forward.

@@ -1,0 +1,69 @@
+#include "train/optimizer.h"
+
+#include <cmath>
+
+namespace gpt2lab {
+
+AdamW::AdamW(const ParamLayout& layout, AdamWConfig config) : config_(config) {
+  for (const auto& t : layout.tensors())
+    ranges_.push_back({t.offset, t.offset + t.stored, t.is_matrix()});
+  m_.assign(layout.size(), 0.0f);
+  v_.assign(layout.size(), 0.0f);
+}
+
+void AdamW::step(float* params, const float* grads, float lr) {
+  ++t_;
+  const float b1 = config_.beta1, b2 = config_.beta2, eps = config_.eps;
+  // Bias corrections as PyTorch computes them: Python floats (double), then
+  // used as float scalars in float tensor ops.
+  const double bc1 = 1.0 - std::pow(static_cast<double>(b1), static_cast<double>(t_));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(b2), static_cast<double>(t_));
+  const float step_size = static_cast<float>(static_cast<double>(lr) / bc1);
+  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  float* m = m_.data();
+  float* v = v_.data();
+  for (const Range& r : ranges_) {
+    const float decay = r.decay ? 1.0f - lr * config_.weight_decay : 1.0f;
+    const long begin = static_cast<long>(r.begin), end = static_cast<long>(r.end);
+#pragma omp parallel for schedule(static)
+    for (long i = begin; i < end; ++i) {
+      const float g = grads[i];
+      float p = params[i] * decay;
+      m[i] = m[i] * b1 + g * (1.0f - b1);
+      v[i] = v[i] * b2 + (1.0f - b2) * (g * g);
+      const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
+      p += -step_size * (m[i] / denom);
+      params[i] = p;
+    }
+  }
+}
+
+double global_norm(const float* grads, size_t n) {
+  // Fixed 64-way split summed in order: the same result for any thread count.
+  constexpr int kChunks = 64;
+  double partial[kChunks] = {};
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < kChunks; ++k) {
+    const size_t b = n * k / kChunks, e = n * (k + 1) / kChunks;
+    double s = 0;
+    for (size_t i = b; i < e; ++i) s += static_cast<double>(grads[i]) * grads[i];
+    partial[k] = s;
+  }
+  double total = 0;
+  for (double s : partial) total += s;
+  return std::sqrt(total);
+}
+
+double clip_grad_norm(float* grads, size_t n, double max_norm) {
+  const double norm = global_norm(grads, n);
+  const double coef = max_norm / (norm + 1e-6);
+  if (coef < 1.0) {
+    const float c = static_cast<float>(coef);
+    const long len = static_cast<long>(n);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < len; ++i) grads[i] *= c;
+  }
+  return norm;
+}
+
+}  // namespace gpt2lab

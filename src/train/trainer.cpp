@@ -1,0 +1,437 @@
+#include "train/trainer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <limits>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "core/threads.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "model/gpt2.h"
+#include "train/dataloader.h"
+#include "train/diagnostics.h"
+
+namespace gpt2lab {
+
+namespace {
+
+std::atomic<int> g_stop_signals{0};
+
+void on_signal(int) {
+  // A second signal means "now": leave without saving.
+  if (g_stop_signals.fetch_add(1) >= 1) _exit(130);
+}
+
+constexpr const char* kCheckpointDir = "checkpoint";
+constexpr const char* kMetricsFile = "metrics.jsonl";
+constexpr const char* kRunConfigFile = "config.json";
+constexpr const char* kResultFile = "result.json";
+constexpr const char* kOptimizerFile = "optimizer.safetensors";
+constexpr const char* kStateFile = "state.json";
+
+// metrics.jsonl, appended line by line; flushed per line, fsynced before a
+// checkpoint records its length.
+class MetricsLog {
+ public:
+  MetricsLog(const fs::path& path, size_t truncate_to) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error("cannot open '" + path.string() + "' for writing");
+    if (::ftruncate(fd_, static_cast<off_t>(truncate_to)) != 0 ||
+        ::lseek(fd_, static_cast<off_t>(truncate_to), SEEK_SET) < 0)
+      throw Error("cannot truncate '" + path.string() + "'");
+    size_ = truncate_to;
+  }
+  ~MetricsLog() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void write(const nlohmann::json& row) {
+    const std::string line = row.dump() + "\n";
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw Error("cannot append to '" + path_.string() + "' (disk full?)");
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    size_ += line.size();
+  }
+  void sync() { ::fsync(fd_); }
+  size_t size() const { return size_; }
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  size_t size_ = 0;
+};
+
+double finite_or_nan(double x) { return x; }
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  long s = static_cast<long>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+  else if (s >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", s);
+  return buf;
+}
+
+void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW& opt,
+                     const DataLoader& loader, long step, MetricsLog& metrics,
+                     const TrainOptions& o) {
+  const fs::path target = run / kCheckpointDir;
+  const fs::path staging = make_staging_directory(target);
+  try {
+    nlohmann::json extra = {{"seed", o.seed}};
+    if (!o.tokenizer.empty()) extra["tokenizer"] = o.tokenizer;
+    write_model_files(staging, model, extra);
+    std::vector<TensorToWrite> moments;
+    for (const auto& t : model.layout().tensors()) {
+      moments.push_back({"m." + t.name, t.shape, opt.m().data() + t.offset});
+      moments.push_back({"v." + t.name, t.shape, opt.v().data() + t.offset});
+    }
+    write_safetensors(staging / kOptimizerFile, moments, {{"format", "gpt2lab-adamw"}});
+    metrics.sync();
+    nlohmann::json state = {{"step", step},
+                            {"adam_t", opt.t()},
+                            {"data_position", loader.position()},
+                            {"metrics_bytes", metrics.size()},
+                            {"seed", o.seed}};
+    write_file_atomic(staging / kStateFile, state.dump(2) + "\n");
+    publish_directory(staging, target);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    throw;
+  }
+}
+
+}  // namespace
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+nlohmann::json to_json(const TrainOptions& o) {
+  return {{"model", to_json(o.model)},
+          {"init_from", o.init_from},
+          {"seed", o.seed},
+          {"data", o.data},
+          {"batch_size", o.batch_size},
+          {"seq_len", o.seq_len},
+          {"accum", o.accum},
+          {"steps", o.steps},
+          {"lr", o.schedule.lr},
+          {"min_lr", o.schedule.min_lr},
+          {"warmup", o.schedule.warmup},
+          {"schedule", to_string(o.schedule.kind)},
+          {"beta1", o.adam.beta1},
+          {"beta2", o.adam.beta2},
+          {"eps", o.adam.eps},
+          {"weight_decay", o.adam.weight_decay},
+          {"grad_clip", o.grad_clip},
+          {"max_loss", o.max_loss},
+          {"eval_every", o.eval_every},
+          {"eval_batches", o.eval_batches},
+          {"save_every", o.save_every},
+          {"diag_every", o.diag_every},
+          {"log_every", o.log_every},
+          {"shuffle", o.shuffle},
+          {"threads", o.threads},
+          {"tokenizer", o.tokenizer}};
+}
+
+TrainOptions train_options_from_json(const nlohmann::json& j, const std::string& where) {
+  TrainOptions o;
+  try {
+    o.model = config_from_json(j.at("model"), where + ": model");
+    o.init_from = j.at("init_from").get<std::string>();
+    o.seed = j.at("seed").get<uint64_t>();
+    o.data = j.at("data").get<std::string>();
+    o.batch_size = j.at("batch_size").get<int>();
+    o.seq_len = j.at("seq_len").get<int>();
+    o.accum = j.at("accum").get<int>();
+    o.steps = j.at("steps").get<long>();
+    o.schedule.lr = j.at("lr").get<double>();
+    o.schedule.min_lr = j.at("min_lr").get<double>();
+    o.schedule.warmup = j.at("warmup").get<long>();
+    o.schedule.kind = parse_schedule(j.at("schedule").get<std::string>());
+    o.adam.beta1 = j.at("beta1").get<float>();
+    o.adam.beta2 = j.at("beta2").get<float>();
+    o.adam.eps = j.at("eps").get<float>();
+    o.adam.weight_decay = j.at("weight_decay").get<float>();
+    o.grad_clip = j.at("grad_clip").get<double>();
+    o.max_loss = j.at("max_loss").get<double>();
+    o.eval_every = j.at("eval_every").get<long>();
+    o.eval_batches = j.at("eval_batches").get<long>();
+    o.save_every = j.at("save_every").get<long>();
+    o.diag_every = j.at("diag_every").get<long>();
+    o.log_every = j.at("log_every").get<long>();
+    o.shuffle = j.at("shuffle").get<bool>();
+    o.threads = j.at("threads").get<int>();
+    o.tokenizer = j.at("tokenizer").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": " + e.what());
+  }
+  return o;
+}
+
+namespace {
+
+void validate(const TrainOptions& o) {
+  auto positive = [](long v, const char* flag) {
+    check(v > 0, std::string(flag) + " must be positive, got " + std::to_string(v));
+  };
+  auto non_negative = [](double v, const char* flag) {
+    check(v >= 0 && std::isfinite(v), std::string(flag) + " must be >= 0");
+  };
+  positive(o.batch_size, "--batch-size");
+  positive(o.seq_len, "--seq-len");
+  positive(o.accum, "--accum");
+  positive(o.steps, "--steps");
+  positive(o.eval_batches, "--eval-batches");
+  check(o.schedule.lr > 0 && std::isfinite(o.schedule.lr), "--lr must be positive");
+  non_negative(o.schedule.min_lr, "--min-lr");
+  check(o.schedule.warmup >= 0, "--warmup must be >= 0");
+  non_negative(o.grad_clip, "--grad-clip");
+  non_negative(o.max_loss, "--max-loss");
+  non_negative(o.adam.weight_decay, "--weight-decay");
+  check(o.adam.beta1 >= 0 && o.adam.beta1 < 1 && o.adam.beta2 >= 0 && o.adam.beta2 < 1,
+        "--beta1 and --beta2 must be in [0, 1)");
+  check(o.adam.eps > 0, "--eps must be positive");
+  check(o.eval_every >= 0 && o.save_every >= 0 && o.diag_every >= 0 && o.log_every >= 0,
+        "--eval-every, --save-every, --diag-every and --log-every must be >= 0");
+  check(!o.out.empty(), "--out is required");
+  check(!o.data.empty(), "--data is required");
+  // Guard the int index math of the kernels: N * max(4C, Vp) must fit.
+  check(static_cast<double>(o.batch_size) * o.seq_len < 1e8, "--batch-size x --seq-len is too large");
+}
+
+}  // namespace
+
+TrainResult train(TrainOptions o) {
+  const fs::path run = o.out;
+  std::error_code ec;
+  size_t metrics_keep = 0;
+  long start_step = 0;
+  nlohmann::json state;
+  const bool have_checkpoint = fs::exists(run / kCheckpointDir / kStateFile, ec);
+
+  if (o.resume) {
+    check(fs::exists(run / kRunConfigFile, ec),
+          "--resume: '" + run.string() + "' has no config.json; it is not a training run");
+    if (have_checkpoint) {
+      state = nlohmann::json::parse(read_file(run / kCheckpointDir / kStateFile));
+      metrics_keep = state.at("metrics_bytes").get<size_t>();
+      start_step = state.at("step").get<long>();
+    }
+  } else if (fs::exists(run / kRunConfigFile, ec) || fs::exists(run / kMetricsFile, ec)) {
+    check(o.force, "'" + run.string() +
+                       "' already holds a training run; pass --resume to continue it or --force to start over");
+    for (const char* f : {kCheckpointDir, kMetricsFile, kResultFile, kRunConfigFile}) fs::remove_all(run / f, ec);
+  }
+  validate(o);
+  set_threads(o.threads);
+
+  // Data first: cheap to check, and the most likely thing to be wrong.
+  DataLoader train_loader(find_split_files(o.data, "train"), o.batch_size, o.seq_len, o.shuffle, o.seed);
+  std::unique_ptr<DataLoader> val_loader;
+  {
+    std::vector<fs::path> val_files;
+    try {
+      val_files = find_split_files(o.data, "val");
+    } catch (const Error&) {
+      if (!o.quiet) std::fprintf(stderr, "note: no val*.bin in %s, evaluation is off\n", o.data.c_str());
+    }
+    if (!val_files.empty())
+      val_loader = std::make_unique<DataLoader>(val_files, o.batch_size, o.seq_len, false, o.seed);
+  }
+
+  // The model: from a checkpoint (resume, fine-tune) or fresh.
+  std::unique_ptr<GPT2<float>> model;
+  if (o.resume && have_checkpoint) {
+    model = std::make_unique<GPT2<float>>(load_model(run / kCheckpointDir));
+  } else if (!o.init_from.empty()) {
+    model = std::make_unique<GPT2<float>>(load_model(o.init_from));
+  } else {
+    o.model.validate();
+    model = std::make_unique<GPT2<float>>(o.model);
+    model->init_weights(o.seed);
+  }
+  o.model = model->config();
+  const ModelConfig& mc = model->config();
+  check(o.seq_len <= mc.block_size, "--seq-len " + std::to_string(o.seq_len) + " exceeds the model's block_size " +
+                                        std::to_string(mc.block_size));
+  const int max_tok = std::max(train_loader.max_token(), val_loader ? val_loader->max_token() : 0);
+  check(max_tok < mc.vocab_size, "data in '" + o.data + "' holds token id " + std::to_string(max_tok) +
+                                     " but the model's vocab_size is " + std::to_string(mc.vocab_size) +
+                                     " (was it prepared with another tokenizer?)");
+  o.schedule.steps = o.steps;
+
+  AdamW opt(model->layout(), o.adam);
+  if (o.resume && have_checkpoint) {
+    SafetensorsFile f = SafetensorsFile::open(run / kCheckpointDir / kOptimizerFile);
+    for (const auto& t : model->layout().tensors()) {
+      for (const char* which : {"m.", "v."}) {
+        const SafeTensorEntry* e = f.find(which + t.name);
+        check(e && e->shape == t.shape, f.path().string() + ": missing or misshapen '" + which + t.name + "'");
+        f.read_f32(which + t.name, (which[0] == 'm' ? opt.m() : opt.v()).data() + t.offset);
+      }
+    }
+    opt.set_t(state.at("adam_t").get<int64_t>());
+    train_loader.set_position(state.at("data_position").get<int64_t>());
+  }
+
+  fs::create_directories(run, ec);
+  check(!ec, "cannot create run directory '" + run.string() + "': " + ec.message());
+  if (!o.resume) write_file_atomic(run / kRunConfigFile, to_json(o).dump(2) + "\n");
+  MetricsLog metrics(run / kMetricsFile, metrics_keep);
+
+  const int B = o.batch_size, T = o.seq_len;
+  const size_t N = static_cast<size_t>(B) * T;
+  std::vector<int> inputs(N), targets(N);
+  const bool tty = isatty(STDERR_FILENO) && !o.quiet;
+  if (!o.quiet) {
+    std::fprintf(stderr,
+                 "train: %zu parameters (L%d H%d C%d, %s-LN, init %s%s), %zu train tokens, B=%d T=%d accum=%d, "
+                 "%d threads%s\n",
+                 model->layout().num_parameters(), mc.n_layer, mc.n_head, mc.n_embd, to_string(mc.norm),
+                 to_string(mc.init), mc.residual_scale ? "+scale" : "", train_loader.num_tokens(), B, T, o.accum,
+                 num_threads(), start_step > 0 ? (", resuming at step " + std::to_string(start_step)).c_str() : "");
+  }
+
+  auto evaluate = [&]() {
+    val_loader->reset();
+    double sum = 0;
+    for (long i = 0; i < o.eval_batches; ++i) {
+      val_loader->next_batch(inputs.data(), targets.data());
+      sum += model->forward(inputs.data(), targets.data(), B, T);
+    }
+    return sum / static_cast<double>(o.eval_batches);
+  };
+
+  TrainResult result;
+  result.status = "completed";
+  if (o.resume && start_step >= o.steps) {
+    // Already finished (the final eval is in the metrics): nothing to redo.
+    if (!o.quiet) std::fprintf(stderr, "train: run already complete at step %ld (raise --steps to continue)\n", start_step);
+    result.steps_done = start_step;
+    return result;
+  }
+  double time_sum = 0;
+  long timed_steps = 0;
+  bool saved_at_end = false;
+  using Clock = std::chrono::steady_clock;
+  for (long step = start_step;; ++step) {
+    const bool last = step == o.steps;
+    if (val_loader && (last || (o.eval_every > 0 && step % o.eval_every == 0))) {
+      result.last_val_loss = evaluate();
+      metrics.write({{"step", step}, {"val_loss", result.last_val_loss}});
+      if (!o.quiet && !tty) std::fprintf(stderr, "step %ld: val loss %.4f\n", step, result.last_val_loss);
+    }
+    if (last) break;
+    const auto t0 = Clock::now();
+    const double lr = o.schedule.at(step);
+    model->zero_grad();
+    double loss_sum = 0;
+    for (int k = 0; k < o.accum; ++k) {
+      train_loader.next_batch(inputs.data(), targets.data());
+      loss_sum += model->forward(inputs.data(), targets.data(), B, T);
+      model->backward(1.0f / static_cast<float>(o.accum));
+    }
+    const double loss = loss_sum / o.accum;
+    if (step == o.inject_nan_at) model->grads()[model->layout().layers[0].c_fc_w] = std::numeric_limits<float>::quiet_NaN();
+    const bool diag = step == 0 || (o.diag_every > 0 && step % o.diag_every == 0);
+    nlohmann::json diag_row;
+    if (diag) {
+      diag_row = {{"step", step}, {"grad_norms", gradient_norms(*model)}, {"residual_rms", residual_rms(*model)}};
+    }
+    const double norm = o.grad_clip > 0 ? clip_grad_norm(model->grads(), model->buffer_size(), o.grad_clip)
+                                        : global_norm(model->grads(), model->buffer_size());
+    std::string why;
+    if (!std::isfinite(loss)) why = "loss is not finite";
+    else if (o.max_loss > 0 && loss > o.max_loss) why = "loss exceeds --max-loss";
+    else if (!std::isfinite(norm)) why = "gradient norm is not finite";
+    if (!why.empty()) {
+      metrics.write({{"step", step}, {"diverged", true}, {"reason", why}, {"loss", finite_or_nan(loss)},
+                     {"grad_norm", finite_or_nan(norm)}});
+      metrics.sync();
+      result.status = "diverged";
+      result.reason = why;
+      result.steps_done = step;
+      if (tty) std::fputc('\n', stderr);
+      if (!o.quiet) std::fprintf(stderr, "train: diverged at step %ld (%s); last good checkpoint kept\n", step, why.c_str());
+      break;
+    }
+    std::vector<float> before;
+    if (diag) before.assign(model->params(), model->params() + model->buffer_size());
+    opt.step(model->params(), model->grads(), static_cast<float>(lr));
+    if (diag) {
+      diag_row["update_ratio"] = update_ratios(*model, before);
+      metrics.write(diag_row);
+    }
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    const double tok_s = static_cast<double>(N) * o.accum / (ms / 1000.0);
+    metrics.write({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"ms", ms}, {"tokens_per_s", tok_s}});
+    result.last_loss = loss;
+    result.steps_done = step + 1;
+    if (step > start_step || step == 0) time_sum += ms, ++timed_steps;  // skip a resumed warm-up step
+    if (!o.quiet) {
+      const double eta = (time_sum / std::max(1L, timed_steps)) * static_cast<double>(o.steps - step - 1) / 1000.0;
+      char line[256];
+      std::snprintf(line, sizeof line, "step %ld/%ld | loss %.4f | lr %.2e | grad %.3f | %.0f tok/s | ETA %s",
+                    step + 1, o.steps, loss, lr, norm, tok_s, format_duration(eta).c_str());
+      if (tty) std::fprintf(stderr, "\r%-100s", line);
+      else if (o.log_every > 0 && ((step + 1) % o.log_every == 0 || step + 1 == o.steps || step == start_step))
+        std::fprintf(stderr, "%s\n", line);
+    }
+    const bool stop = g_stop_signals.load() > 0;
+    if (stop || (o.save_every > 0 && (step + 1) % o.save_every == 0) || step + 1 == o.steps) {
+      // The final checkpoint waits for the final eval row so that it is
+      // included; every other one is written here.
+      if (step + 1 != o.steps || stop) {
+        save_checkpoint(run, *model, opt, train_loader, step + 1, metrics, o);
+        saved_at_end = step + 1 == o.steps;
+      }
+    }
+    if (stop) {
+      result.status = "interrupted";
+      if (tty) std::fputc('\n', stderr);
+      if (!o.quiet) std::fprintf(stderr, "train: interrupted, checkpoint saved at step %ld\n", step + 1);
+      break;
+    }
+  }
+  if (result.status == "completed") {
+    if (tty) std::fputc('\n', stderr);
+    if (!saved_at_end) save_checkpoint(run, *model, opt, train_loader, o.steps, metrics, o);
+    result.steps_done = o.steps;
+  }
+  nlohmann::json r = {{"status", result.status}, {"steps", result.steps_done}, {"last_loss", result.last_loss}};
+  if (result.last_val_loss >= 0) r["val_loss"] = result.last_val_loss;
+  if (!result.reason.empty()) r["reason"] = result.reason;
+  write_file_atomic(run / kResultFile, r.dump(2) + "\n");
+  if (!o.quiet && result.status == "completed")
+    std::fprintf(stderr, "train: done, %ld steps, loss %.4f%s; checkpoint in %s\n", result.steps_done,
+                 result.last_loss,
+                 result.last_val_loss >= 0 ? (", val loss " + std::to_string(result.last_val_loss)).c_str() : "",
+                 (run / kCheckpointDir).c_str());
+  return result;
+}
+
+}  // namespace gpt2lab

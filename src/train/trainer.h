@@ -1,0 +1,72 @@
+// The training loop: data, AdamW, schedule, clipping, accumulation,
+// evaluation, diagnostics, crash-safe checkpoints and exact resume.
+//
+// A run directory holds
+//   config.json     every option of the run, resolved (the model included)
+//   metrics.jsonl   one JSON object per line: train steps, evals, diagnostics,
+//                   and a final {"diverged": true, ...} if the run diverged
+//   checkpoint/     the latest checkpoint: config.json + model.safetensors
+//                   (a loadable model) + optimizer.safetensors + state.json
+//   result.json     how the run ended (completed, diverged, interrupted)
+// A checkpoint is published in one rename, and state.json records how long
+// metrics.jsonl was at that moment, so a resumed run first cuts the metrics
+// back to it and then continues bit-identically.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.h"
+#include "train/optimizer.h"
+#include "train/schedule.h"
+
+namespace gpt2lab {
+
+struct TrainOptions {
+  ModelConfig model;           // ignored when init_from is set
+  std::string init_from;       // start from this checkpoint (fine-tuning)
+  uint64_t seed = 1337;        // init and data order
+  std::string data;            // directory with train*.bin / val*.bin
+  std::string out;             // run directory
+  int batch_size = 8;          // B
+  int seq_len = 256;           // T (<= block_size)
+  int accum = 1;               // micro-batches per update
+  long steps = 1000;
+  LrSchedule schedule;         // lr, min_lr, warmup, kind (steps copied in)
+  AdamWConfig adam;
+  double grad_clip = 1.0;      // 0 = off
+  double max_loss = 0;         // 0 = off; a loss above it counts as divergence
+  long eval_every = 100;       // 0 = only at the end
+  long eval_batches = 10;
+  long save_every = 500;       // 0 = only at the end
+  long diag_every = 100;       // 0 = only at step 0
+  long log_every = 10;         // plain progress lines when not on a terminal
+  bool shuffle = false;
+  int threads = 0;
+  bool resume = false;
+  bool force = false;          // replace an existing run in `out`
+  long inject_nan_at = -1;     // testing aid: poison a gradient at this step
+  bool quiet = false;          // no progress output
+  std::string tokenizer;       // recorded with the checkpoint for sampling
+};
+
+nlohmann::json to_json(const TrainOptions& o);
+TrainOptions train_options_from_json(const nlohmann::json& j, const std::string& where);
+
+struct TrainResult {
+  std::string status;  // "completed", "diverged", "interrupted"
+  long steps_done = 0;
+  double last_loss = 0, last_val_loss = -1;
+  std::string reason;  // for diverged
+};
+
+// Runs (or with o.resume, continues) a training run. Throws Error on bad input.
+TrainResult train(TrainOptions o);
+
+// Set by SIGINT/SIGTERM; the loop finishes its step, saves and returns.
+void install_stop_handlers();
+
+}  // namespace gpt2lab

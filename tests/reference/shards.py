@@ -1,0 +1,44 @@
+"""Helpers shared by the training tests: llm.c token shards and a learnable
+synthetic token stream (a noisy linear recurrence), written with numpy only."""
+import json
+import os
+
+import numpy as np
+
+
+def write_shard(path, tokens):
+    header = np.zeros(256, dtype=np.int32)
+    header[0], header[1], header[2] = 20240520, 1, len(tokens)
+    with open(path, "wb") as f:
+        f.write(header.tobytes())
+        f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
+
+
+def read_shard(path):
+    raw = np.fromfile(path, dtype=np.uint8)
+    header = raw[:1024].view(np.int32)
+    assert header[0] == 20240520 and header[1] == 1
+    return raw[1024:].view(np.uint16)[: header[2]].astype(np.int64)
+
+
+def synthetic_stream(n, vocab, seed):
+    rng = np.random.default_rng(seed)
+    out, x = np.empty(n, dtype=np.int64), 0
+    noise = rng.random(n)
+    jumps = rng.integers(0, vocab, size=n)
+    for i in range(n):
+        x = (x * 5 + 3) % vocab if noise[i] < 0.85 else jumps[i]
+        out[i] = x
+    return out
+
+
+def make_dataset(d, vocab, n_train=40000, n_val=4000, seed=0):
+    os.makedirs(d, exist_ok=True)
+    write_shard(os.path.join(d, "train.bin"), synthetic_stream(n_train, vocab, seed))
+    write_shard(os.path.join(d, "val.bin"), synthetic_stream(n_val, vocab, seed + 1))
+    return d
+
+
+def read_metrics(run):
+    with open(os.path.join(run, "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f]

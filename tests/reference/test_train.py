@@ -1,0 +1,159 @@
+"""`gpt2lab train` behaviour: determinism, accumulation, crash + resume,
+signals, divergence, fine-tuning and refusal of bad input."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from shards import make_dataset, read_metrics, write_shard  # noqa: E402
+
+BIN = os.environ["GPT2LAB_BIN"]
+failures = []
+MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "64", "--vocab-size", "97"]
+
+
+def expect(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def train(data, out, *extra, check=True):
+    cmd = [BIN, "train", *MODEL, "--data", data, "--out", out, "--quiet", "--threads", "2", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        print(r.stdout, r.stderr)
+        raise SystemExit(f"train failed: {' '.join(cmd)}")
+    return r
+
+
+def stable(rows):
+    """Metrics without the wall-clock fields, which no two runs share."""
+    return [{k: v for k, v in r.items() if k not in ("ms", "tokens_per_s")} for r in rows]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    data = make_dataset(os.path.join(tmp, "data"), 97, n_train=60000, n_val=5000)
+    common = ["-B", "4", "-T", "32", "--steps", "40", "--lr", "3e-3", "--warmup", "4", "--eval-every", "10",
+              "--eval-batches", "3", "--diag-every", "10", "--save-every", "5", "--grad-clip", "1.0", "--shuffle"]
+
+    # 1. Same seed, data, threads: bit-identical metrics.
+    a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    train(data, a, *common)
+    train(data, b, *common)
+    ref = stable(read_metrics(a))
+    expect(ref == stable(read_metrics(b)), "two identical runs give bit-identical metrics")
+    losses = [r["loss"] for r in ref if "loss" in r]
+    expect(len(losses) == 40 and losses[-1] < losses[0] - 0.5, f"loss falls ({losses[0]:.3f} -> {losses[-1]:.3f})")
+    diag = [r for r in ref if "grad_norms" in r]
+    expect([r["step"] for r in diag] == [0, 10, 20, 30] and len(diag[0]["residual_rms"]) == 3
+           and len(diag[0]["grad_norms"]["attn.c_attn"]) == 2 and len(diag[0]["update_ratio"]) == 2,
+           "diagnostics rows at steps 0, 10, 20, 30 with per-layer values")
+    vals = [r["step"] for r in ref if "val_loss" in r]
+    expect(vals == [0, 10, 20, 30, 40], f"evaluations at 0, 10, 20, 30, 40 (got {vals})")
+    with open(os.path.join(a, "result.json")) as f:
+        expect(json.load(f)["status"] == "completed", "result.json says completed")
+
+    # 2. kill -9 at random moments (checkpointing every step, so some kills
+    #    land inside a save), then --resume: identical metrics.
+    c = os.path.join(tmp, "c")
+    rnd = random.Random(1)
+    kills = 0
+    cmd = [BIN, "train", *MODEL, "--data", data, "--out", c, "--quiet", "--threads", "2",
+           *[x if x != "5" else "1" for x in common]]
+    for attempt in range(6):
+        p = subprocess.Popen(cmd + (["--resume"] if attempt else []), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(rnd.uniform(0.02, 0.15))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            kills += 1
+        p.wait()
+    r = train(data, c, "--resume")
+    # Same options as run a except save-every; metrics do not depend on it.
+    expect(stable(read_metrics(c)) == ref, f"after {kills} SIGKILLs and --resume the metrics equal the uninterrupted run")
+
+    # 3. SIGTERM: finish the step, save, exit 0; resume completes identically.
+    d = os.path.join(tmp, "d")
+    p = subprocess.Popen([BIN, "train", *MODEL, "--data", data, "--out", d, "--quiet", "--threads", "2", *common],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while not os.path.exists(os.path.join(d, "metrics.jsonl")):
+        time.sleep(0.01)
+    time.sleep(0.1)
+    p.send_signal(signal.SIGTERM)
+    p.wait()
+    with open(os.path.join(d, "result.json")) as f:
+        status = json.load(f)["status"]
+    expect(p.returncode == 0 and status in ("interrupted", "completed"), f"SIGTERM exits 0 with status {status}")
+    train(data, d, "--resume")
+    expect(stable(read_metrics(d)) == ref, "resume after SIGTERM gives identical metrics")
+
+    # 4. Accumulation: B=2 x accum 2 equals B=4 (same windows) to float tolerance.
+    e, f_ = os.path.join(tmp, "e"), os.path.join(tmp, "f")
+    base = ["-T", "32", "--steps", "15", "--lr", "3e-3", "--eval-every", "0", "--grad-clip", "0"]
+    train(data, e, "-B", "4", *base)
+    train(data, f_, "-B", "2", "--accum", "2", *base)
+    le = [r["loss"] for r in read_metrics(e) if "loss" in r]
+    lf = [r["loss"] for r in read_metrics(f_) if "loss" in r]
+    worst = max(abs(x - y) / abs(x) for x, y in zip(le, lf))
+    expect(len(le) == len(lf) == 15 and worst < 1e-5, f"accum 2 x B=2 equals B=4 (worst rel diff {worst:.1e})")
+
+    # 5. A NaN gradient is divergence: reported, run stops, checkpoint stays good.
+    g = os.path.join(tmp, "g")
+    r = train(data, g, *common, "--inject-nan-at", "12")
+    rows = read_metrics(g)
+    div = [x for x in rows if x.get("diverged")]
+    with open(os.path.join(g, "result.json")) as fh:
+        res = json.load(fh)
+    with open(os.path.join(g, "checkpoint", "state.json")) as fh:
+        st = json.load(fh)
+    expect(r.returncode == 0 and res["status"] == "diverged" and div and div[0]["step"] == 12,
+           "an injected NaN is reported as divergence at step 12")
+    expect(st["step"] == 10 and not [x for x in rows if x.get("step", 0) > 12],
+           "the last good checkpoint (step 10) is kept and nothing is logged after divergence")
+    s = subprocess.run([BIN, "info", os.path.join(g, "checkpoint")], capture_output=True, text=True)
+    expect(s.returncode == 0, "the kept checkpoint loads")
+    h = os.path.join(tmp, "h")
+    train(data, h, "-B", "4", "-T", "32", "--steps", "40", "--lr", "1e3", "--max-loss", "20", "--grad-clip", "0")
+    with open(os.path.join(h, "result.json")) as fh:
+        expect(json.load(fh)["status"] == "diverged", "a huge learning rate diverges (loss above --max-loss or NaN)")
+
+    # 6. Fine-tuning from a checkpoint continues from its weights.
+    ft = os.path.join(tmp, "ft")
+    train(data, ft, "--init-from", os.path.join(a, "checkpoint"), "-B", "4", "-T", "32", "--steps", "5",
+          "--lr", "1e-3", "--eval-every", "0")
+    first = [x["loss"] for x in read_metrics(ft) if "loss" in x][0]
+    expect(first < losses[0] - 0.5, f"fine-tuning starts from the trained weights (loss {first:.3f})")
+
+    # 7. Bad input is refused with a clear message, before any work.
+    r = train(data, a, *common, check=False)
+    expect(r.returncode == 1 and "--resume" in r.stderr, "an existing run is not overwritten without --force")
+    r = train(os.path.join(tmp, "nope"), os.path.join(tmp, "x1"), check=False)
+    expect(r.returncode == 1 and "does not exist" in r.stderr, "a missing data directory is named")
+    r = train(data, os.path.join(tmp, "x2"), "-T", "65", check=False)
+    expect(r.returncode == 1 and "block_size" in r.stderr, "T above block_size is refused")
+    small = os.path.join(tmp, "small")
+    os.makedirs(small)
+    write_shard(os.path.join(small, "train.bin"), list(range(50)))
+    r = train(small, os.path.join(tmp, "x3"), "-B", "4", "-T", "32", check=False)
+    expect(r.returncode == 1 and "B*T+1" in r.stderr, "a shard shorter than one batch is refused")
+    big = os.path.join(tmp, "big")
+    os.makedirs(big)
+    write_shard(os.path.join(big, "train.bin"), [500] * 1000)
+    r = train(big, os.path.join(tmp, "x4"), "-B", "2", "-T", "16", check=False)
+    expect(r.returncode == 1 and "vocab_size" in r.stderr, "token ids beyond the vocab are refused")
+    with open(os.path.join(small, "train.bin"), "r+b") as fh:
+        fh.truncate(1500)
+    r = train(small, os.path.join(tmp, "x5"), check=False)
+    expect(r.returncode == 1 and "train.bin" in r.stderr and "Traceback" not in r.stderr,
+           "a truncated shard is refused, naming the file")
+    r = train(data, os.path.join(tmp, "x6"), "--lr", "-1", check=False)
+    expect(r.returncode == 1 and "--lr" in r.stderr, "a negative learning rate is refused")
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,107 @@
+"""Oracle: the first 20 steps of `gpt2lab train` against a PyTorch trainer.
+
+Same initial weights (the reference loads gpt2lab's checkpoint), same batches
+(llm.c's sequential windows, read by the reference from the same shard),
+torch.optim.AdamW with decay only on rank >= 2 tensors, the same warmup +
+cosine schedule and torch.nn.utils.clip_grad_norm_. The loss of every step
+must agree to 1e-4 relative; clipping must actually fire in the run.
+"""
+import math
+import os
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+from gpt2_torch import load_checkpoint, run  # noqa: E402
+from shards import make_dataset, read_metrics, read_shard  # noqa: E402
+
+BIN = os.environ["GPT2LAB_BIN"]
+torch.set_num_threads(1)
+V, L, NH, C, BLOCK = 97, 2, 2, 32, 16
+STEPS, LR, MIN_LR, WARMUP, CLIP, WD = 20, 1e-2, 1e-3, 5, 2.0, 0.1
+
+
+def lr_at(step):
+    if step < WARMUP:
+        return LR * (step + 1) / WARMUP
+    ratio = (step - WARMUP) / (STEPS - WARMUP)
+    return MIN_LR + 0.5 * (1 + math.cos(math.pi * ratio)) * (LR - MIN_LR)
+
+
+def reference(init_dir, data_dir, B, T, accum):
+    model = load_checkpoint(init_dir)
+    params = list(model.p.values())
+    decay = [p for p in params if p.dim() >= 2]
+    no_decay = [p for p in params if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": WD}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=LR, betas=(0.9, 0.95), eps=1e-8)
+    tokens = read_shard(os.path.join(data_dir, "train.bin"))
+    span = B * T
+    n_windows = (len(tokens) - 1) // span
+    losses, norms, window = [], [], 0
+    for step in range(STEPS):
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        opt.zero_grad()
+        total = 0.0
+        for _ in range(accum):
+            start = (window % n_windows) * span
+            buf = torch.tensor(tokens[start:start + span + 1])
+            window += 1
+            _, loss = model.forward(buf[:-1].view(B, T), buf[1:].view(B, T))
+            (loss / accum).backward()
+            total += loss.item()
+        norms.append(float(torch.nn.utils.clip_grad_norm_(params, CLIP)))
+        opt.step()
+        losses.append(total / accum)
+    return losses, norms
+
+
+def main():
+    failures = []
+    total_clipped = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        data = make_dataset(os.path.join(tmp, "data"), V, n_train=20000, n_val=2000)
+        for norm, init, B, T, accum in (("pre", "gpt2", 4, 16, 1), ("post", "xavier", 2, 16, 2), ("pre", "he", 3, 11, 1)):
+            label = f"{norm}-LN {init} B={B} T={T} accum={accum}"
+            init_dir = os.path.join(tmp, f"init-{norm}-{init}")
+            run([BIN, "init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C), "--block-size", str(BLOCK),
+                 "--vocab-size", str(V), "--norm", norm, "--init", init, "--seed", "5", "--out", init_dir])
+            out = os.path.join(tmp, f"run-{norm}-{init}")
+            run([BIN, "train", "--init-from", init_dir, "--data", data, "--out", out, "-B", str(B), "-T", str(T),
+                 "--accum", str(accum), "--steps", str(STEPS), "--lr", str(LR), "--min-lr", str(MIN_LR),
+                 "--warmup", str(WARMUP), "--grad-clip", str(CLIP), "--weight-decay", str(WD),
+                 "--eval-every", "0", "--quiet", "--threads", "2"])
+            ours = [r for r in read_metrics(out) if "loss" in r and "step" in r and "diverged" not in r]
+            ref_loss, ref_norm = reference(init_dir, data, B, T, accum)
+            worst = max(abs(o["loss"] - r) / abs(r) for o, r in zip(ours, ref_loss))
+            worst_norm = max(abs(o["grad_norm"] - r) / r for o, r in zip(ours, ref_norm))
+            worst_lr = max(abs(o["lr"] - lr_at(i)) for i, o in enumerate(ours))
+            clipped = sum(n > CLIP for n in ref_norm)
+            print(f"{label:36s} steps {len(ours)}  loss {ref_loss[0]:.4f} -> {ref_loss[-1]:.4f}  "
+                  f"worst loss rel err {worst:.2e}  grad-norm {worst_norm:.2e}  clipped {clipped}/{STEPS}")
+            if len(ours) != STEPS:
+                failures.append(f"{label}: {len(ours)} step rows, expected {STEPS}")
+            if worst > 1e-4:
+                failures.append(f"{label}: loss differs by {worst:.2e} relative")
+            if worst_norm > 1e-3:
+                failures.append(f"{label}: grad norm differs by {worst_norm:.2e} relative")
+            if worst_lr > 1e-12:
+                failures.append(f"{label}: lr schedule differs by {worst_lr}")
+            total_clipped += clipped
+            if not ref_loss[-1] < ref_loss[0] - 0.05:
+                failures.append(f"{label}: loss did not fall; the comparison is too weak")
+    # Both branches of clipping must have run somewhere in the three runs.
+    if not 0 < total_clipped < 3 * STEPS:
+        failures.append(f"clipping fired on {total_clipped} of {3 * STEPS} steps; both branches must be exercised")
+    if failures:
+        print("FAILURES:\n" + "\n".join(failures))
+        sys.exit(1)
+    print("gpt2lab train matches the PyTorch AdamW trainer")
+
+
+if __name__ == "__main__":
+    main()
