@@ -70,6 +70,7 @@ class Tokenizer {
   ~Tokenizer();
 
   struct Impl;
+  const Impl& internals() const { return *impl_; }  // for tests (tokenizer_impl.h)
 
  private:
   explicit Tokenizer(std::unique_ptr<Impl> impl);
