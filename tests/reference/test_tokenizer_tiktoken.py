@@ -1,0 +1,206 @@
+"""gpt2lab's GPT-2 tokenizer against the reference, tiktoken 1.0.22 (npm, run
+with node): identical ids on every file of the default corpus, on the whole
+corpus encoded multi-threaded, on the committed adversarial text, and for
+every Unicode code point in the contexts that tell the pattern's classes
+apart; decode(encode(x)) == x throughout, invalid UTF-8 included.
+
+Invalid UTF-8 cannot be compared directly: tiktoken's JS API takes strings,
+which cannot hold invalid bytes. So the adversarial text is compared after a
+lossy decode (each invalid sequence -> U+FFFD) on both sides, and the raw
+bytes are checked for round trip; how gpt2lab splits invalid bytes is pinned
+by tests/tokenizer/pretokenize_test.cpp (like U+FFFD would be).
+
+Skips (exit 77) only when the data from scripts/fetch_data.sh or node is
+missing and CI is not set; under CI that is a failure.
+"""
+import base64
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("GPT2LAB_BIN", "build/gpt2lab")
+SRC = os.environ.get("GPT2LAB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+DATA = os.environ.get("GPT2LAB_DATA") or os.path.join(SRC, "data")
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIKTOKEN = os.path.join(DATA, "node_modules", "tiktoken")
+CORPUS = os.path.join(DATA, "sotu")
+HELPER = os.path.join(HERE, "tiktoken_encode.js")
+ADVERSARIAL = os.path.join(HERE, "tokenizer_adversarial.txt")
+SKIP = 77
+
+
+def missing_prerequisites():
+    missing = []
+    if not shutil.which("node"):
+        missing.append("node")
+    for p in (TIKTOKEN, CORPUS, os.path.join(DATA, "gpt2", "encoder.json")):
+        if not os.path.exists(p):
+            missing.append(p)
+    return missing
+
+
+def gpt2lab(args, data, tokenizer="gpt2"):
+    r = subprocess.run([BIN, "tokenize", "--tokenizer", tokenizer] + args, input=data,
+                       capture_output=True, check=False)
+    if r.returncode != 0:
+        raise AssertionError(f"gpt2lab tokenize {args} failed: {r.stderr.decode(errors='replace')}")
+    return r.stdout
+
+
+def ids_of(out):
+    return [int(x) for x in out.split()]
+
+
+def tiktoken_ids(mode, files, extra=()):
+    r = subprocess.run(["node", HELPER, TIKTOKEN, mode, *extra, *files], capture_output=True,
+                       check=True)
+    lines = r.stdout.decode().split("\n")
+    return [[int(x) for x in line.split()] for line in lines[: len(files)]]
+
+
+def first_difference(a, b):
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def expect_same(name, ours, ref, context=None):
+    if ours == ref:
+        return
+    i = first_difference(ours, ref)
+    where = f" ({context(ours, i)})" if context else ""
+    raise AssertionError(f"{name}: ids differ at index {i}{where}: gpt2lab {ours[i:i+8]} vs "
+                         f"tiktoken {ref[i:i+8]} (lengths {len(ours)} vs {len(ref)})")
+
+
+def test_corpus_files(tmp):
+    files = sorted(os.path.join(CORPUS, f) for f in os.listdir(CORPUS) if f.endswith(".txt"))
+    assert len(files) == 233, f"expected 233 corpus files, found {len(files)}"
+    ref = tiktoken_ids("gpt2", files, ["ordinary"])
+
+    def ours(path):
+        with open(path, "rb") as f:
+            data = f.read()
+        data.decode("utf-8")  # the reference reads UTF-8; a bad file would not compare
+        return ids_of(gpt2lab(["--threads", "1"], data)), data
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(ours, files))
+    tokens = 0
+    for path, (ids, data), r in zip(files, results, ref):
+        expect_same(os.path.basename(path), ids, r)
+        tokens += len(ids)
+    print(f"corpus: {len(files)} files, {tokens} tokens identical to tiktoken")
+
+    # The whole corpus at once, multi-threaded (cut at line breaks, or at the
+    # special token), and back.
+    texts = [data for _, data in results]
+    for sep, flags, kind in ((b"\n", [], "ordinary"), (b"<|endoftext|>", ["--allow-special"], "special")):
+        joined = sep.join(texts)
+        path = os.path.join(tmp, f"joined_{kind}.txt")
+        with open(path, "wb") as f:
+            f.write(joined)
+        out = gpt2lab(["--threads", "2"] + flags, joined)
+        expect_same(f"joined corpus ({kind}, 2 threads)", ids_of(out), tiktoken_ids("gpt2", [path], [kind])[0])
+        assert gpt2lab(["--decode"], out) == joined, f"joined corpus ({kind}) does not round-trip"
+    print("corpus joined (plain and with <|endoftext|>), 2 threads: identical, round-trips")
+
+
+def test_adversarial(tmp):
+    with open(ADVERSARIAL, "rb") as f:
+        raw = f.read()
+    assert b"\xff" in raw and raw.count(b"\n") > 20, "adversarial text lost its invalid bytes?"
+    valid = raw.decode("utf-8", errors="replace").encode("utf-8")
+    path = os.path.join(tmp, "adversarial_valid.txt")
+    with open(path, "wb") as f:
+        f.write(valid)
+    for flags, kind in (([], "ordinary"), (["--allow-special"], "special")):
+        ours = ids_of(gpt2lab(["--threads", "1"] + flags, valid))
+        ref = tiktoken_ids("gpt2", [path], [kind])[0]
+
+        def context(ids, i):
+            prefix = gpt2lab(["--decode"], " ".join(map(str, ids[:i])).encode())
+            return f"after {prefix[-40:]!r}"
+
+        expect_same(f"adversarial ({kind})", ours, ref, context)
+        assert 50256 in ours if kind == "special" else 50256 not in ours
+    for flags in ([], ["--allow-special"]):
+        out = gpt2lab(flags, raw)
+        assert gpt2lab(["--decode"], out) == raw, f"adversarial raw bytes {flags} do not round-trip"
+    print(f"adversarial: {len(valid)} bytes identical to tiktoken (plain and special); "
+          f"raw {len(raw)} bytes with invalid UTF-8 round-trip")
+
+
+def test_every_code_point(tmp):
+    """A vocabulary of the 256 bytes plus merges (p, b) for p in a, 1, !, \\t
+    and every byte b: p merges with the first byte of the character after it
+    exactly when the pattern puts both in one piece, i.e. when the character
+    is a letter, number, other or white space respectively. Same vocabulary on
+    both sides, every code point but the surrogates, four contexts each."""
+    prefixes = [b"a", b"1", b"!", b"\t"]
+    tokens = [bytes([b]) for b in range(256)] + [p + bytes([b]) for p in prefixes for b in range(256)]
+    spell = {}
+    shifted = 0
+    for b in range(256):
+        printable = 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF
+        spell[b] = chr(b) if printable else chr(256 + shifted)
+        shifted += 0 if printable else 1
+    tokdir = os.path.join(tmp, "probe_tokenizer")
+    os.makedirs(tokdir)
+    encoder = {"".join(spell[c] for c in t): i for i, t in enumerate(tokens)}
+    encoder["<|endoftext|>"] = len(tokens)
+    with open(os.path.join(tokdir, "encoder.json"), "w", encoding="utf-8") as f:
+        json.dump(encoder, f, ensure_ascii=False)
+    with open(os.path.join(tokdir, "vocab.bpe"), "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\n")
+        for t in tokens[256:]:
+            f.write(f"{spell[t[0]]} {spell[t[1]]}\n")
+    ranks = os.path.join(tmp, "probe_ranks.txt")
+    with open(ranks, "w") as f:
+        f.write("\n".join(base64.b64encode(t).decode() for t in tokens) + "\n")
+    # Probes in blocks so that a difference is easy to locate.
+    block = 0x10000
+    paths, texts = [], []
+    for start in range(0, 0x110000, block):
+        s = "".join(f"a{c}\n1{c}\n!{c}\n\t{c}\n"
+                    for c in map(chr, range(start, start + block)) if not 0xD800 <= ord(c) <= 0xDFFF)
+        data = s.encode("utf-8")
+        path = os.path.join(tmp, f"probe_{start:06x}.txt")
+        with open(path, "wb") as f:
+            f.write(data)
+        paths.append(path)
+        texts.append(data)
+    ref = tiktoken_ids("custom", paths, [ranks])
+    for start, data, r in zip(range(0, 0x110000, block), texts, ref):
+        ours = ids_of(gpt2lab(["--threads", "1"], data, tokenizer=tokdir))
+        if ours != r:
+            i = first_difference(ours, r)
+            offset = sum(len(tokens[t]) if t < len(tokens) else 0 for t in ours[:i])
+            line = data[: offset + 1].rsplit(b"\n", 1)[-1] + data[offset + 1:].split(b"\n", 1)[0]
+            raise AssertionError(f"code point probe differs near {line!r} (block U+{start:04X})")
+    print(f"code points: all {0x110000 - 0x800:,} but the surrogates classified as tiktoken does "
+          "(4 contexts each)")
+
+
+def main():
+    missing = missing_prerequisites()
+    if missing:
+        print("missing: " + ", ".join(missing) + " (run scripts/setup.sh)")
+        if os.environ.get("CI"):
+            return 1
+        print("SKIPPED")
+        return SKIP
+    with tempfile.TemporaryDirectory(prefix="gpt2lab_tiktoken_") as tmp:
+        for test in (test_corpus_files, test_adversarial, test_every_code_point):
+            test(tmp)
+    print("all tokenizer reference checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
