@@ -22,6 +22,15 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, do
   cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+inline void gemv(CBLAS_TRANSPOSE t, int M, int N, float alpha, const float* A, int lda, const float* x,
+                 float beta, float* y) {
+  cblas_sgemv(CblasRowMajor, t, M, N, alpha, A, lda, x, 1, beta, y, 1);
+}
+inline void gemv(CBLAS_TRANSPOSE t, int M, int N, double alpha, const double* A, int lda, const double* x,
+                 double beta, double* y) {
+  cblas_dgemv(CblasRowMajor, t, M, N, alpha, A, lda, x, 1, beta, y, 1);
+}
+
 // Column sums of a (N,C) matrix accumulated into dst (C). The rows are cut
 // into a fixed number of chunks whose partial sums are added in order, so the
 // result does not depend on how many threads ran them.
@@ -159,6 +168,10 @@ void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N,
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < N; ++r) std::copy(bias, bias + OC, out + static_cast<size_t>(r) * OC);
   }
+  if (N == 1) {  // one row (decoding): a matrix-vector product, out = W^T x
+    gemv(CblasTrans, IC, OC, R(1), weight, OC, inp, bias ? R(1) : R(0), out);
+    return;
+  }
   gemm(CblasNoTrans, CblasNoTrans, N, OC, IC, R(1), inp, IC, weight, OC, bias ? R(1) : R(0),
        out, OC);
 }
@@ -174,6 +187,10 @@ void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
 
 template <typename R>
 void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp) {
+  if (N == 1) {
+    gemv(CblasNoTrans, Vp, C, R(1), wte, C, inp, R(0), logits);
+    return;
+  }
   gemm(CblasNoTrans, CblasTrans, N, Vp, C, R(1), inp, C, wte, C, R(0), logits, Vp);
 }
 

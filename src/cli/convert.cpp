@@ -1,0 +1,48 @@
+// gpt2lab convert: between our/Hugging Face checkpoint directories and
+// llm.c model files.
+#include <cstdio>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "io/checkpoint.h"
+#include "io/llmc.h"
+
+namespace gpt2lab::cli {
+namespace {
+
+void add(CLI::App& app) {
+  struct Opts {
+    std::string input, out, to, dtype = "fp32";
+    bool force = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("convert", "Convert between checkpoint directories (ours = Hugging Face layout) and llm.c .bin files");
+  sub->add_option("--input", o->input, "A checkpoint directory (ours or Hugging Face GPT-2) or an llm.c .bin")->required();
+  sub->add_option("--out", o->out, "Output directory (hf) or file (llmc)")->required();
+  sub->add_option("--to", o->to, "Output format: hf (directory) or llmc (file); default: the other one")
+      ->check(CLI::IsMember({"hf", "llmc"}));
+  sub->add_option("--dtype", o->dtype, "llm.c output precision: fp32 (version 3) or bf16 (version 5)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+  sub->add_flag("--force", o->force, "Replace an existing output");
+  sub->callback([o] {
+    const bool from_llmc = is_llmc_file(o->input);
+    if (!from_llmc)
+      check(is_checkpoint_dir(o->input), "'" + o->input + "' is neither an llm.c model file nor a checkpoint directory");
+    const std::string to = o->to.empty() ? (from_llmc ? "hf" : "llmc") : o->to;
+    GPT2<float> model = from_llmc ? load_llmc(o->input) : load_model(o->input);
+    if (to == "hf") {
+      save_model(o->out, model, o->force);
+    } else {
+      std::error_code ec;
+      check(o->force || !fs::exists(o->out, ec), "'" + o->out + "' exists; pass --force to replace it");
+      save_llmc(o->out, model, o->dtype == "bf16");
+    }
+    std::printf("wrote %s (%s%s): %zu parameters\n", o->out.c_str(), to == "hf" ? "checkpoint directory" : "llm.c file",
+                to == "llmc" ? (o->dtype == "bf16" ? ", bf16" : ", fp32") : "", model.layout().num_parameters());
+  });
+}
+
+GPT2LAB_COMMAND(41, add);
+
+}  // namespace
+}  // namespace gpt2lab::cli

@@ -1,0 +1,126 @@
+// gpt2lab sample: generate text from a checkpoint or a Hugging Face GPT-2.
+#include <cstdio>
+#include <sstream>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "core/file.h"
+#include "core/parse.h"
+#include "core/threads.h"
+#include "io/checkpoint.h"
+#include "sample/generate.h"
+#include "tokenizer/stream_decoder.h"
+#include "tokenizer/tokenizer.h"
+
+namespace gpt2lab::cli {
+namespace {
+
+std::vector<int> parse_ids(const std::string& text) {
+  std::vector<int> ids;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) ids.push_back(static_cast<int>(parse_int(word, "--prompt-ids", 0, 1 << 24)));
+  return ids;
+}
+
+void add(CLI::App& app) {
+  struct Opts {
+    std::string model, prompt, prompt_file, prompt_ids, tokenizer, context = "stop", format = "text";
+    SamplingOptions s;
+    int num_samples = 1, threads = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  o->s.max_new_tokens = 128;
+  auto* sub = app.add_subcommand("sample", "Generate text (KV cache; temperature, top-k, top-p sampling)");
+  sub->add_option("--model", o->model, "Checkpoint directory: ours, or a Hugging Face GPT-2 (config.json + model.safetensors)")
+      ->required();
+  auto* p1 = sub->add_option("--prompt", o->prompt, "Prompt text");
+  auto* p2 = sub->add_option("--prompt-file", o->prompt_file, "Read the prompt from this file");
+  auto* p3 = sub->add_option("--prompt-ids", o->prompt_ids, "Prompt as token ids separated by spaces");
+  p1->excludes(p2)->excludes(p3);
+  p2->excludes(p3);
+  sub->add_option("--max-new-tokens", o->s.max_new_tokens, "Tokens to generate")->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
+  sub->add_option("--temperature", o->s.temperature, "Softmax temperature; 0 = greedy")->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  sub->add_option("--top-k", o->s.top_k, "Keep the k most likely tokens (0 = off)")->check(CLI::Range(0, 1 << 24))
+      ->capture_default_str();
+  sub->add_option("--top-p", o->s.top_p, "Nucleus sampling mass (1 = off)")->check(CLI::Range(1e-6, 1.0))
+      ->capture_default_str();
+  sub->add_option("--repetition-penalty", o->s.repetition_penalty, "CTRL repetition penalty (1 = off)")
+      ->check(CLI::Range(1e-3, 1e3))->capture_default_str();
+  sub->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")->capture_default_str();
+  sub->add_option("--num-samples", o->num_samples, "Independent samples (seeds seed, seed+1, ...)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  sub->add_flag("--stop-at-eot", o->s.stop_at_eot, "Stop at <|endoftext|>");
+  sub->add_option("--tokenizer", o->tokenizer,
+                  "gpt2 or a directory with encoder.json + vocab.bpe (default: the one recorded with the model)");
+  sub->add_option("--context", o->context,
+                  "When the context (block_size) is full: stop, or slide (keep the last 3/4, re-encode, go on)")
+      ->check(CLI::IsMember({"stop", "slide"}))->capture_default_str();
+  sub->add_option("--format", o->format, "Output: text (prompt + continuation, streamed) or ids (new token ids)")
+      ->check(CLI::IsMember({"text", "ids"}))->capture_default_str();
+  add_threads_flag(sub, o->threads);
+  sub->callback([o, p1, p2, p3] {
+    set_threads(o->threads);
+    check(p1->count() + p2->count() + p3->count() == 1, "give the prompt with --prompt, --prompt-file or --prompt-ids");
+    const nlohmann::json cfg = read_config_json(o->model);
+    GPT2<float> model = load_model(o->model);
+    const ModelConfig& c = model.config();
+    // Text needs a tokenizer: the flag, else the checkpoint's record, else GPT-2's.
+    std::unique_ptr<Tokenizer> tok;
+    const bool need_tokenizer = p3->count() == 0 || o->format == "text";
+    if (need_tokenizer) {
+      std::string spec = o->tokenizer;
+      if (spec.empty()) spec = cfg.contains("tokenizer") && cfg["tokenizer"].is_string() ? cfg["tokenizer"].get<std::string>() : "";
+      if (spec.empty()) spec = "gpt2";
+      tok = std::make_unique<Tokenizer>(Tokenizer::resolve(spec));
+      check(tok->vocab_size() == c.vocab_size,
+            "tokenizer '" + spec + "' has " + std::to_string(tok->vocab_size()) + " tokens but the model's vocab_size is " +
+                std::to_string(c.vocab_size) + "; pass the tokenizer it was trained with (--tokenizer DIR)");
+      o->s.eot_id = tok->eot_id();
+    }
+    std::vector<int> prompt;
+    std::string prompt_text;
+    if (p3->count()) {
+      prompt = parse_ids(o->prompt_ids);
+    } else {
+      prompt_text = p1->count() ? o->prompt : read_file(o->prompt_file);
+      prompt = tok->encode(prompt_text, /*allow_special=*/true);
+    }
+    check(!prompt.empty(), "the prompt is empty (start with \"<|endoftext|>\" for unconditional samples)");
+    o->s.context = o->context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
+    for (int i = 0; i < o->num_samples; ++i) {
+      SamplingOptions s = o->s;
+      s.seed = o->s.seed + static_cast<uint64_t>(i);
+      if (o->num_samples > 1) std::printf("%s---- sample %d (seed %llu) ----\n", i ? "\n" : "", i + 1,
+                                          static_cast<unsigned long long>(s.seed));
+      Utf8StreamDecoder decoder;
+      bool first = true;
+      if (o->format == "text") {
+        std::fputs(decoder.push(prompt_text.empty() ? tok->decode(prompt) : prompt_text).c_str(), stdout);
+        std::fflush(stdout);
+      }
+      generate(
+          model, prompt, s,
+          [&](int id) {
+            if (o->format == "ids") {
+              std::printf(first ? "%d" : " %d", id);
+              first = false;
+            } else {
+              std::fputs(decoder.push_token(*tok, id).c_str(), stdout);
+            }
+            std::fflush(stdout);
+            return true;
+          },
+          [](const std::string& note) { std::fprintf(stderr, "\nnote: %s\n", note.c_str()); });
+      if (o->format == "text") std::fputs(decoder.flush().c_str(), stdout);
+      std::fputc('\n', stdout);
+    }
+  });
+}
+
+GPT2LAB_COMMAND(40, add);
+
+}  // namespace
+}  // namespace gpt2lab::cli

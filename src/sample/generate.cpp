@@ -1,0 +1,125 @@
+#include "sample/generate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "core/error.h"
+#include "sample/inference.h"
+
+namespace gpt2lab {
+
+std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
+                                          std::span<const int> history) {
+  const size_t V = logits.size();
+  std::vector<double> z(logits.begin(), logits.end());
+  if (o.repetition_penalty != 1.0f) {
+    // CTRL (Keskar et al. 2019) as Hugging Face applies it: once per seen id.
+    std::vector<char> seen(V, 0);
+    for (int id : history)
+      if (id >= 0 && static_cast<size_t>(id) < V) seen[static_cast<size_t>(id)] = 1;
+    for (size_t i = 0; i < V; ++i)
+      if (seen[i]) z[i] = z[i] > 0 ? z[i] / o.repetition_penalty : z[i] * o.repetition_penalty;
+  }
+  std::vector<double> p(V, 0.0);
+  if (o.temperature <= 0.0f) {  // greedy: all mass on the first maximum
+    p[static_cast<size_t>(std::max_element(z.begin(), z.end()) - z.begin())] = 1.0;
+    return p;
+  }
+  for (double& v : z) v /= o.temperature;
+  std::vector<char> keep(V, 1);
+  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < V) {
+    std::vector<double> sorted = z;
+    std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<>());
+    const double kth = sorted[static_cast<size_t>(o.top_k - 1)];
+    for (size_t i = 0; i < V; ++i) keep[i] = z[i] >= kth;  // ties with the k-th survive
+  }
+  const double maxv = *std::max_element(z.begin(), z.end());
+  double sum = 0;
+  for (size_t i = 0; i < V; ++i) {
+    p[i] = keep[i] ? std::exp(z[i] - maxv) : 0.0;
+    sum += p[i];
+  }
+  for (double& v : p) v /= sum;
+  if (o.top_p < 1.0f) {
+    // Nucleus (Holtzman et al. 2020): the smallest set of most probable
+    // tokens whose mass reaches top_p; always at least one.
+    std::vector<size_t> order(V);
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+    double mass = 0;
+    size_t kept = 0;
+    for (; kept < V && (kept == 0 || mass < o.top_p); ++kept) mass += p[order[kept]];
+    for (size_t r = kept; r < V; ++r) p[order[r]] = 0.0;
+    for (double& v : p) v /= mass;
+  }
+  return p;
+}
+
+int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history) {
+  if (o.temperature <= 0.0f && o.repetition_penalty == 1.0f)
+    return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  const std::vector<double> p = sampling_distribution(logits, o, history);
+  const double u = rng.uniform();
+  double cum = 0;
+  int last_nonzero = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] <= 0) continue;
+    cum += p[i];
+    last_nonzero = static_cast<int>(i);
+    if (u < cum) return static_cast<int>(i);
+  }
+  return last_nonzero;  // rounding left u just above the total
+}
+
+std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
+                          const std::function<bool(int)>& on_token,
+                          const std::function<void(const std::string&)>& notice) {
+  const ModelConfig& c = model.config();
+  check(!prompt.empty(), "generate: the prompt must hold at least one token");
+  check(o.max_new_tokens >= 0, "generate: max_new_tokens must be >= 0");
+  check(o.top_k >= 0, "top-k must be >= 0");
+  check(o.top_p > 0.0f && o.top_p <= 1.0f, "top-p must be in (0, 1]");
+  check(o.temperature >= 0.0f && std::isfinite(o.temperature), "temperature must be >= 0");
+  check(o.repetition_penalty > 0.0f, "repetition penalty must be > 0");
+  const int keep_on_slide = std::max(1, c.block_size * 3 / 4);
+  std::vector<int> seq(prompt.begin(), prompt.end());
+  if (static_cast<int>(seq.size()) > c.block_size) {
+    check(o.context == ContextPolicy::slide,
+          "the prompt has " + std::to_string(seq.size()) + " tokens, more than the model's context of " +
+              std::to_string(c.block_size) + " (use --context slide to keep only its end)");
+    if (notice)
+      notice("prompt longer than the context: keeping its last " + std::to_string(keep_on_slide) + " tokens");
+    seq.erase(seq.begin(), seq.end() - keep_on_slide);
+  }
+  InferenceSession session(model);
+  Rng rng(o.seed);
+  const size_t V = static_cast<size_t>(c.vocab_size);
+  const float* logits = session.append(seq);
+  std::vector<int> out;
+  for (int i = 0; i < o.max_new_tokens; ++i) {
+    const int tok = sample_token(std::span<const float>(logits, V), o, rng, seq);
+    out.push_back(tok);
+    seq.push_back(tok);
+    if (on_token && !on_token(tok)) break;
+    if (o.stop_at_eot && tok == o.eot_id) break;
+    if (i + 1 == o.max_new_tokens) break;
+    if (session.position() == c.block_size) {
+      if (o.context == ContextPolicy::stop) {
+        if (notice) notice("context of " + std::to_string(c.block_size) + " tokens is full; stopping");
+        break;
+      }
+      if (notice)
+        notice("context full: sliding the window, re-encoding the last " + std::to_string(keep_on_slide) +
+               " tokens");
+      session.reset();
+      logits = session.append(std::span<const int>(seq).last(static_cast<size_t>(keep_on_slide)));
+    } else {
+      logits = session.append(std::span<const int>(&seq.back(), 1));
+    }
+  }
+  return out;
+}
+
+}  // namespace gpt2lab

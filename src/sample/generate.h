@@ -1,0 +1,56 @@
+// Text generation: prefill the prompt in one batched forward, then decode one
+// token at a time against a key/value cache, sampling with temperature,
+// top-k, top-p (nucleus) and a repetition penalty.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "model/gpt2.h"
+
+namespace gpt2lab {
+
+// What to do when prompt + generated tokens reach block_size.
+enum class ContextPolicy {
+  stop,   // end generation there
+  slide,  // keep the most recent 3/4 of the window, re-encode it, go on
+};
+
+struct SamplingOptions {
+  int max_new_tokens = 64;
+  float temperature = 1.0f;        // 0 = greedy (argmax)
+  int top_k = 0;                   // 0 = off
+  float top_p = 1.0f;              // 1 = off
+  float repetition_penalty = 1.0f; // 1 = off; CTRL-style, on logits of seen tokens
+  uint64_t seed = 1337;
+  bool stop_at_eot = false;
+  int eot_id = 50256;              // ignored when outside the vocab
+  ContextPolicy context = ContextPolicy::stop;
+};
+
+// Draws the next token from raw logits (V of them) of one position. `history`
+// holds the ids the repetition penalty applies to. Follows the reference
+// definitions: temperature divides the logits; top-k keeps the k largest
+// (ties at the k-th value kept); top-p keeps the smallest prefix of the
+// probability-sorted vocabulary whose mass reaches p (at least one token).
+int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng,
+                 std::span<const int> history);
+
+// The probabilities sample_token draws from (after temperature, penalty,
+// top-k, top-p, renormalized); exposed for tests.
+std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
+                                          std::span<const int> history);
+
+// Generates up to o.max_new_tokens after `prompt` (non-empty). on_token is
+// called with each new id as soon as it is drawn; returning false stops.
+// Returns the new ids (prompt excluded). Deterministic for a given seed.
+// `notice`, if set, receives human-readable notes (e.g. the window slid).
+std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
+                          const std::function<bool(int)>& on_token = nullptr,
+                          const std::function<void(const std::string&)>& notice = nullptr);
+
+}  // namespace gpt2lab

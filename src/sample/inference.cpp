@@ -1,0 +1,148 @@
+#include "sample/inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "model/kernels.h"
+
+namespace gpt2lab {
+
+namespace {
+
+// Attention of n new queries (rows of qkv, stride 3C) at positions
+// p0..p0+n-1 over the cached keys/values of positions 0..p0+i.
+void attention_cached(float* out, const float* qkv, const float* k_cache, const float* v_cache,
+                      int n, int p0, int C, int NH) {
+  const int hs = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+#pragma omp parallel
+  {
+    std::vector<float> att(static_cast<size_t>(p0 + n));
+#pragma omp for collapse(2) schedule(static)
+    for (int i = 0; i < n; ++i) {
+      for (int h = 0; h < NH; ++h) {
+        const float* q = qkv + static_cast<size_t>(i) * 3 * C + h * hs;
+        const int last = p0 + i;
+        float maxv = -INFINITY;
+        for (int s = 0; s <= last; ++s) {
+          const float* k = k_cache + static_cast<size_t>(s) * C + h * hs;
+          float dot = 0;
+          for (int d = 0; d < hs; ++d) dot += q[d] * k[d];
+          dot *= scale;
+          att[s] = dot;
+          maxv = std::max(maxv, dot);
+        }
+        float sum = 0;
+        for (int s = 0; s <= last; ++s) {
+          att[s] = std::exp(att[s] - maxv);
+          sum += att[s];
+        }
+        const float inv = 1.0f / sum;
+        float* o = out + static_cast<size_t>(i) * C + h * hs;
+        std::fill(o, o + hs, 0.0f);
+        for (int s = 0; s <= last; ++s) {
+          const float w = att[s] * inv;
+          const float* v = v_cache + static_cast<size_t>(s) * C + h * hs;
+          for (int d = 0; d < hs; ++d) o[d] += w * v[d];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+InferenceSession::InferenceSession(const GPT2<float>& model) : model_(model) {
+  const ModelConfig& c = model.config();
+  const size_t cache = static_cast<size_t>(c.n_layer) * c.block_size * c.n_embd;
+  k_cache_.assign(cache, 0.0f);
+  v_cache_.assign(cache, 0.0f);
+  logits_.assign(c.padded_vocab_size(), 0.0f);
+}
+
+void InferenceSession::reserve_rows(int n) {
+  if (n <= rows_) return;
+  const size_t C = model_.config().n_embd, N = static_cast<size_t>(n);
+  x_.resize(N * C);
+  ln_.resize(N * C);
+  mean_.resize(N);
+  rstd_.resize(N);
+  qkv_.resize(N * 3 * C);
+  atty_.resize(N * C);
+  proj_.resize(N * C);
+  fch_.resize(N * 4 * C);
+  gelu_.resize(N * 4 * C);
+  rows_ = n;
+}
+
+const float* InferenceSession::append(std::span<const int> tokens) {
+  const ModelConfig& c = model_.config();
+  const int n = static_cast<int>(tokens.size());
+  check(n >= 1, "append: no tokens");
+  check(pos_ + n <= c.block_size, "append: " + std::to_string(pos_ + n) + " tokens exceed block_size " +
+                                      std::to_string(c.block_size));
+  for (int t : tokens)
+    check(t >= 0 && t < c.vocab_size, "token id " + std::to_string(t) + " is outside the vocabulary");
+  reserve_rows(n);
+  const int C = c.n_embd, NH = c.n_head, Vp = c.padded_vocab_size();
+  const long NC = static_cast<long>(n) * C;
+  const float eps = c.layer_norm_epsilon;
+  const ParamLayout& lay = model_.layout();
+  const float* P = model_.params();
+
+  for (int i = 0; i < n; ++i) {
+    const float* e = P + lay.wte + static_cast<size_t>(tokens[i]) * C;
+    const float* p = P + lay.wpe + static_cast<size_t>(pos_ + i) * C;
+    float* x = x_.data() + static_cast<size_t>(i) * C;
+    for (int j = 0; j < C; ++j) x[j] = e[j] + p[j];
+  }
+  float* x = x_.data();
+  for (int l = 0; l < c.n_layer; ++l) {
+    const LayerOffsets& o = lay.layers[l];
+    float* kc = k_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
+    float* vc = v_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
+    auto attention_into_proj = [&](const float* inp) {
+      matmul_forward(qkv_.data(), inp, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
+      for (int i = 0; i < n; ++i) {
+        const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
+        std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
+        std::copy(row + 2 * C, row + 3 * C, vc + static_cast<size_t>(pos_ + i) * C);
+      }
+      attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
+      matmul_forward(proj_.data(), atty_.data(), P + o.attn_proj_w, P + o.attn_proj_b, n, C, C);
+    };
+    auto mlp_into_proj = [&](const float* inp) {
+      matmul_forward(fch_.data(), inp, P + o.c_fc_w, P + o.c_fc_b, n, C, 4 * C);
+      gelu_forward(gelu_.data(), fch_.data(), NC * 4);
+      matmul_forward(proj_.data(), gelu_.data(), P + o.mlp_proj_w, P + o.mlp_proj_b, n, 4 * C, C);
+    };
+    if (c.norm == NormPlacement::pre) {
+      layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
+      attention_into_proj(ln_.data());
+      accumulate(x, proj_.data(), NC);
+      layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+      mlp_into_proj(ln_.data());
+      accumulate(x, proj_.data(), NC);
+    } else {
+      attention_into_proj(x);
+      accumulate(x, proj_.data(), NC);
+      layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
+      mlp_into_proj(x);
+      accumulate(x, proj_.data(), NC);
+      layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+    }
+  }
+  // Only the last position's logits are needed to continue.
+  const float* last = x + static_cast<size_t>(n - 1) * C;
+  if (c.final_norm) {
+    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), last, P + lay.ln_f_w, P + lay.ln_f_b, 1, C, eps);
+    last = ln_.data();
+  }
+  lm_head_forward(logits_.data(), last, P + lay.wte, 1, C, Vp);
+  pos_ += n;
+  return logits_.data();
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,36 @@
+// Incremental inference with a key/value cache.
+//
+// append() runs the model on new tokens at the next positions, storing each
+// layer's keys and values, so a prompt is processed in one batched pass
+// (prefill) and every generated token costs one row of work (decode). The
+// logits of the last appended position are returned. Matches GPT2::forward
+// at every position (tests/sample/inference_test.cpp).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "model/gpt2.h"
+
+namespace gpt2lab {
+
+class InferenceSession {
+ public:
+  explicit InferenceSession(const GPT2<float>& model);
+
+  // Appends tokens (position() + n <= block_size, n >= 1); returns the
+  // logits (padded_vocab_size floats, the first vocab_size meaningful) of the
+  // last one.
+  const float* append(std::span<const int> tokens);
+  int position() const { return pos_; }
+  void reset() { pos_ = 0; }
+
+ private:
+  void reserve_rows(int n);
+  const GPT2<float>& model_;
+  int pos_ = 0, rows_ = 0;
+  std::vector<float> k_cache_, v_cache_;  // (L, block_size, C) each
+  std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, proj_, fch_, gelu_, logits_;
+};
+
+}  // namespace gpt2lab

@@ -1,0 +1,147 @@
+// KV-cache decoding equals the full forward; samplers follow their definitions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "sample/generate.h"
+#include "sample/inference.h"
+
+namespace gpt2lab {
+namespace {
+
+void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill) {
+  ModelConfig c = make_config(3, 4, 32, 24, 75, norm, InitScheme::he);  // he: large activations
+  c.final_norm = final_norm;
+  GPT2<float> m(c);
+  m.init_weights(17);
+  const int T = 24;
+  std::vector<int> tokens(T);
+  for (int t = 0; t < T; ++t) tokens[t] = (t * 31 + 7) % 75;
+  m.forward(tokens.data(), nullptr, 1, T);
+  const int Vp = c.padded_vocab_size();
+  std::vector<float> full(m.logits(), m.logits() + static_cast<size_t>(T) * Vp);
+  InferenceSession s(m);
+  double worst = 0;
+  for (int t = prefill - 1; t < T; ++t) {
+    const float* got = t == prefill - 1 ? s.append(std::span<const int>(tokens.data(), prefill))
+                                        : s.append(std::span<const int>(&tokens[t], 1));
+    double maxref = 0, maxdiff = 0;
+    for (int v = 0; v < c.vocab_size; ++v) {
+      maxref = std::max(maxref, std::abs(static_cast<double>(full[t * Vp + v])));
+      maxdiff = std::max(maxdiff, std::abs(static_cast<double>(got[v]) - full[t * Vp + v]));
+    }
+    worst = std::max(worst, maxdiff / maxref);
+  }
+  EXPECT_LE(worst, 1e-5) << "norm " << to_string(norm) << " prefill " << prefill;
+  EXPECT_EQ(s.position(), T);
+  EXPECT_THROW(s.append(std::span<const int>(tokens.data(), 1)), Error);  // past block_size
+}
+
+TEST(Inference, CachedDecodingEqualsFullForwardAtEveryPosition) {
+  for (int prefill : {1, 5, 24}) {
+    expect_cached_equals_full(NormPlacement::pre, true, prefill);
+    expect_cached_equals_full(NormPlacement::post, false, prefill);
+    expect_cached_equals_full(NormPlacement::post, true, prefill);
+  }
+}
+
+std::vector<double> dist(std::vector<float> logits, SamplingOptions o, std::vector<int> hist = {}) {
+  return sampling_distribution(logits, o, hist);
+}
+
+TEST(Sampling, TemperatureScalesLogits) {
+  SamplingOptions o;
+  o.temperature = 2.0f;
+  auto p = dist({0.0f, std::log(4.0f)}, o);  // probabilities 1:4 become 1:2
+  EXPECT_NEAR(p[0], 1.0 / 3, 1e-8);  // log(4) is a float: 1e-9 apart
+  EXPECT_NEAR(p[1], 2.0 / 3, 1e-8);
+  o.temperature = 0.0f;
+  p = dist({1.0f, 3.0f, 3.0f, 2.0f}, o);
+  EXPECT_EQ(p, (std::vector<double>{0, 1, 0, 0}));  // greedy: first maximum
+}
+
+TEST(Sampling, TopKKeepsTheKLargestAndTies) {
+  SamplingOptions o;
+  o.top_k = 2;
+  auto p = dist({std::log(0.1f), std::log(0.4f), std::log(0.3f), std::log(0.2f)}, o);
+  EXPECT_NEAR(p[1], 4.0 / 7, 1e-6);
+  EXPECT_NEAR(p[2], 3.0 / 7, 1e-6);
+  EXPECT_EQ(p[0], 0.0);
+  EXPECT_EQ(p[3], 0.0);
+  p = dist({1.0f, 2.0f, 2.0f, 3.0f}, o);  // the k-th value (2) is tied: both kept
+  EXPECT_GT(p[1], 0.0);
+  EXPECT_GT(p[2], 0.0);
+  EXPECT_EQ(p[0], 0.0);
+}
+
+TEST(Sampling, TopPKeepsTheSmallestNucleusReachingP) {
+  SamplingOptions o;
+  // probabilities 0.5, 0.3, 0.15, 0.05
+  std::vector<float> l = {std::log(0.15f), std::log(0.5f), std::log(0.05f), std::log(0.3f)};
+  o.top_p = 0.75f;  // 0.5 falls short, 0.5 + 0.3 reaches it: exactly two kept
+  auto p = dist(l, o);
+  EXPECT_NEAR(p[1], 0.5 / 0.8, 1e-6);
+  EXPECT_NEAR(p[3], 0.3 / 0.8, 1e-6);
+  EXPECT_EQ(p[0] + p[2], 0.0);
+  o.top_p = 0.85f;  // needs the third
+  p = dist(l, o);
+  EXPECT_NEAR(p[0], 0.15 / 0.95, 1e-6);
+  EXPECT_EQ(p[2], 0.0);
+  o.top_p = 0.1f;  // at least the top token
+  p = dist(l, o);
+  EXPECT_NEAR(p[1], 1.0, 1e-12);
+}
+
+TEST(Sampling, RepetitionPenaltyFollowsCtrl) {
+  SamplingOptions o;
+  o.repetition_penalty = 2.0f;
+  o.temperature = 1.0f;
+  auto p = dist({2.0f, -1.0f, 0.5f}, o, {0, 1, 1});  // seen: 0 (2 -> 1), 1 (-1 -> -2)
+  const double e1 = std::exp(1.0), e2 = std::exp(-2.0), e3 = std::exp(0.5), s = e1 + e2 + e3;
+  EXPECT_NEAR(p[0], e1 / s, 1e-12);
+  EXPECT_NEAR(p[1], e2 / s, 1e-12);
+  EXPECT_NEAR(p[2], e3 / s, 1e-12);
+}
+
+TEST(Sampling, DrawsFollowTheDistribution) {
+  SamplingOptions o;
+  o.top_k = 3;
+  std::vector<float> l = {0.0f, 1.0f, 2.0f, -5.0f};
+  auto p = dist(l, o);
+  Rng rng(5);
+  std::vector<int> counts(4, 0);
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) counts[sample_token(l, o, rng, {})]++;
+  EXPECT_EQ(counts[3], 0);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(counts[i] / double(n), p[i], 0.005);
+}
+
+TEST(Generate, SameSeedSameTokensAndPolicies) {
+  GPT2<float> m(make_config(2, 2, 16, 12, 40, NormPlacement::pre, InitScheme::gpt2));
+  m.init_weights(3);
+  SamplingOptions o;
+  o.max_new_tokens = 30;
+  o.context = ContextPolicy::slide;
+  std::vector<int> prompt = {1, 2, 3};
+  std::vector<std::string> notes;
+  auto a = generate(m, prompt, o, nullptr, [&](const std::string& s) { notes.push_back(s); });
+  auto b = generate(m, prompt, o);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), 30u);  // slid past block_size 12
+  EXPECT_FALSE(notes.empty());
+  o.seed = 4;
+  EXPECT_NE(generate(m, prompt, o), a);
+  o.context = ContextPolicy::stop;
+  EXPECT_EQ(generate(m, prompt, o).size(), 10u);  // 3 + 9 = block; the 10th is drawn from the last logits
+  std::vector<int> long_prompt(13, 1);
+  EXPECT_THROW(generate(m, long_prompt, o), Error);
+  o.stop_at_eot = true;
+  o.eot_id = a[0];
+  o.seed = 1337;
+  o.context = ContextPolicy::slide;
+  EXPECT_EQ(generate(m, prompt, o).size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpt2lab
