@@ -77,7 +77,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   const std::vector<fs::path> docs = list_documents(o.inputs);
   check(!docs.empty(), "the inputs hold no documents (empty corpus)");
   const int64_t n_val = static_cast<int64_t>(docs.size()) / o.val_every;
-  check(n_val > 0, "only " + std::to_string(docs.size()) + " documents: with --val-every " +
+  check(n_val > 0, "only " + std::to_string(docs.size()) + " document(s): with --val-every " +
                        std::to_string(o.val_every) +
                        " the validation split would be empty; give more documents or a smaller K");
 
