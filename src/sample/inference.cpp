@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "model/bf16.h"
 #include "model/kernels.h"
 
 namespace gpt2lab {
@@ -54,12 +55,31 @@ void attention_cached(float* out, const float* qkv, const float* k_cache, const 
 
 }  // namespace
 
-InferenceSession::InferenceSession(const GPT2<float>& model) : model_(model) {
+InferenceSession::InferenceSession(const GPT2<float>& model, InferenceOptions options)
+    : model_(model), options_(options) {
   const ModelConfig& c = model.config();
   const size_t cache = static_cast<size_t>(c.n_layer) * c.block_size * c.n_embd;
   k_cache_.assign(cache, 0.0f);
   v_cache_.assign(cache, 0.0f);
   logits_.assign(c.padded_vocab_size(), 0.0f);
+  if (options_.bf16_weights) {
+    const ParamLayout& lay = model.layout();
+    const float* P = model.params();
+    const size_t C = c.n_embd;
+    auto copy = [&](std::vector<uint16_t>& dst, size_t offset, size_t n) {
+      dst.resize(n);
+      to_bf16(dst.data(), P + offset, n);
+    };
+    bf16_layers_.resize(c.n_layer);
+    for (int l = 0; l < c.n_layer; ++l) {
+      const LayerOffsets& o = lay.layers[l];
+      copy(bf16_layers_[l].c_attn, o.c_attn_w, C * 3 * C);
+      copy(bf16_layers_[l].attn_proj, o.attn_proj_w, C * C);
+      copy(bf16_layers_[l].c_fc, o.c_fc_w, C * 4 * C);
+      copy(bf16_layers_[l].mlp_proj, o.mlp_proj_w, 4 * C * C);
+    }
+    copy(bf16_wte_, lay.wte, static_cast<size_t>(c.padded_vocab_size()) * C);
+  }
 }
 
 void InferenceSession::reserve_rows(int n) {
@@ -92,6 +112,12 @@ const float* InferenceSession::append(std::span<const int> tokens) {
   const ParamLayout& lay = model_.layout();
   const float* P = model_.params();
 
+  const bool bf16 = options_.bf16_weights && n == 1;
+  // One row with bf16 weights: the memory-bound matrix-vector path.
+  auto linear = [&](float* out, const float* inp, const std::vector<uint16_t>* w16, size_t w, size_t b, int IC, int OC) {
+    if (bf16) matvec_bf16(out, inp, w16->data(), P + b, IC, OC);
+    else matmul_forward(out, inp, P + w, P + b, n, IC, OC);
+  };
   for (int i = 0; i < n; ++i) {
     const float* e = P + lay.wte + static_cast<size_t>(tokens[i]) * C;
     const float* p = P + lay.wpe + static_cast<size_t>(pos_ + i) * C;
@@ -103,20 +129,21 @@ const float* InferenceSession::append(std::span<const int> tokens) {
     const LayerOffsets& o = lay.layers[l];
     float* kc = k_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
     float* vc = v_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
+    const Bf16Layer* w16 = bf16 ? &bf16_layers_[l] : nullptr;
     auto attention_into_proj = [&](const float* inp) {
-      matmul_forward(qkv_.data(), inp, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
+      linear(qkv_.data(), inp, w16 ? &w16->c_attn : nullptr, o.c_attn_w, o.c_attn_b, C, 3 * C);
       for (int i = 0; i < n; ++i) {
         const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
         std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
         std::copy(row + 2 * C, row + 3 * C, vc + static_cast<size_t>(pos_ + i) * C);
       }
       attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
-      matmul_forward(proj_.data(), atty_.data(), P + o.attn_proj_w, P + o.attn_proj_b, n, C, C);
+      linear(proj_.data(), atty_.data(), w16 ? &w16->attn_proj : nullptr, o.attn_proj_w, o.attn_proj_b, C, C);
     };
     auto mlp_into_proj = [&](const float* inp) {
-      matmul_forward(fch_.data(), inp, P + o.c_fc_w, P + o.c_fc_b, n, C, 4 * C);
+      linear(fch_.data(), inp, w16 ? &w16->c_fc : nullptr, o.c_fc_w, o.c_fc_b, C, 4 * C);
       gelu_forward(gelu_.data(), fch_.data(), NC * 4);
-      matmul_forward(proj_.data(), gelu_.data(), P + o.mlp_proj_w, P + o.mlp_proj_b, n, 4 * C, C);
+      linear(proj_.data(), gelu_.data(), w16 ? &w16->mlp_proj : nullptr, o.mlp_proj_w, o.mlp_proj_b, 4 * C, C);
     };
     if (c.norm == NormPlacement::pre) {
       layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
@@ -140,7 +167,8 @@ const float* InferenceSession::append(std::span<const int> tokens) {
     layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), last, P + lay.ln_f_w, P + lay.ln_f_b, 1, C, eps);
     last = ln_.data();
   }
-  lm_head_forward(logits_.data(), last, P + lay.wte, 1, C, Vp);
+  if (bf16) lm_head_bf16(logits_.data(), last, bf16_wte_.data(), Vp, C);
+  else lm_head_forward(logits_.data(), last, P + lay.wte, 1, C, Vp);
   pos_ += n;
   return logits_.data();
 }

@@ -7,6 +7,7 @@
 // at every position (tests/sample/inference_test.cpp).
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -14,9 +15,15 @@
 
 namespace gpt2lab {
 
+struct InferenceOptions {
+  // Keep a bf16 copy of the matmul weights and use it for single-row
+  // (decode) steps: half the bytes per token on a memory-bound path.
+  bool bf16_weights = false;
+};
+
 class InferenceSession {
  public:
-  explicit InferenceSession(const GPT2<float>& model);
+  explicit InferenceSession(const GPT2<float>& model, InferenceOptions options = {});
 
   // Appends tokens (position() + n <= block_size, n >= 1); returns the
   // logits (padded_vocab_size floats, the first vocab_size meaningful) of the
@@ -28,8 +35,14 @@ class InferenceSession {
  private:
   void reserve_rows(int n);
   const GPT2<float>& model_;
+  InferenceOptions options_;
   int pos_ = 0, rows_ = 0;
   std::vector<float> k_cache_, v_cache_;  // (L, block_size, C) each
+  struct Bf16Layer {
+    std::vector<uint16_t> c_attn, attn_proj, c_fc, mlp_proj;
+  };
+  std::vector<Bf16Layer> bf16_layers_;
+  std::vector<uint16_t> bf16_wte_;
   std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, proj_, fch_, gelu_, logits_;
 };
 
