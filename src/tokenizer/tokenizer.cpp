@@ -58,6 +58,8 @@ uint64_t table_size_for(size_t n) {
 }
 
 constexpr uint64_t kEmptyPair = ~0ull;
+constexpr uint64_t kEmptySlot = ~0ull;
+constexpr uint64_t kTagMask = 0xFFFFFFFF00000000ull;
 
 // Long pieces go to the heap BPE; below this the simple loop is faster.
 constexpr size_t kHeapThreshold = 128;
@@ -68,24 +70,27 @@ constexpr size_t kHeapThreshold = 128;
 
 void Tokenizer::Impl::build_piece_table() {
   const uint64_t psize = table_size_for(tokens.size());
-  piece_slots.assign(psize, -1);
+  piece_slots.assign(psize, kEmptySlot);
   piece_mask = psize - 1;
   for (int id = 0; id < static_cast<int>(tokens.size()); ++id) {
     if (id == eot) continue;  // never reachable from text
-    uint64_t slot = hash_bytes(tokens[id]) & piece_mask;
-    while (piece_slots[slot] >= 0) {
-      check(tokens[piece_slots[slot]] != tokens[id],
-            "vocabulary of '" + name + "': ids " + std::to_string(piece_slots[slot]) +
-                " and " + std::to_string(id) + " are the same bytes");
+    const uint64_t h = hash_bytes(tokens[id]);
+    uint64_t slot = h & piece_mask;
+    while (piece_slots[slot] != kEmptySlot) {
+      const int other = static_cast<int>(piece_slots[slot] & 0xFFFFFFFFu);
+      if (tokens[other] == tokens[id])
+        throw Error("vocabulary of '" + name + "': ids " + std::to_string(other) + " and " +
+                    std::to_string(id) + " are the same bytes");
       slot = (slot + 1) & piece_mask;
     }
-    piece_slots[slot] = id;
+    piece_slots[slot] = (h & kTagMask) | uint32_t(id);
   }
   for (int b = 0; b < 256; ++b) {
     const char c = static_cast<char>(b);
     byte_id[b] = find_piece(std::string_view(&c, 1));
-    check(byte_id[b] >= 0, "vocabulary of '" + name + "' has no token for byte " +
-                               std::to_string(b) + ": a byte-level BPE needs all 256");
+    if (byte_id[b] < 0)
+      throw Error("vocabulary of '" + name + "' has no token for byte " + std::to_string(b) +
+                  ": a byte-level BPE needs all 256");
   }
 }
 
@@ -97,8 +102,9 @@ void Tokenizer::Impl::build_pair_table() {
   for (int r = 0; r < static_cast<int>(merges.size()); ++r) {
     const auto [a, b] = merges[r];
     const int t = find_piece(tokens[a] + tokens[b]);
-    check(t >= 0, "vocabulary of '" + name + "': merge " + std::to_string(r + 1) +
-                      " makes bytes that are no token");
+    if (t < 0)
+      throw Error("vocabulary of '" + name + "': merge " + std::to_string(r + 1) +
+                  " makes bytes that are no token");
     if (rank_of[t] < 0) rank_of[t] = r;
   }
   std::vector<std::pair<uint64_t, uint64_t>> pairs;
@@ -125,11 +131,18 @@ void Tokenizer::Impl::build_pair_table() {
 }
 
 int Tokenizer::Impl::find_piece(std::string_view bytes) const {
-  uint64_t slot = hash_bytes(bytes) & piece_mask;
+  const uint64_t h = hash_bytes(bytes);
+  const uint64_t tag = h & kTagMask;
+  uint64_t slot = h & piece_mask;
   while (true) {
-    const int id = piece_slots[slot];
-    if (id < 0) return -1;
-    if (tokens[id] == bytes) return id;
+    const uint64_t entry = piece_slots[slot];
+    if (entry == kEmptySlot) return -1;
+    // The tag (high hash bits) settles almost every mismatch without
+    // touching the token's bytes, which live elsewhere in memory.
+    if ((entry & kTagMask) == tag) {
+      const int id = static_cast<int>(entry & 0xFFFFFFFFu);
+      if (tokens[id] == bytes) return id;
+    }
     slot = (slot + 1) & piece_mask;
   }
 }
@@ -412,8 +425,9 @@ Tokenizer Tokenizer::from_vocab(std::vector<std::string> tokens,
   impl->build_piece_table();
   for (size_t r = 0; r < merges.size(); ++r) {
     const int a = impl->find_piece(merges[r].first), b = impl->find_piece(merges[r].second);
-    check(a >= 0 && b >= 0, "vocabulary of '" + impl->name + "': merge " +
-                                std::to_string(r + 1) + " names a part that is no token");
+    if (a < 0 || b < 0)
+      throw Error("vocabulary of '" + impl->name + "': merge " + std::to_string(r + 1) +
+                  " names a part that is no token");
     impl->merges.push_back({a, b});
   }
   impl->build_pair_table();

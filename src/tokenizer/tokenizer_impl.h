@@ -20,7 +20,7 @@ struct Tokenizer::Impl {
   int byte_id[256];
 
   // Open-addressing tables; see tokenizer.cpp.
-  std::vector<int32_t> piece_slots;  // token ids keyed by their bytes; -1 empty
+  std::vector<uint64_t> piece_slots;  // (hash tag << 32 | token id) keyed by bytes; ~0 empty
   uint64_t piece_mask = 0;
   std::vector<uint64_t> pair_keys;    // (left << 32 | right); ~0 empty
   std::vector<uint64_t> pair_values;  // (rank << 32 | merged id)
