@@ -1,0 +1,65 @@
+// gpt2lab study: the built-in Pre-LN/Post-LN and init-scheme studies.
+#include <cstdio>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "data/prepare.h"
+#include "study/plan.h"
+#include "study/study.h"
+
+namespace gpt2lab::cli {
+namespace {
+
+void add(CLI::App& app) {
+  struct Flags {
+    std::string preset = "all", budget = "quick", data, out;
+    int threads = 0;
+    bool no_report = false, quiet = false;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* sub = app.add_subcommand("study", "Run a reproducible study (Pre-LN vs Post-LN, init schemes, depth) and draw "
+                                          "its report");
+  sub->add_option("--preset", f->preset,
+                  "grad-at-init, norm, init, depth, all, or a comma-separated list")
+      ->capture_default_str();
+  sub->add_option("--data", f->data,
+                  "A folder of text files (the study trains its own BPE on it, cached in OUT/data) or a prepared "
+                  "dataset (train.bin/val.bin); default: the State of the Union corpus, " +
+                      default_corpus_dir().string());
+  sub->add_option("--out", f->out, "Study folder: study.json, runs/, report.md, report.html")->required();
+  // tiny is for the tests: every preset and figure in seconds, numbers meaningless.
+  sub->add_option("--budget", f->budget, "quick (minutes, reduced sizes) or full (about an hour on 2 cores)")
+      ->check(CLI::IsMember({"quick", "full", "tiny"}))
+      ->capture_default_str();
+  sub->add_flag("--no-report", f->no_report, "Do not run tools/report.py at the end");
+  sub->add_flag("--quiet", f->quiet, "No per-step training output (the study's own lines remain)");
+  add_threads_flag(sub, f->threads);
+  sub->footer(
+      "\nFinished runs are kept: rerunning the same command skips them and resumes an interrupted one.\n"
+      "SIGINT/SIGTERM finish the current training step, save, and stop the study.\n"
+      "The report (OUT/report.md, OUT/report.html) needs /usr/bin/python3 with matplotlib.");
+  sub->callback([f] {
+    StudyOptions o;
+    o.presets = parse_presets(f->preset);
+    o.budget = f->budget;
+    o.data = f->data.empty() ? default_corpus_dir() : fs::path(f->data);
+    o.out = f->out;
+    o.threads = f->threads;
+    o.report = !f->no_report;
+    o.quiet = f->quiet;
+    o.command = "gpt2lab study --preset " + f->preset + " --budget " + f->budget +
+                (f->data.empty() ? "" : " --data " + f->data) + " --out " + f->out +
+                (f->threads ? " --threads " + std::to_string(f->threads) : "");
+    o.log = [](const std::string& line) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      std::fflush(stderr);
+    };
+    const StudySummary s = run_study(o);
+    if (!s.interrupted && o.report && !s.report_written) throw Error("report not written: " + s.report_message);
+  });
+}
+
+GPT2LAB_COMMAND(50, add);
+
+}  // namespace
+}  // namespace gpt2lab::cli

@@ -1,0 +1,149 @@
+#include "study/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "core/error.h"
+#include "sample/generate.h"
+#include "tokenizer/tokenizer.h"
+
+namespace gpt2lab {
+
+HiddenUnitSpread hidden_unit_spread(const GPT2<float>& model, int layer) {
+  const ModelConfig& c = model.config();
+  check(layer >= 0 && layer < c.n_layer, "hidden_unit_spread: no layer " + std::to_string(layer));
+  const size_t C = static_cast<size_t>(c.n_embd), H = 4 * C;
+  const LayerOffsets& o = model.layout().layers[static_cast<size_t>(layer)];
+  const float* W = model.params() + o.c_fc_w;  // (C, H): row c, column j
+  const float* bias = model.params() + o.c_fc_b;
+
+  HiddenUnitSpread s;
+  s.layer = layer;
+  s.units = static_cast<int>(H);
+  double var_sum = 0, sq_sum = 0;
+  for (size_t r = 0; r < C; ++r) {
+    const float* row = W + r * H;
+    double mean = 0;
+    for (size_t j = 0; j < H; ++j) mean += row[j];
+    mean /= static_cast<double>(H);
+    double var = 0;
+    for (size_t j = 0; j < H; ++j) {
+      const double d = row[j] - mean;
+      var += d * d;
+      sq_sum += static_cast<double>(row[j]) * row[j];
+    }
+    var_sum += var / static_cast<double>(H);
+  }
+  s.spread = std::sqrt(var_sum / static_cast<double>(C));
+  s.weight_rms = std::sqrt(sq_sum / static_cast<double>(C * H));
+  s.relative_spread = s.weight_rms > 0 ? s.spread / s.weight_rms : 0.0;
+
+  // Distinct units: sort the columns (weights then bias, compared bitwise)
+  // and count the runs of equal ones.
+  auto column_less = [&](size_t a, size_t b) {
+    for (size_t r = 0; r < C; ++r) {
+      uint32_t x, y;
+      std::memcpy(&x, W + r * H + a, 4);
+      std::memcpy(&y, W + r * H + b, 4);
+      if (x != y) return x < y;
+    }
+    uint32_t x, y;
+    std::memcpy(&x, bias + a, 4);
+    std::memcpy(&y, bias + b, 4);
+    return x < y;
+  };
+  std::vector<size_t> order(H);
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::sort(order.begin(), order.end(), column_less);
+  s.distinct_units = H > 0 ? 1 : 0;
+  for (size_t i = 1; i < H; ++i)
+    if (column_less(order[i - 1], order[i])) ++s.distinct_units;
+  return s;
+}
+
+nlohmann::json to_json(const HiddenUnitSpread& s) {
+  return {{"layer", s.layer},
+          {"units", s.units},
+          {"distinct_units", s.distinct_units},
+          {"spread", s.spread},
+          {"weight_rms", s.weight_rms},
+          {"relative_spread", s.relative_spread}};
+}
+
+std::string sanitize_utf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) len = 1, cp = c;
+    else if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    bool ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) ok = false;
+      else cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    // Reject overlong forms, surrogates and values past U+10FFFF, as a
+    // strict decoder (and nlohmann::json's dump) would.
+    if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+               (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF))
+      ok = false;
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+TextSample draw_sample(const GPT2<float>& model, const Tokenizer& tokenizer, const std::string& prompt, int tokens,
+                       float temperature, int top_k, uint64_t seed) {
+  check(tokenizer.vocab_size() <= model.config().vocab_size,
+        "the tokenizer has " + std::to_string(tokenizer.vocab_size()) + " tokens but the model only " +
+            std::to_string(model.config().vocab_size));
+  std::vector<int> ids = {tokenizer.eot_id()};
+  std::vector<int> p = tokenizer.encode(prompt, /*allow_special=*/false);
+  // A prompt may take at most half of the context window (a small vocabulary
+  // spells it in many tokens); the rest is for the continuation.
+  const size_t max_prompt = static_cast<size_t>(std::max(0, model.config().block_size / 2 - 1));
+  if (p.size() > max_prompt) p.resize(max_prompt);
+  ids.insert(ids.end(), p.begin(), p.end());
+  const int room = model.config().block_size - static_cast<int>(ids.size());
+  SamplingOptions o;
+  o.max_new_tokens = std::min(tokens, room);
+  o.temperature = temperature;
+  o.top_k = top_k;
+  o.seed = seed;
+  o.eot_id = tokenizer.eot_id();
+  o.stop_at_eot = false;
+  const std::vector<int> out = generate(model, ids, o);
+  TextSample s;
+  s.prompt = sanitize_utf8(tokenizer.decode(p));
+  s.text = sanitize_utf8(tokenizer.decode(out));
+  s.tokens = static_cast<int>(out.size());
+  s.quality = text_quality(s.text);
+  return s;
+}
+
+nlohmann::json to_json(const TextSample& s) {
+  return {{"prompt", s.prompt},
+          {"text", s.text},
+          {"tokens", s.tokens},
+          {"words", s.quality.words},
+          {"distinct_1", s.quality.distinct_1},
+          {"distinct_2", s.quality.distinct_2},
+          {"repeated_4gram_rate", s.quality.repeated_4gram_rate}};
+}
+
+}  // namespace gpt2lab

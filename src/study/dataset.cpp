@@ -1,0 +1,126 @@
+#include "study/dataset.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "data/prepare.h"
+#include "data/token_shard.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/trainer.h"
+#include "train/dataloader.h"
+
+namespace gpt2lab {
+
+namespace {
+
+bool has_shards(const fs::path& dir) {
+  try {
+    return !find_split_files(dir, "train").empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+StudyData from_prepared(const fs::path& dir, const std::function<void(const std::string&)>& log) {
+  StudyData d;
+  d.dir = dir.string();
+  std::error_code ec;
+  if (fs::exists(dir / "meta.json", ec)) {
+    const auto meta = nlohmann::json::parse(read_file(dir / "meta.json"), nullptr, false);
+    check(!meta.is_discarded(), (dir / "meta.json").string() + ": not valid JSON");
+    if (meta.contains("tokenizer")) {
+      const auto& t = meta["tokenizer"];
+      d.vocab_size = t.value("vocab_size", 0);
+      d.tokenizer_identity = t.value("identity", "");
+      const std::string spec = t.value("spec", "");
+      try {
+        if (!spec.empty()) {
+          (void)Tokenizer::resolve(spec);
+          d.tokenizer = spec;
+        }
+      } catch (const Error& e) {
+        log("note: the dataset's tokenizer '" + spec + "' cannot be loaded (" + e.what() +
+            "); runs will have no text samples");
+      }
+    }
+  }
+  if (d.vocab_size <= 0) {
+    // No meta.json: the vocabulary must at least hold every id in the shards.
+    int max_id = 0;
+    for (const char* split : {"train", "val"}) {
+      std::vector<fs::path> files;
+      try {
+        files = find_split_files(dir, split);
+      } catch (const Error&) {
+        continue;
+      }
+      for (const auto& f : files) {
+        const TokenShard s = TokenShard::open(f);
+        for (uint16_t t : s.tokens()) max_id = std::max<int>(max_id, t);
+      }
+    }
+    d.vocab_size = max_id + 1;
+    if (d.tokenizer_identity.empty()) d.tokenizer_identity = "unknown (vocab " + std::to_string(d.vocab_size) + ")";
+  }
+  if (d.vocab_size > 16384)
+    log("note: vocabulary of " + std::to_string(d.vocab_size) +
+        " tokens: the LM head will dominate the study's small models (pass a text folder as --data to train a "
+        "smaller BPE)");
+  return d;
+}
+
+}  // namespace
+
+StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, int vocab_size, int threads,
+                            const std::function<void(const std::string&)>& log) {
+  std::error_code ec;
+  const fs::path data = fs::absolute(data_arg).lexically_normal();
+  if (!fs::exists(data, ec))
+    throw Error("--data '" + data_arg.string() + "' does not exist" +
+                (data == fs::absolute(default_corpus_dir()).lexically_normal()
+                     ? " (the default corpus: run scripts/fetch_data.sh)"
+                     : ""));
+  if (fs::is_directory(data, ec) && has_shards(data)) return from_prepared(data, log);
+
+  // A text corpus: our own BPE + shards, cached under out_data.
+  const std::vector<fs::path> docs = list_documents({data});
+  check(!docs.empty(), "--data '" + data_arg.string() + "' holds no text files (and no train.bin)");
+  uintmax_t bytes = 0;
+  for (const auto& p : docs) bytes += fs::file_size(p, ec);
+  const nlohmann::json source = {{"corpus", data.string()},
+                                 {"documents", docs.size()},
+                                 {"bytes", bytes},
+                                 {"vocab_size", vocab_size}};
+  const fs::path tok_dir = out_data / "tokenizer", ds_dir = out_data / "dataset";
+  const fs::path source_file = out_data / "source.json";
+  if (fs::exists(source_file, ec)) {
+    const auto cached = nlohmann::json::parse(read_file(source_file), nullptr, false);
+    check(!cached.is_discarded() && cached == source,
+          "'" + out_data.string() + "' holds data prepared from another corpus or vocabulary (" +
+              source_file.string() + ": " + (cached.is_discarded() ? "unreadable" : cached.dump()) +
+              "); use another --out for this one");
+  } else {
+    log("study: training a " + std::to_string(vocab_size) + "-token BPE on " + std::to_string(docs.size()) +
+        " documents of " + data.string() + " and preparing shards in " + out_data.string());
+    fs::create_directories(out_data);
+    save_bpe(train_bpe_on_files({data}, vocab_size, threads), tok_dir);
+    PrepareOptions p;
+    p.inputs = {data};
+    p.tokenizer = tok_dir.string();
+    p.out = ds_dir;
+    p.threads = threads;
+    const PrepareSummary s = prepare_dataset(p);
+    log("study: " + std::to_string(s.train_tokens) + " train / " + std::to_string(s.val_tokens) +
+        " val tokens (" + s.tokenizer_identity + ")");
+    // Written last: its presence means the cache is complete.
+    write_file_atomic(source_file, source.dump(2) + "\n");
+  }
+  StudyData d = from_prepared(ds_dir, log);
+  d.tokenizer = tok_dir.string();
+  return d;
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,29 @@
+// The dataset a study trains on.
+//
+// --data may name a prepared dataset (train*.bin / val*.bin, as `gpt2lab
+// prepare` writes) or a folder of text files. Text is the default and the
+// better choice: the study then trains its own byte-level BPE of the
+// budget's vocabulary size (4096 for `full`) on that corpus and prepares the
+// shards with it, cached under OUT/data. Why not GPT-2's tokenizer: with
+// 50257 tokens the tied LM head would hold most of a small study model's
+// parameters and most of its compute (at n_embd 128: 6.4M head parameters
+// against 1.2M in six blocks), so the runs would measure the head, not the
+// Pre-LN/Post-LN and init effects in the blocks.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "study/plan.h"
+
+namespace gpt2lab {
+
+namespace fs = std::filesystem;
+
+// out_data: the cache folder (OUT/data). Throws Error when --data is missing
+// or when out_data was prepared from another corpus or vocabulary size.
+StudyData ensure_study_data(const fs::path& data, const fs::path& out_data, int vocab_size, int threads,
+                            const std::function<void(const std::string&)>& log);
+
+}  // namespace gpt2lab

@@ -1,0 +1,193 @@
+#include "study/plan.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace gpt2lab {
+
+namespace {
+
+// 0.003 -> "3e-3", 0.0005 -> "5e-4": short, exact for the grid's values.
+std::string lr_tag(double lr) {
+  const int e = static_cast<int>(std::floor(std::log10(lr) + 1e-9));
+  const double m = lr / std::pow(10.0, e);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ge%d", std::round(m * 100) / 100, e);
+  return buf;
+}
+
+TrainOptions base_options(const Budget& b, const StudyShape& s, int n_layer, NormPlacement norm, InitScheme init,
+                          bool residual_scale, const StudyData& data, const std::string& out, int threads) {
+  TrainOptions o;
+  o.model = make_config(n_layer, s.n_head, s.n_embd, s.seq_len, data.vocab_size, norm, init);
+  o.model.residual_scale = residual_scale;
+  o.model.validate();
+  o.seed = b.seed;  // one seed for every run: runs differ only in what the grid varies
+  o.data = data.dir;
+  o.out = out;
+  o.batch_size = s.batch_size;
+  o.seq_len = s.seq_len;
+  o.steps = s.steps;
+  o.schedule.kind = ScheduleKind::cosine;
+  o.grad_clip = b.grad_clip;
+  o.max_loss = std::log(static_cast<double>(data.vocab_size)) + b.max_loss_over_uniform;
+  o.eval_every = s.eval_every;
+  o.eval_batches = s.eval_batches;
+  o.save_every = s.save_every;
+  o.diag_every = s.diag_every;
+  o.log_every = std::max(1L, s.steps / 4);
+  o.shuffle = true;  // i.i.d. batches: the corpus is in chronological order
+  o.threads = threads;
+  o.tokenizer = data.tokenizer;
+  return o;
+}
+
+void set_lr(TrainOptions& o, double lr, long warmup) {
+  o.schedule.lr = lr;
+  o.schedule.min_lr = lr / 10;
+  o.schedule.warmup = warmup;
+  o.schedule.steps = o.steps;
+}
+
+std::string join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
+
+std::vector<RunSpec> plan_grad_at_init(const Budget& b, const StudyData& data) {
+  std::vector<RunSpec> runs;
+  for (int depth : b.gai_depths) {
+    for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
+      for (InitScheme init : {InitScheme::gpt2, InitScheme::normal, InitScheme::xavier, InitScheme::he}) {
+        RunSpec r;
+        r.preset = "grad-at-init";
+        r.kind = RunKind::grad_at_init;
+        r.name = "gai-L" + std::to_string(depth) + "-" + to_string(norm) + "-" + to_string(init);
+        r.variables = {{"depth", depth}, {"norm", to_string(norm)}, {"init", to_string(init)}};
+        r.gai.model = make_config(depth, b.gai.n_head, b.gai.n_embd, b.gai.seq_len, data.vocab_size, norm, init);
+        r.gai.model.validate();
+        r.gai.batch_size = b.gai.batch_size;
+        r.gai.seq_len = b.gai.seq_len;
+        r.gai.batches = b.gai_batches;
+        r.gai.seed = b.seed;
+        runs.push_back(std::move(r));
+      }
+    }
+  }
+  return runs;
+}
+
+std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
+  std::vector<RunSpec> runs;
+  const long warmup = static_cast<long>(std::lround(b.warmup_fraction * static_cast<double>(b.norm.steps)));
+  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
+    for (long w : {0L, warmup}) {
+      for (double lr : {b.norm_lr, b.norm_high_lr}) {
+        RunSpec r;
+        r.preset = "norm";
+        r.name = std::string("norm-") + to_string(norm) + (w ? "-warmup" : "-nowarmup") + "-lr" + lr_tag(lr);
+        r.variables = {{"norm", to_string(norm)}, {"warmup", w}, {"lr", lr}, {"lr_level", lr == b.norm_lr ? "normal" : "high"}};
+        r.train = base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, join(dir, r.name), threads);
+        set_lr(r.train, lr, w);
+        runs.push_back(std::move(r));
+      }
+    }
+  }
+  return runs;
+}
+
+std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
+  std::vector<RunSpec> runs;
+  const long warmup = static_cast<long>(std::lround(b.warmup_fraction * static_cast<double>(b.init.steps)));
+  struct Variant {
+    InitScheme init;
+    bool scale;
+  };
+  // gpt2 is normal + residual scale; xavier and he get both settings; for
+  // zero the scale has nothing to scale.
+  const Variant variants[] = {{InitScheme::zero, false},  {InitScheme::normal, false}, {InitScheme::gpt2, true},
+                              {InitScheme::xavier, false}, {InitScheme::xavier, true}, {InitScheme::he, false},
+                              {InitScheme::he, true}};
+  for (const std::string& norm_name : b.init_norms) {
+    const NormPlacement norm = parse_norm(norm_name);
+    for (const Variant& v : variants) {
+      RunSpec r;
+      r.preset = "init";
+      r.name = std::string("init-") + to_string(norm) + "-" + to_string(v.init) +
+               (v.scale && v.init != InitScheme::gpt2 ? "-scale" : "");
+      r.variables = {{"norm", to_string(norm)}, {"init", to_string(v.init)}, {"residual_scale", v.scale}};
+      r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, join(dir, r.name), threads);
+      set_lr(r.train, b.init_lr, warmup);
+      runs.push_back(std::move(r));
+    }
+  }
+  return runs;
+}
+
+std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
+  std::vector<RunSpec> runs;
+  for (int depth : b.depths) {
+    for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
+      for (bool scale : {true, false}) {
+        RunSpec r;
+        r.preset = "depth";
+        r.name = "depth-L" + std::to_string(depth) + "-" + to_string(norm) + (scale ? "-scale" : "-noscale");
+        r.variables = {{"depth", depth}, {"norm", to_string(norm)}, {"residual_scale", scale}};
+        // Residual scale on is GPT-2's init; off is the same normal(0.02)
+        // without it.
+        r.train = base_options(b, b.depth, depth, norm, scale ? InitScheme::gpt2 : InitScheme::normal, scale, data,
+                               join(dir, r.name), threads);
+        set_lr(r.train, b.depth_lr, 0);
+        runs.push_back(std::move(r));
+      }
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget, const StudyData& data,
+                                 const std::string& runs_dir, int threads) {
+  if (preset == "grad-at-init") return plan_grad_at_init(budget, data);
+  if (preset == "norm") return plan_norm(budget, data, runs_dir, threads);
+  if (preset == "init") return plan_init(budget, data, runs_dir, threads);
+  if (preset == "depth") return plan_depth(budget, data, runs_dir, threads);
+  throw Error("unknown preset '" + preset + "' (choose grad-at-init, norm, init, depth or all)");
+}
+
+std::vector<std::string> parse_presets(const std::string& spec) {
+  std::vector<std::string> wanted;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "all") {
+      wanted.assign(std::begin(kStudyPresets), std::end(kStudyPresets));
+      continue;
+    }
+    bool known = false;
+    for (const char* p : kStudyPresets) known = known || item == p;
+    check(known, "unknown preset '" + item + "' (choose grad-at-init, norm, init, depth or all)");
+    wanted.push_back(item);
+  }
+  check(!wanted.empty(), "--preset is empty (choose grad-at-init, norm, init, depth or all)");
+  // Run order is the canonical one, each preset once.
+  std::vector<std::string> out;
+  for (const char* p : kStudyPresets)
+    for (const auto& w : wanted)
+      if (w == p) {
+        out.push_back(p);
+        break;
+      }
+  return out;
+}
+
+nlohmann::json to_json(const GradAtInitSpec& g) {
+  return {{"model", to_json(g.model)},
+          {"batch_size", g.batch_size},
+          {"seq_len", g.seq_len},
+          {"batches", g.batches},
+          {"seed", g.seed}};
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,54 @@
+// The grid of runs each preset stands for, as plain data: a name, what
+// varies (for the report's legends and tables), and the exact options.
+// Planning does no work, so a study can list, skip and resume runs by name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.h"
+#include "study/budget.h"
+#include "train/trainer.h"
+
+namespace gpt2lab {
+
+// Presets in the order `--preset all` runs them.
+inline constexpr const char* kStudyPresets[] = {"grad-at-init", "norm", "init", "depth"};
+
+// The dataset every run of a study trains on.
+struct StudyData {
+  std::string dir;        // llm.c shards train*.bin / val*.bin
+  std::string tokenizer;  // Tokenizer::resolve spec; empty: no samples
+  std::string tokenizer_identity;
+  int vocab_size = 0;
+};
+
+enum class RunKind { train, grad_at_init };
+
+struct GradAtInitSpec {
+  ModelConfig model;
+  int batch_size = 0, seq_len = 0, batches = 0;
+  uint64_t seed = 0;
+};
+
+struct RunSpec {
+  std::string name;    // unique in a study; also the folder under OUT/runs
+  std::string preset;
+  RunKind kind = RunKind::train;
+  nlohmann::json variables;  // what this run varies, e.g. {"norm": "post", "lr": 0.003}
+  TrainOptions train;        // kind == train (out is set)
+  GradAtInitSpec gai;        // kind == grad_at_init
+};
+
+// Throws Error for an unknown preset (naming the choices).
+std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget, const StudyData& data,
+                                 const std::string& runs_dir, int threads);
+
+// "all" or a comma-separated list -> preset names in run order; throws Error.
+std::vector<std::string> parse_presets(const std::string& spec);
+
+nlohmann::json to_json(const GradAtInitSpec& g);
+
+}  // namespace gpt2lab

@@ -1,0 +1,456 @@
+#include "study/study.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <ctime>
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "core/threads.h"
+#include "io/checkpoint.h"
+#include "study/analysis.h"
+#include "study/budget.h"
+#include "study/dataset.h"
+#include "study/grad_at_init.h"
+#include "study/plan.h"
+#include "tokenizer/tokenizer.h"
+#include "train/trainer.h"
+
+namespace gpt2lab {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kStudyFile = "study.json";
+constexpr const char* kGradFile = "grad_at_init.json";
+
+// One study per OUT at a time: a second process would interleave runs and
+// overwrite study.json. The lock dies with the process.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const fs::path& dir) {
+    const fs::path p = dir / ".lock";
+    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    check(fd_ >= 0, "cannot open '" + p.string() + "'");
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw Error("another study is running in '" + dir.string() + "' (it holds " + p.string() + ")");
+    }
+  }
+  ~DirectoryLock() { ::close(fd_); }
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  if (s >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%.1fs", s);
+  return buf;
+}
+
+std::optional<nlohmann::json> read_json_if_exists(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return std::nullopt;
+  auto j = nlohmann::json::parse(read_file(p), nullptr, false);
+  if (j.is_discarded()) return std::nullopt;  // torn by a crash mid-write elsewhere: redo
+  return j;
+}
+
+// What a training run's metrics.jsonl says about how it went. Read from the
+// metrics rather than result.json so that it is right however the run ended.
+nlohmann::json outcome_from_metrics(const fs::path& metrics_path, const std::string& status) {
+  nlohmann::json o = {{"status", status}};
+  std::error_code ec;
+  if (!fs::exists(metrics_path, ec)) return o;
+  const std::string text = read_file(metrics_path);
+  size_t pos = 0;
+  long steps = 0;
+  double last_loss = NAN, val_loss = NAN, min_loss = INFINITY;
+  long val_step = -1;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const auto row = nlohmann::json::parse(text.substr(pos, end - pos), nullptr, false);
+    pos = end + 1;
+    if (!row.is_object()) continue;
+    if (row.contains("diverged")) {
+      o["diverged_at"] = row.value("step", -1L);
+      o["reason"] = row.value("reason", "");
+    } else if (row.contains("val_loss") && row["val_loss"].is_number()) {
+      val_loss = row["val_loss"].get<double>();
+      val_step = row.value("step", -1L);
+    } else if (row.contains("loss") && row["loss"].is_number()) {
+      last_loss = row["loss"].get<double>();
+      min_loss = std::min(min_loss, last_loss);
+      steps = row.value("step", 0L) + 1;
+    }
+  }
+  o["steps"] = steps;
+  if (std::isfinite(last_loss)) o["last_loss"] = last_loss;
+  if (std::isfinite(min_loss)) o["min_loss"] = min_loss;
+  if (std::isfinite(val_loss)) {
+    o["val_loss"] = val_loss;
+    o["val_step"] = val_step;
+    o["val_ppl"] = std::exp(val_loss);
+  }
+  return o;
+}
+
+class Study {
+ public:
+  explicit Study(const StudyOptions& o) : o_(o), budget_(budget_by_name(o.budget)) {
+    log_ = o.log ? o.log : [](const std::string&) {};
+  }
+
+  StudySummary run() {
+    std::error_code ec;
+    out_ = fs::absolute(o_.out).lexically_normal();
+    fs::create_directories(out_ / "runs", ec);
+    check(!ec, "cannot create '" + (out_ / "runs").string() + "': " + ec.message());
+    DirectoryLock lock(out_);
+    set_threads(o_.threads);
+
+    check_budget_matches();
+    data_ = ensure_study_data(o_.data, out_ / "data", budget_.vocab_size, o_.threads, log_);
+    open_study_file();
+
+    std::vector<RunSpec> runs;
+    for (const auto& p : o_.presets) {
+      auto planned = plan_preset(p, budget_, data_, (out_ / "runs").string(), o_.threads);
+      runs.insert(runs.end(), planned.begin(), planned.end());
+    }
+    summary_.planned = static_cast<int>(runs.size());
+    log_("study: budget " + budget_.name + ", " + std::to_string(runs.size()) + " runs (" + join_presets() +
+         ") into " + out_.string());
+    if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
+
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " + runs[i].name;
+      if (runs[i].kind == RunKind::grad_at_init) do_grad_at_init(runs[i], tag);
+      else do_train(runs[i], tag);
+      if (summary_.interrupted) {
+        save_study_file();
+        log_("study: interrupted; rerun the same command to carry on (finished runs are kept)");
+        return summary_;
+      }
+    }
+    save_study_file();
+    log_("study: " + std::to_string(summary_.ran) + " runs done now, " + std::to_string(summary_.already_done) +
+         " found done; " + std::to_string(summary_.diverged) + " diverged; results in " +
+         (out_ / kStudyFile).string());
+    if (o_.report) {
+      log_("study: drawing the report (tools/report.py)");
+      summary_.report_written = run_report(out_, &summary_.report_message);
+      if (summary_.report_written) log_("study: report in " + (out_ / "report.md").string() + " and report.html");
+      else log_("study: no report: " + summary_.report_message);
+    }
+    return summary_;
+  }
+
+ private:
+  std::string join_presets() const {
+    std::string s;
+    for (const auto& p : o_.presets) s += (s.empty() ? "" : ", ") + p;
+    return s;
+  }
+
+  nlohmann::json data_json() const {
+    return {{"dir", data_.dir},
+            {"tokenizer", data_.tokenizer},
+            {"tokenizer_identity", data_.tokenizer_identity},
+            {"vocab_size", data_.vocab_size}};
+  }
+
+  // Runs of different sizes do not mix: checked before any data work.
+  void check_budget_matches() const {
+    const auto j = read_json_if_exists(out_ / kStudyFile);
+    if (!j || !j->contains("budget")) return;
+    const std::string had = (*j)["budget"].value("name", "");
+    check(had == budget_.name, (out_ / kStudyFile).string() + " holds a study with budget '" + had + "', not '" +
+                                   budget_.name + "'; use another --out (runs of different sizes do not mix)");
+  }
+
+  // Loads OUT/study.json if there is one, refusing to mix budgets or data.
+  void open_study_file() {
+    const fs::path p = out_ / kStudyFile;
+    std::error_code ec;
+    if (fs::exists(p, ec)) {
+      study_ = Json::parse(read_file(p), nullptr, false);
+      check(!study_.is_discarded() && study_.is_object() && study_.contains("runs"),
+            p.string() + " is not a study file; use another --out");
+      const std::string had = study_["budget"].value("name", "");
+      check(had == budget_.name, p.string() + " holds a study with budget '" + had + "', not '" + budget_.name +
+                                     "'; use another --out (runs of different sizes do not mix)");
+      const std::string ident = study_["data"].value("tokenizer_identity", "");
+      check(ident == data_.tokenizer_identity,
+            p.string() + " holds a study on other data (" + ident + "); use another --out");
+    } else {
+      study_ = Json::object();
+      study_["format"] = "gpt2lab study";
+      study_["version"] = 1;
+      study_["created"] = now_utc();
+      study_["runs"] = Json::array();
+    }
+    study_["budget"] = to_json(budget_);
+    study_["data"] = data_json();
+    study_["threads"] = o_.threads > 0 ? o_.threads : hardware_threads();
+    if (!o_.command.empty()) study_["command"] = o_.command;
+    Json presets = study_.contains("presets") ? study_["presets"] : Json::array();
+    for (const auto& p : o_.presets)
+      if (std::find(presets.begin(), presets.end(), Json(p)) == presets.end()) presets.push_back(p);
+    Json ordered = Json::array();
+    for (const char* p : kStudyPresets)
+      if (std::find(presets.begin(), presets.end(), Json(p)) != presets.end()) ordered.push_back(p);
+    study_["presets"] = ordered;
+  }
+
+  void save_study_file() {
+    study_["updated"] = now_utc();
+    write_file_atomic(out_ / kStudyFile,
+                      study_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+
+  Json& record(const RunSpec& r) {
+    for (auto& rec : study_["runs"])
+      if (rec.value("name", "") == r.name) return rec;
+    Json rec = Json::object();
+    rec["name"] = r.name;
+    study_["runs"].push_back(rec);
+    return study_["runs"].back();
+  }
+
+  void do_grad_at_init(const RunSpec& r, const std::string& tag) {
+    const fs::path dir = out_ / "runs" / r.name;
+    const fs::path file = dir / kGradFile;
+    Json& rec = record(r);
+    rec["preset"] = r.preset;
+    rec["kind"] = "grad-at-init";
+    rec["variables"] = r.variables;
+    rec["config"] = to_json(r.gai);
+    rec["dir"] = "runs/" + r.name;
+    if (auto done = read_json_if_exists(file)) {
+      ++summary_.already_done;
+      rec["status"] = "completed";
+      rec["result"] = *done;
+      log_(tag + ": done before, kept");
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const InitGradients g = measure_init_gradients(r.gai.model, data_.dir, r.gai.batch_size, r.gai.seq_len,
+                                                   r.gai.batches, r.gai.seed);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    nlohmann::json result = to_json(g);
+    result["seconds"] = secs;
+    fs::create_directories(dir);
+    write_file_atomic(file, result.dump(2) + "\n");
+    rec["status"] = "completed";
+    rec["result"] = result;
+    ++summary_.ran;
+    save_study_file();
+    const int L = r.gai.model.n_layer;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ": loss %.3f, FFN grad norm layer 1 %.3g, layer %d %.3g (%s)", g.loss,
+                  g.ffn.front(), L, g.ffn.back(), seconds_text(secs).c_str());
+    log_(tag + buf);
+  }
+
+  void do_train(const RunSpec& r, const std::string& tag) {
+    const fs::path dir = out_ / "runs" / r.name;
+    Json& rec = record(r);
+    rec["preset"] = r.preset;
+    rec["kind"] = "train";
+    rec["variables"] = r.variables;
+    nlohmann::json cfg = to_json(r.train);
+    cfg.erase("out");
+    cfg.erase("threads");
+    rec["config"] = cfg;
+    rec["dir"] = "runs/" + r.name;
+    rec["metrics"] = "runs/" + r.name + "/metrics.jsonl";
+
+    std::error_code ec;
+    std::string status;
+    bool resume = false;
+    if (auto res = read_json_if_exists(dir / "result.json")) {
+      status = res->value("status", "");
+      resume = status == "interrupted";
+    } else if (fs::exists(dir / "config.json", ec)) {
+      resume = true;  // crashed mid-run: its last checkpoint (if any) carries on
+    }
+    const bool finished = status == "completed" || status == "diverged";
+    if (finished) {
+      ++summary_.already_done;
+      if (status == "diverged") ++summary_.diverged;
+      // Analysis missing (crash between the run and study.json): redo it,
+      // it is deterministic and cheap.
+      if (rec.value("status", "") != status || !rec.contains("outcome")) analyse(r, rec, status);
+      log_(tag + ": " + status + " before, kept");
+      return;
+    }
+
+    TrainOptions t = r.train;
+    t.resume = resume;
+    t.force = !resume;  // a folder without config.json holds nothing to keep
+    t.quiet = o_.quiet;
+    log_(tag + (resume ? ": resuming" : ": training") + " (L" + std::to_string(t.model.n_layer) + " C" +
+         std::to_string(t.model.n_embd) + ", " + to_string(t.model.norm) + "-LN, init " + to_string(t.model.init) +
+         (t.model.residual_scale ? "+scale" : "") + ", lr " + nlohmann::json(t.schedule.lr).dump() + ", warmup " +
+         std::to_string(t.schedule.warmup) + ", " + std::to_string(t.steps) + " steps)");
+    const auto t0 = std::chrono::steady_clock::now();
+    install_stop_handlers();
+    TrainResult result = train(t);
+    // Outside a training run a signal ends the process at once; everything
+    // on disk is written atomically, so a rerun resumes from there.
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rec["seconds"] = rec.value("seconds", 0.0) + secs;
+    ++summary_.ran;
+    if (result.status == "interrupted") {
+      rec["status"] = "interrupted";
+      rec["outcome"] = outcome_from_metrics(dir / "metrics.jsonl", "interrupted");
+      summary_.interrupted = true;
+      log_(tag + ": interrupted at step " + std::to_string(result.steps_done));
+      return;
+    }
+    if (result.status == "diverged") ++summary_.diverged;
+    analyse(r, rec, result.status);
+    save_study_file();
+    const auto& oc = rec["outcome"];
+    std::string what = result.status;
+    if (result.status == "diverged")
+      what += " at step " + oc.value("diverged_at", nlohmann::json(-1)).dump() + " (" + result.reason + ")";
+    char buf[96];
+    if (oc.contains("val_loss")) {
+      std::snprintf(buf, sizeof buf, ", val loss %.3f (ppl %.1f)", oc["val_loss"].get<double>(),
+                    oc["val_ppl"].get<double>());
+      what += buf;
+    }
+    log_(tag + ": " + what + " in " + seconds_text(secs));
+  }
+
+  // Outcome, hidden-unit symmetry and text sample of a finished run.
+  void analyse(const RunSpec& r, Json& rec, const std::string& status) {
+    const fs::path dir = out_ / "runs" / r.name;
+    rec["status"] = status;
+    rec["outcome"] = outcome_from_metrics(dir / "metrics.jsonl", status);
+    std::error_code ec;
+    const fs::path ckpt = dir / "checkpoint";
+    if (!fs::exists(ckpt / kConfigFile, ec)) {
+      rec["sample"] = nullptr;
+      rec["note"] = "no checkpoint (the run diverged before its first save)";
+      return;
+    }
+    if (auto st = read_json_if_exists(ckpt / "state.json")) rec["checkpoint_step"] = st->value("step", 0L);
+    const GPT2<float> model = load_model(ckpt);
+    const int L = model.config().n_layer;
+    Json sym = Json::array();
+    sym.push_back(Json(to_json(hidden_unit_spread(model, 0))));
+    if (L > 1) sym.push_back(Json(to_json(hidden_unit_spread(model, L - 1))));
+    rec["symmetry"] = sym;
+    if (tokenizer_) {
+      const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
+                                       budget_.sample_temperature, budget_.sample_top_k, budget_.seed);
+      rec["sample"] = to_json(s);
+    } else {
+      rec["sample"] = nullptr;
+      rec["note"] = "no tokenizer for this dataset, so no text sample";
+    }
+  }
+
+  const StudyOptions& o_;
+  Budget budget_;
+  std::function<void(const std::string&)> log_;
+  fs::path out_;
+  StudyData data_;
+  Json study_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  StudySummary summary_;
+};
+
+fs::path report_script() {
+  if (const char* env = std::getenv("GPT2LAB_REPORT_SCRIPT"); env && *env) return env;
+  return fs::path(GPT2LAB_SOURCE_DIR) / "tools" / "report.py";
+}
+
+std::string python_interpreter() {
+  if (const char* env = std::getenv("GPT2LAB_PYTHON"); env && *env) return env;
+  // Debian's interpreter is the one with python3-matplotlib; a virtualenv's
+  // python3 first on PATH usually lacks it.
+  std::error_code ec;
+  if (fs::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";
+  return "python3";
+}
+
+}  // namespace
+
+StudySummary run_study(const StudyOptions& options) {
+  check(!options.out.empty(), "--out is required");
+  check(!options.presets.empty(), "no preset given");
+  Study s(options);
+  return s.run();
+}
+
+bool run_report(const fs::path& out, std::string* message) {
+  const fs::path script = report_script();
+  std::error_code ec;
+  if (!fs::exists(script, ec)) {
+    *message = "report script '" + script.string() + "' not found (set GPT2LAB_REPORT_SCRIPT)";
+    return false;
+  }
+  const std::string py = python_interpreter();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    *message = "cannot start " + py;
+    return false;
+  }
+  if (pid == 0) {
+    const std::string s = script.string(), o = out.string();
+    ::execlp(py.c_str(), py.c_str(), s.c_str(), o.c_str(), static_cast<char*>(nullptr));
+    std::fprintf(stderr, "cannot run %s\n", py.c_str());
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) break;
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 3)
+    *message = "matplotlib is missing for " + py +
+               " (Debian: apt-get install python3-matplotlib); the runs are complete, draw the report later with: " +
+               py + " " + script.string() + " " + out.string();
+  else if (code == 127)
+    *message = "cannot run " + py + " (install python3 or set GPT2LAB_PYTHON)";
+  else
+    *message = "the report script failed (exit " + std::to_string(code) + "); rerun: " + py + " " +
+               script.string() + " " + out.string();
+  return false;
+}
+
+}  // namespace gpt2lab

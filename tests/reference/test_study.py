@@ -1,0 +1,166 @@
+"""`gpt2lab study` end to end on a miniature study (budget `tiny`: small
+models, a few steps, a corpus made here): every preset runs, study.json
+records every run, the report has every section and figure, a rerun redoes
+nothing, and a study interrupted mid-way resumes without redoing finished
+runs and ends with the same metrics as an uninterrupted one."""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["GPT2LAB_BIN"]
+SOURCE = os.environ.get("GPT2LAB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+failures = []
+
+SECTIONS = ["# gpt2lab study report", "## Summary of findings", "## grad-at-init: gradient norms at initialization",
+            "## norm: Pre-LN vs Post-LN, warmup and learning rate", "## init: initialization schemes and the residual scale",
+            "## depth: Pre-LN vs Post-LN as depth grows", "## Text samples", "## Divergence and loss spikes",
+            "## Method"]
+FIGURES = ["grad_at_init_profiles.png", "grad_at_init_residual.png", "norm_loss.png", "norm_grad_norm.png",
+           "init_loss.png", "init_layer_grad_norms.png", "init_symmetry.png", "depth_final_loss.png",
+           "depth_loss.png", "samples_quality.png"]
+# tiny budget: 2 depths x 2 norms x 4 inits; 8 norm runs; 7 init runs; 2 depths x 4 variants.
+EXPECTED_RUNS = 16 + 8 + 7 + 8
+
+
+def expect(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def make_corpus(path):
+    rnd = random.Random(7)
+    words = ("the congress shall make laws for the people of the united states and the nation will keep "
+             "its promise to every citizen in peace and in war").split()
+    os.makedirs(path)
+    for i in range(24):
+        with open(os.path.join(path, f"doc{i:02d}.txt"), "w") as f:
+            for _ in range(60):
+                f.write(" ".join(rnd.choice(words) for _ in range(rnd.randint(5, 14))).capitalize() + ". ")
+
+
+def study(corpus, out, *extra):
+    cmd = [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", out, "--threads", "1", "--quiet", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True,
+                          env={**os.environ, "GPT2LAB_REPORT_SCRIPT": os.path.join(SOURCE, "tools", "report.py")})
+
+
+def stable_metrics(run_dir):
+    """metrics.jsonl without the wall-clock fields."""
+    rows = []
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            r.pop("ms", None)
+            r.pop("tokens_per_s", None)
+            rows.append(r)
+    return rows
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    corpus = os.path.join(tmp, "corpus")
+    make_corpus(corpus)
+
+    # 1. The whole miniature study.
+    a = os.path.join(tmp, "a")
+    r = study(corpus, a, "--preset", "all")
+    if r.returncode != 0:
+        print(r.stdout, r.stderr)
+        raise SystemExit("study failed")
+    with open(os.path.join(a, "study.json")) as f:
+        s = json.load(f)
+    runs = s["runs"]
+    expect(len(runs) == EXPECTED_RUNS, f"study.json records {len(runs)} runs (expected {EXPECTED_RUNS})")
+    expect(all(x["status"] in ("completed", "diverged") for x in runs), "every run finished")
+    expect(s["presets"] == ["grad-at-init", "norm", "init", "depth"] and s["budget"]["name"] == "tiny",
+           "study.json names the presets and budget")
+    train_runs = [x for x in runs if x["kind"] == "train"]
+    expect(all("config" in x and "outcome" in x and "variables" in x for x in train_runs),
+           "every training run has config, variables and outcome")
+    expect(all(os.path.exists(os.path.join(a, x["metrics"])) for x in train_runs), "every run has metrics.jsonl")
+    expect(all(x.get("sample") and "distinct_2" in x["sample"] and "repeated_4gram_rate" in x["sample"]
+               for x in train_runs if x["status"] == "completed"), "every completed run has a text sample with measures")
+    expect(all("val_ppl" in x["outcome"] for x in train_runs if x["status"] == "completed"),
+           "every completed run has a validation perplexity")
+    gai = [x for x in runs if x["kind"] == "grad-at-init"]
+    expect(all(len(x["result"]["grad_norm"]["ffn"]) == x["variables"]["depth"] and
+               len(x["result"]["residual_rms"]) == x["variables"]["depth"] + 1 for x in gai),
+           "grad-at-init records per-layer gradient norms and residual RMS")
+    zero = [x for x in runs if x["name"] == "init-pre-zero"][0]
+    normal = [x for x in runs if x["name"] == "init-pre-normal"][0]
+    expect(zero["symmetry"][0]["distinct_units"] == 1 and zero["symmetry"][0]["spread"] == 0.0,
+           "zero init: the MLP hidden units stay identical (1 distinct unit, spread 0)")
+    expect(normal["symmetry"][0]["distinct_units"] == normal["symmetry"][0]["units"],
+           "normal init: every hidden unit distinct")
+
+    with open(os.path.join(a, "report.md")) as f:
+        md = f.read()
+    with open(os.path.join(a, "report.html")) as f:
+        page = f.read()
+    for sec in SECTIONS:
+        expect(sec in md, f"report.md has section '{sec}'")
+    for fig in FIGURES:
+        expect(f"(figures/{fig})" in md and os.path.getsize(os.path.join(a, "figures", fig)) > 1000,
+               f"report.md shows figure {fig}")
+    expect(page.count("src='data:image/png;base64,") == len(FIGURES), "report.html inlines every figure")
+    expect("Not run in this study" not in md, "no preset section is empty")
+    expect("zero init: after 12 steps the first layer's MLP has 1 distinct hidden unit" in md,
+           "the findings state the zero-init symmetry with its measured number")
+
+    # 2. A rerun redoes nothing.
+    mtimes = {x["name"]: os.path.getmtime(os.path.join(a, x["metrics"])) for x in train_runs}
+    r = study(corpus, a, "--preset", "all", "--no-report")
+    expect(r.returncode == 0 and "0 runs done now, 39 found done" in r.stderr,
+           "rerunning a finished study redoes no run")
+    expect(all(os.path.getmtime(os.path.join(a, x["metrics"])) == mtimes[x["name"]] for x in train_runs),
+           "no run's metrics were rewritten")
+
+    # 3. Interrupt a study in the middle of its runs, then resume it.
+    b = os.path.join(tmp, "b")
+    cmd = [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", b, "--threads", "1", "--quiet",
+           "--preset", "norm", "--no-report"]
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    for line in p.stderr:
+        if line.startswith("[4/8]") and "training" in line:
+            p.send_signal(signal.SIGTERM)
+            break
+    p.stderr.read()
+    p.wait()
+    done_before = {}
+    for name in os.listdir(os.path.join(b, "runs")):
+        res = os.path.join(b, "runs", name, "result.json")
+        if os.path.exists(res):
+            with open(res) as f:
+                if json.load(f)["status"] in ("completed", "diverged"):
+                    done_before[name] = os.path.getmtime(os.path.join(b, "runs", name, "metrics.jsonl"))
+    expect(len(done_before) == 3 or len(done_before) == 4,
+           f"the signal stopped the study after 3 finished runs (found {len(done_before)})")
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    expect(r.returncode == 0, "the resumed study finishes")
+    kept = r.stderr.count("before, kept")
+    expect(kept == len(done_before), f"the rerun keeps the {len(done_before)} finished runs (kept {kept})")
+    expect(all(os.path.getmtime(os.path.join(b, "runs", n, "metrics.jsonl")) == t for n, t in done_before.items()),
+           "finished runs were not redone")
+    with open(os.path.join(b, "study.json")) as f:
+        sb = json.load(f)
+    expect(len(sb["runs"]) == 8 and all(x["status"] in ("completed", "diverged") for x in sb["runs"]),
+           "after the resume all 8 norm runs are finished")
+    same = all(stable_metrics(os.path.join(b, x["dir"])) == stable_metrics(os.path.join(a, x["dir"]))
+               for x in sb["runs"])
+    expect(same, "the interrupted-then-resumed study has the same metrics as the uninterrupted one")
+
+    # 4. Clear errors.
+    r = study(corpus, a, "--preset", "nonsense")
+    expect(r.returncode != 0 and "unknown preset 'nonsense'" in r.stderr, "an unknown preset is refused by name")
+    r = study(os.path.join(tmp, "missing"), os.path.join(tmp, "c"), "--preset", "norm")
+    expect(r.returncode != 0 and "does not exist" in r.stderr, "a missing --data is refused")
+    r = subprocess.run([BIN, "study", "--budget", "quick", "--data", corpus, "--out", a, "--preset", "norm"],
+                       capture_output=True, text=True)
+    expect(r.returncode != 0 and "budget 'tiny'" in r.stderr, "a study folder refuses runs of another budget")
+
+print(f"{len(failures)} study checks failed" if failures else "all study checks passed")
+sys.exit(1 if failures else 0)
