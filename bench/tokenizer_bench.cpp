@@ -10,6 +10,8 @@
 //  - tiktoken's encode alone, and its whole node process printing ids;
 //  - BPE training of an 8k vocabulary on the corpus.
 // Needs scripts/fetch_data.sh's data and node. Not run by ctest.
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,20 +36,44 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+double cpu_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double children_cpu() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
-// Best wall time of a shell command, in seconds; exits if it fails.
-double time_command(const std::string& cmd, int repeats) {
-  double best = 1e30;
+// Best wall and best CPU time (user + system, all threads) of a run. CPU time
+// is the steadier figure on a machine shared with other work; for one thread
+// it equals the wall time of an idle machine.
+struct Timing {
+  double wall = 1e30, cpu = 1e30;
+  void add(double w, double c) {
+    wall = std::min(wall, w);
+    cpu = std::min(cpu, c);
+  }
+};
+
+// Timing of a shell command; exits if it fails.
+Timing time_command(const std::string& cmd, int repeats) {
+  Timing t;
   for (int r = 0; r < repeats; ++r) {
-    const double t0 = now();
+    const double t0 = now(), c0 = children_cpu();
     if (std::system(cmd.c_str()) != 0) {
       std::fprintf(stderr, "tokenizer_bench: command failed: %s\n", cmd.c_str());
       std::exit(1);
     }
-    best = std::min(best, now() - t0);
+    t.add(now() - t0, children_cpu() - c0);
   }
-  return best;
+  return t;
 }
 
 std::string command_output(const std::string& cmd) {
@@ -101,30 +127,36 @@ int main(int argc, char** argv) {
   const std::string tt = command_output("node " + quote(helper) + " " + quote(tiktoken) +
                                         " time " + quote(corpus_file) + " " +
                                         std::to_string(repeats));
-  const double tt_encode = std::atof(tt.c_str());
-  const long tt_tokens = std::atol(tt.c_str() + tt.find(' ') + 1);
-  const double tt_process =
+  Timing tt_encode;
+  long tt_tokens = 0;
+  {
+    double wall = 0, cpu = 0;
+    std::sscanf(tt.c_str(), "%lf %ld %lf", &wall, &tt_tokens, &cpu);
+    tt_encode.add(wall, cpu);
+  }
+  const Timing tt_process =
       time_command("node " + quote(helper) + " " + quote(tiktoken) + " gpt2 ordinary " +
                        quote(corpus_file) + " > /dev/null",
                    repeats);
 
-  const double p1 = time_command(quote(bin) + " tokenize --threads 1 < " + quote(corpus_file) +
+  const Timing p1 = time_command(quote(bin) + " tokenize --threads 1 < " + quote(corpus_file) +
                                      " > /dev/null",
                                  repeats);
-  const double pn = time_command(quote(bin) + " tokenize --threads " + std::to_string(cores) +
+  const Timing pn = time_command(quote(bin) + " tokenize --threads " + std::to_string(cores) +
                                      " < " + quote(corpus_file) + " > /dev/null",
                                  repeats);
 
   const Tokenizer tok = Tokenizer::resolve("gpt2");
-  double e1 = 1e30, en = 1e30;
+  Timing e1, en;
   size_t n_tokens = 0;
   for (int r = 0; r < repeats; ++r) {
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     n_tokens = tok.encode(corpus, false).size();
-    e1 = std::min(e1, now() - t0);
+    e1.add(now() - t0, cpu_now() - c0);
     t0 = now();
+    c0 = cpu_now();
     tok.encode_parallel(corpus, false, cores);
-    en = std::min(en, now() - t0);
+    en.add(now() - t0, cpu_now() - c0);
   }
 
   const std::vector<std::string> docs = [] {
@@ -132,32 +164,42 @@ int main(int argc, char** argv) {
     for (const auto& f : list_documents({default_corpus_dir()})) d.push_back(read_file(f));
     return d;
   }();
-  double train = 1e30;
+  Timing train;
   for (int r = 0; r < std::min(repeats, 3); ++r) {
-    const double t0 = now();
+    const double t0 = now(), c0 = cpu_now();
     train_bpe(docs, 8192, 1);
-    train = std::min(train, now() - t0);
+    train.add(now() - t0, cpu_now() - c0);
   }
   fs::remove(corpus_file);
 
   if (static_cast<long>(n_tokens) != tt_tokens)
     std::printf("WARNING: token counts differ: gpt2lab %zu, tiktoken %ld\n", n_tokens, tt_tokens);
   std::printf("tokens: %zu (gpt2lab) %ld (tiktoken)\n\n", n_tokens, tt_tokens);
-  std::printf("%-46s %8s %9s %12s\n", "what", "seconds", "MB/s", "vs tiktoken");
-  auto row = [&](const char* what, double s) {
-    std::printf("%-46s %8.3f %9.1f %11.2fx\n", what, s, mb / s, tt_encode / s);
+  std::printf("%-46s %8s %8s %12s %8s %8s %12s\n", "", "wall s", "MB/s", "vs tiktoken",
+              "CPU s", "MB/s", "vs tiktoken");
+  auto row = [&](const char* what, const Timing& t, bool cpu_column = true) {
+    std::printf("%-46s %8.3f %8.1f %11.2fx", what, t.wall, mb / t.wall, tt_encode.wall / t.wall);
+    if (cpu_column)
+      std::printf(" %8.3f %8.1f %11.2fx", t.cpu, mb / t.cpu, tt_encode.cpu / t.cpu);
+    std::printf("\n");
   };
   row("tiktoken 1.0.22 encode (node, in process)", tt_encode);
   row("tiktoken whole node process (prints ids)", tt_process);
   row("gpt2lab tokenize, whole process, 1 thread", p1);
   char label[64];
   std::snprintf(label, sizeof label, "gpt2lab tokenize, whole process, %d threads", cores);
-  row(label, pn);
+  row(label, pn, false);  // CPU time sums the threads: no speed figure
   row("gpt2lab encode (in process), 1 thread", e1);
   std::snprintf(label, sizeof label, "gpt2lab encode (in process), %d threads", cores);
-  row(label, en);
-  std::printf("\nwhole process, 1 thread: %.2fx tiktoken's encode alone, %.2fx its whole process\n",
-              tt_encode / p1, tt_process / p1);
-  std::printf("BPE training, 8192 tokens, 1 thread: %.2f s\n", train);
+  row(label, en, false);
+  std::printf("\nwhole gpt2lab process, 1 thread, vs tiktoken's encode alone: %.2fx (wall), "
+              "%.2fx (CPU)\n",
+              tt_encode.wall / p1.wall, tt_encode.cpu / p1.cpu);
+  std::printf("BPE training, 8192 tokens, 1 thread: %.2f s wall, %.2f s CPU\n", train.wall,
+              train.cpu);
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) > 0)
+    std::printf("load average at the end: %.2f (other work on the machine skews wall times)\n",
+                load[0]);
   return 0;
 }
