@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "model/vecmath.h"
+
 namespace gpt2lab {
 
 namespace {
@@ -101,9 +103,11 @@ void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight,
   for (int r = 0; r < N; ++r) {
     const R* x = inp + static_cast<size_t>(r) * C;
     R m = 0;
+#pragma omp simd reduction(+ : m)
     for (int c = 0; c < C; ++c) m += x[c];
     m /= C;
     R v = 0;
+#pragma omp simd reduction(+ : v)
     for (int c = 0; c < C; ++c) {
       R d = x[c] - m;
       v += d * d;
@@ -216,14 +220,16 @@ void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH
         for (int s = 0; s <= t; ++s) {
           const R* k = qkv + (static_cast<size_t>(b) * T + s) * C3 + C + h * hs;
           R dot = 0;
+#pragma omp simd reduction(+ : dot)
           for (int i = 0; i < hs; ++i) dot += q[i] * k[i];
           dot *= scale;
           a[s] = dot;
           maxv = std::max(maxv, dot);
         }
         R sum = 0;
+#pragma omp simd reduction(+ : sum)
         for (int s = 0; s <= t; ++s) {
-          a[s] = std::exp(a[s] - maxv);
+          a[s] = vexp(a[s] - maxv);
           sum += a[s];
         }
         const R inv = R(1) / sum;
@@ -267,6 +273,7 @@ void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int 
             const R* v = qkv + row + 2 * C + h * hs;
             R* dv = dqkv + row + 2 * C + h * hs;
             R g = 0;
+#pragma omp simd reduction(+ : g)
             for (int i = 0; i < hs; ++i) {
               g += d[i] * v[i];
               dv[i] += a[s] * d[i];
@@ -294,21 +301,21 @@ void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int 
 template <typename R>
 void gelu_forward(R* out, const R* inp, long n) {
   const R k = std::sqrt(R(2) / R(M_PI));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
   for (long i = 0; i < n; ++i) {
     const R x = inp[i];
-    out[i] = R(0.5) * x * (R(1) + std::tanh(k * (x + R(0.044715) * x * x * x)));
+    out[i] = R(0.5) * x * (R(1) + vtanh(k * (x + R(0.044715) * x * x * x)));
   }
 }
 
 template <typename R>
 void gelu_backward(R* dinp, const R* inp, const R* dout, long n) {
   const R k = std::sqrt(R(2) / R(M_PI));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
   for (long i = 0; i < n; ++i) {
     const R x = inp[i];
     const R u = k * (x + R(0.044715) * x * x * x);
-    const R th = std::tanh(u);
+    const R th = vtanh(u);
     const R sech2 = R(1) - th * th;
     const R du = k * (R(1) + R(3) * R(0.044715) * x * x);
     dinp[i] += dout[i] * (R(0.5) * (R(1) + th) + R(0.5) * x * sech2 * du);
@@ -335,10 +342,12 @@ R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* 
     const R* z = logits + static_cast<size_t>(r) * Vp;
     R* p = probs + static_cast<size_t>(r) * Vp;
     R maxv = -INFINITY;
+#pragma omp simd reduction(max : maxv)
     for (int i = 0; i < V; ++i) maxv = std::max(maxv, z[i]);
     R sum = 0;
+#pragma omp simd reduction(+ : sum)
     for (int i = 0; i < V; ++i) {
-      p[i] = std::exp(z[i] - maxv);
+      p[i] = vexp(z[i] - maxv);
       sum += p[i];
     }
     const R inv = R(1) / sum;

@@ -30,6 +30,7 @@ struct SamplingOptions {
   bool stop_at_eot = false;
   int eot_id = 50256;              // ignored when outside the vocab
   ContextPolicy context = ContextPolicy::stop;
+  bool bf16_weights = false;       // decode with bf16 copies of the weights
 };
 
 // Draws the next token from raw logits (V of them) of one position. `history`

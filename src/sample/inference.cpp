@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "model/bf16.h"
 #include "model/kernels.h"
+#include "model/vecmath.h"
 
 namespace gpt2lab {
 
@@ -30,6 +31,7 @@ void attention_cached(float* out, const float* qkv, const float* k_cache, const 
         for (int s = 0; s <= last; ++s) {
           const float* k = k_cache + static_cast<size_t>(s) * C + h * hs;
           float dot = 0;
+#pragma omp simd reduction(+ : dot)
           for (int d = 0; d < hs; ++d) dot += q[d] * k[d];
           dot *= scale;
           att[s] = dot;
@@ -37,7 +39,7 @@ void attention_cached(float* out, const float* qkv, const float* k_cache, const 
         }
         float sum = 0;
         for (int s = 0; s <= last; ++s) {
-          att[s] = std::exp(att[s] - maxv);
+          att[s] = vexp(att[s] - maxv);
           sum += att[s];
         }
         const float inv = 1.0f / sum;

@@ -11,7 +11,7 @@ AdamW::AdamW(const ParamLayout& layout, AdamWConfig config) : config_(config) {
   v_.assign(layout.size(), 0.0f);
 }
 
-void AdamW::step(float* params, const float* grads, float lr) {
+void AdamW::step(float* params, const float* grads, float lr, float grad_scale) {
   ++t_;
   const float b1 = config_.beta1, b2 = config_.beta2, eps = config_.eps;
   // Bias corrections as PyTorch computes them: Python floats (double), then
@@ -25,9 +25,9 @@ void AdamW::step(float* params, const float* grads, float lr) {
   for (const Range& r : ranges_) {
     const float decay = r.decay ? 1.0f - lr * config_.weight_decay : 1.0f;
     const long begin = static_cast<long>(r.begin), end = static_cast<long>(r.end);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
     for (long i = begin; i < end; ++i) {
-      const float g = grads[i];
+      const float g = grads[i] * grad_scale;
       float p = params[i] * decay;
       m[i] = m[i] * b1 + g * (1.0f - b1);
       v[i] = v[i] * b2 + (1.0f - b2) * (g * g);
@@ -46,6 +46,7 @@ double global_norm(const float* grads, size_t n) {
   for (int k = 0; k < kChunks; ++k) {
     const size_t b = n * k / kChunks, e = n * (k + 1) / kChunks;
     double s = 0;
+#pragma omp simd reduction(+ : s)
     for (size_t i = b; i < e; ++i) s += static_cast<double>(grads[i]) * grads[i];
     partial[k] = s;
   }
@@ -54,11 +55,16 @@ double global_norm(const float* grads, size_t n) {
   return std::sqrt(total);
 }
 
+float clip_factor(double norm, double max_norm) {
+  if (max_norm <= 0) return 1.0f;
+  const double coef = max_norm / (norm + 1e-6);
+  return coef < 1.0 ? static_cast<float>(coef) : 1.0f;
+}
+
 double clip_grad_norm(float* grads, size_t n, double max_norm) {
   const double norm = global_norm(grads, n);
-  const double coef = max_norm / (norm + 1e-6);
-  if (coef < 1.0) {
-    const float c = static_cast<float>(coef);
+  const float c = clip_factor(norm, max_norm);
+  if (c < 1.0f) {
     const long len = static_cast<long>(n);
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < len; ++i) grads[i] *= c;

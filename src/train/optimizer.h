@@ -23,7 +23,9 @@ class AdamW {
   AdamW(const ParamLayout& layout, AdamWConfig config);
 
   // One update with learning rate lr; t (the step count) advances first.
-  void step(float* params, const float* grads, float lr);
+  // The gradients are read multiplied by grad_scale (the clipping factor),
+  // which saves a separate pass over them.
+  void step(float* params, const float* grads, float lr, float grad_scale = 1.0f);
 
   int64_t t() const { return t_; }
   void set_t(int64_t t) { t_ = t; }
@@ -47,8 +49,11 @@ class AdamW {
 // L2 norm of the whole gradient buffer (computed in double, fixed order).
 double global_norm(const float* grads, size_t n);
 
-// torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that
-// is below 1. Returns the norm before clipping.
+// torch.nn.utils.clip_grad_norm_'s factor: max_norm / (norm + 1e-6) when that
+// is below 1, else 1 (also when max_norm is 0: clipping off).
+float clip_factor(double norm, double max_norm);
+
+// Scales the gradients in place by clip_factor. Returns the norm before.
 double clip_grad_norm(float* grads, size_t n, double max_norm);
 
 }  // namespace gpt2lab

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "core/error.h"
 #include "core/file.h"
@@ -88,6 +89,84 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
+// The first non-finite value among the weights and Adam moments, as a
+// divergence reason ("" if all are finite). A finite loss and gradient norm
+// do not prove the update left finite weights (a huge --lr overflows them),
+// and a checkpoint must never hold NaN/inf: it is what --resume and sampling
+// trust.
+std::string non_finite_state(const GPT2<float>& model, const AdamW& opt) {
+  auto first_bad = [](const float* p, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i])) return i;
+    return n;
+  };
+  const size_t n = model.buffer_size();
+  if (first_bad(model.params(), n) < n) return "parameters are not finite after the update";
+  if (first_bad(opt.m().data(), opt.m().size()) < opt.m().size() ||
+      first_bad(opt.v().data(), opt.v().size()) < opt.v().size())
+    return "optimizer moments are not finite after the update";
+  return "";
+}
+
+struct CheckpointState {
+  long step = 0;
+  int64_t adam_t = 0, data_position = 0;
+  size_t metrics_bytes = 0;
+};
+
+// state.json is read back from disk on --resume, so it is checked like any
+// outside input: a torn or edited file must be an Error naming the field,
+// not a negative data position indexing before the batch windows or a
+// metrics length that would extend metrics.jsonl with zeros.
+CheckpointState read_checkpoint_state(const fs::path& path, const fs::path& metrics) {
+  const std::string where = path.string();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": not valid JSON (" + e.what() + ")");
+  }
+  check(j.is_object(), where + ": expected a JSON object");
+  auto field = [&](const char* key, int64_t max) {
+    auto it = j.find(key);
+    check(it != j.end() && it->is_number_integer(), where + ": field '" + key + "' must be an integer");
+    check(!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(max),
+          where + ": field '" + key + "' is out of range");
+    const int64_t v = it->get<int64_t>();
+    check(v >= 0 && v <= max, where + ": field '" + key + "' = " + std::to_string(v) + " is out of range");
+    return v;
+  };
+  CheckpointState s;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 4;
+  s.step = static_cast<long>(field("step", std::numeric_limits<long>::max() / 4));
+  s.adam_t = field("adam_t", kMax);
+  s.data_position = field("data_position", kMax);
+  s.metrics_bytes = static_cast<size_t>(field("metrics_bytes", kMax));
+  std::error_code ec;
+  const auto have = fs::exists(metrics, ec) ? fs::file_size(metrics, ec) : 0;
+  check(!ec && s.metrics_bytes <= have,
+        where + ": field 'metrics_bytes' = " + std::to_string(s.metrics_bytes) + " but " + metrics.string() +
+            " has " + std::to_string(have) + " bytes (was metrics.jsonl replaced?)");
+  return s;
+}
+
+// A crash inside save_checkpoint leaves its staging directory behind (or,
+// right after the exchange, the previous checkpoint under the staging name).
+// Neither is ever read again, so each start removes them; at a model's size
+// they would otherwise fill the disk over many crashes. Only while a whole
+// checkpoint is in place: on a filesystem without RENAME_EXCHANGE a crash
+// between publish_directory's two renames leaves the previous checkpoint
+// only under a staging name (".old"), and that must not be deleted.
+void remove_stale_staging(const fs::path& run) {
+  std::error_code ec;
+  if (!fs::exists(run / kCheckpointDir / kStateFile, ec)) return;
+  const std::string prefix = std::string(kCheckpointDir) + ".tmp-";
+  for (const auto& e : fs::directory_iterator(run, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && e.is_directory(ec)) fs::remove_all(e.path(), ec);
+  }
+}
+
 void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW& opt,
                      const DataLoader& loader, long step, MetricsLog& metrics,
                      const TrainOptions& o) {
@@ -157,34 +236,61 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"tokenizer", o.tokenizer}};
 }
 
+namespace {
+
+// Numbers of a run's config.json, read back on --resume: nlohmann's get<int>
+// on 1e300 or get<float> on 1e300 is an out-of-range conversion (UB), so the
+// type and range are checked first and a bad value is an Error naming it.
+template <class T>
+T json_integer(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& v = j.at(key);
+  check(v.is_number_integer(), where + ": field '" + key + "' must be an integer");
+  const bool fits = v.is_number_unsigned() ? std::in_range<T>(v.get<uint64_t>()) : std::in_range<T>(v.get<int64_t>());
+  check(fits, where + ": field '" + key + "' = " + v.dump() + " is out of range");
+  return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>()) : static_cast<T>(v.get<int64_t>());
+}
+
+template <class T>
+T json_real(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& v = j.at(key);
+  check(v.is_number(), where + ": field '" + key + "' must be a number");
+  const double d = v.get<double>();
+  check(std::abs(d) <= static_cast<double>(std::numeric_limits<T>::max()),
+        where + ": field '" + key + "' = " + v.dump() + " is out of range");
+  return static_cast<T>(d);
+}
+
+}  // namespace
+
 TrainOptions train_options_from_json(const nlohmann::json& j, const std::string& where) {
   TrainOptions o;
+  check(j.is_object(), where + ": expected a JSON object");
   try {
     o.model = config_from_json(j.at("model"), where + ": model");
     o.init_from = j.at("init_from").get<std::string>();
-    o.seed = j.at("seed").get<uint64_t>();
+    o.seed = json_integer<uint64_t>(j, "seed", where);
     o.data = j.at("data").get<std::string>();
-    o.batch_size = j.at("batch_size").get<int>();
-    o.seq_len = j.at("seq_len").get<int>();
-    o.accum = j.at("accum").get<int>();
-    o.steps = j.at("steps").get<long>();
-    o.schedule.lr = j.at("lr").get<double>();
-    o.schedule.min_lr = j.at("min_lr").get<double>();
-    o.schedule.warmup = j.at("warmup").get<long>();
+    o.batch_size = json_integer<int>(j, "batch_size", where);
+    o.seq_len = json_integer<int>(j, "seq_len", where);
+    o.accum = json_integer<int>(j, "accum", where);
+    o.steps = json_integer<long>(j, "steps", where);
+    o.schedule.lr = json_real<double>(j, "lr", where);
+    o.schedule.min_lr = json_real<double>(j, "min_lr", where);
+    o.schedule.warmup = json_integer<long>(j, "warmup", where);
     o.schedule.kind = parse_schedule(j.at("schedule").get<std::string>());
-    o.adam.beta1 = j.at("beta1").get<float>();
-    o.adam.beta2 = j.at("beta2").get<float>();
-    o.adam.eps = j.at("eps").get<float>();
-    o.adam.weight_decay = j.at("weight_decay").get<float>();
-    o.grad_clip = j.at("grad_clip").get<double>();
-    o.max_loss = j.at("max_loss").get<double>();
-    o.eval_every = j.at("eval_every").get<long>();
-    o.eval_batches = j.at("eval_batches").get<long>();
-    o.save_every = j.at("save_every").get<long>();
-    o.diag_every = j.at("diag_every").get<long>();
-    o.log_every = j.at("log_every").get<long>();
+    o.adam.beta1 = json_real<float>(j, "beta1", where);
+    o.adam.beta2 = json_real<float>(j, "beta2", where);
+    o.adam.eps = json_real<float>(j, "eps", where);
+    o.adam.weight_decay = json_real<float>(j, "weight_decay", where);
+    o.grad_clip = json_real<double>(j, "grad_clip", where);
+    o.max_loss = json_real<double>(j, "max_loss", where);
+    o.eval_every = json_integer<long>(j, "eval_every", where);
+    o.eval_batches = json_integer<long>(j, "eval_batches", where);
+    o.save_every = json_integer<long>(j, "save_every", where);
+    o.diag_every = json_integer<long>(j, "diag_every", where);
+    o.log_every = json_integer<long>(j, "log_every", where);
     o.shuffle = j.at("shuffle").get<bool>();
-    o.threads = j.at("threads").get<int>();
+    o.threads = json_integer<int>(j, "threads", where);
     o.tokenizer = j.at("tokenizer").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + ": " + e.what());
@@ -207,6 +313,8 @@ void validate(const TrainOptions& o) {
   positive(o.steps, "--steps");
   positive(o.eval_batches, "--eval-batches");
   check(o.schedule.lr > 0 && std::isfinite(o.schedule.lr), "--lr must be positive");
+  // The optimizer runs in float; a larger value would not convert (UB).
+  check(o.schedule.lr <= std::numeric_limits<float>::max(), "--lr must be at most 3.4e38 (a float)");
   non_negative(o.schedule.min_lr, "--min-lr");
   check(o.schedule.warmup >= 0, "--warmup must be >= 0");
   non_negative(o.grad_clip, "--grad-clip");
@@ -230,16 +338,16 @@ TrainResult train(TrainOptions o) {
   std::error_code ec;
   size_t metrics_keep = 0;
   long start_step = 0;
-  nlohmann::json state;
+  CheckpointState state;
   const bool have_checkpoint = fs::exists(run / kCheckpointDir / kStateFile, ec);
 
   if (o.resume) {
     check(fs::exists(run / kRunConfigFile, ec),
           "--resume: '" + run.string() + "' has no config.json; it is not a training run");
     if (have_checkpoint) {
-      state = nlohmann::json::parse(read_file(run / kCheckpointDir / kStateFile));
-      metrics_keep = state.at("metrics_bytes").get<size_t>();
-      start_step = state.at("step").get<long>();
+      state = read_checkpoint_state(run / kCheckpointDir / kStateFile, run / kMetricsFile);
+      metrics_keep = state.metrics_bytes;
+      start_step = state.step;
     }
   } else if (fs::exists(run / kRunConfigFile, ec) || fs::exists(run / kMetricsFile, ec)) {
     check(o.force, "'" + run.string() +
@@ -283,6 +391,19 @@ TrainResult train(TrainOptions o) {
                                      " but the model's vocab_size is " + std::to_string(mc.vocab_size) +
                                      " (was it prepared with another tokenizer?)");
   o.schedule.steps = o.steps;
+  if (o.tokenizer.empty()) {
+    // Record the dataset's tokenizer with the checkpoints, so that sampling
+    // decodes with the vocabulary the model was trained on.
+    const fs::path meta = fs::path(o.data) / "meta.json";
+    if (fs::exists(meta, ec)) {
+      try {
+        const auto j = nlohmann::json::parse(read_file(meta));
+        if (j.contains("tokenizer") && j["tokenizer"].contains("spec")) o.tokenizer = j["tokenizer"]["spec"].get<std::string>();
+      } catch (const nlohmann::json::exception&) {
+        // meta.json is informational here; a malformed one only loses the record.
+      }
+    }
+  }
 
   AdamW opt(model->layout(), o.adam);
   if (o.resume && have_checkpoint) {
@@ -294,12 +415,13 @@ TrainResult train(TrainOptions o) {
         f.read_f32(which + t.name, (which[0] == 'm' ? opt.m() : opt.v()).data() + t.offset);
       }
     }
-    opt.set_t(state.at("adam_t").get<int64_t>());
-    train_loader.set_position(state.at("data_position").get<int64_t>());
+    opt.set_t(state.adam_t);
+    train_loader.set_position(state.data_position);
   }
 
   fs::create_directories(run, ec);
   check(!ec, "cannot create run directory '" + run.string() + "': " + ec.message());
+  remove_stale_staging(run);
   if (!o.resume) write_file_atomic(run / kRunConfigFile, to_json(o).dump(2) + "\n");
   MetricsLog metrics(run / kMetricsFile, metrics_keep);
 
@@ -334,6 +456,20 @@ TrainResult train(TrainOptions o) {
     result.steps_done = start_step;
     return result;
   }
+  // Before a checkpoint is written: weights or moments that are not finite
+  // end the run as diverged at `at_step`, and the last good checkpoint stays.
+  auto refuse_non_finite_checkpoint = [&](long at_step) {
+    const std::string why = non_finite_state(*model, opt);
+    if (why.empty()) return false;
+    metrics.write({{"step", at_step}, {"diverged", true}, {"reason", why}});
+    metrics.sync();
+    result.status = "diverged";
+    result.reason = why;
+    result.steps_done = at_step;
+    if (tty) std::fputc('\n', stderr);
+    if (!o.quiet) std::fprintf(stderr, "train: diverged at step %ld (%s); last good checkpoint kept\n", at_step, why.c_str());
+    return true;
+  };
   double time_sum = 0;
   long timed_steps = 0;
   bool saved_at_end = false;
@@ -350,20 +486,29 @@ TrainResult train(TrainOptions o) {
     const double lr = o.schedule.at(step);
     model->zero_grad();
     double loss_sum = 0;
+    const bool inject = step == o.inject_nan_at;
+    const float fault = o.inject_kind.rfind("inf", 0) == 0 ? std::numeric_limits<float>::infinity()
+                                                           : std::numeric_limits<float>::quiet_NaN();
     for (int k = 0; k < o.accum; ++k) {
       train_loader.next_batch(inputs.data(), targets.data());
+      float* poisoned = nullptr;
+      float kept = 0;
+      if (inject && k == 0 && o.inject_kind.ends_with("-activation")) {
+        poisoned = model->params() + model->layout().wte + static_cast<size_t>(inputs[0]) * mc.n_embd;
+        kept = std::exchange(*poisoned, fault);
+      }
       loss_sum += model->forward(inputs.data(), targets.data(), B, T);
       model->backward(1.0f / static_cast<float>(o.accum));
+      if (poisoned) *poisoned = kept;
     }
     const double loss = loss_sum / o.accum;
-    if (step == o.inject_nan_at) model->grads()[model->layout().layers[0].c_fc_w] = std::numeric_limits<float>::quiet_NaN();
+    if (inject && o.inject_kind.ends_with("-grad")) model->grads()[model->layout().layers[0].c_fc_w] = fault;
     const bool diag = step == 0 || (o.diag_every > 0 && step % o.diag_every == 0);
     nlohmann::json diag_row;
     if (diag) {
       diag_row = {{"step", step}, {"grad_norms", gradient_norms(*model)}, {"residual_rms", residual_rms(*model)}};
     }
-    const double norm = o.grad_clip > 0 ? clip_grad_norm(model->grads(), model->buffer_size(), o.grad_clip)
-                                        : global_norm(model->grads(), model->buffer_size());
+    const double norm = global_norm(model->grads(), model->buffer_size());
     std::string why;
     if (!std::isfinite(loss)) why = "loss is not finite";
     else if (o.max_loss > 0 && loss > o.max_loss) why = "loss exceeds --max-loss";
@@ -381,7 +526,7 @@ TrainResult train(TrainOptions o) {
     }
     std::vector<float> before;
     if (diag) before.assign(model->params(), model->params() + model->buffer_size());
-    opt.step(model->params(), model->grads(), static_cast<float>(lr));
+    opt.step(model->params(), model->grads(), static_cast<float>(lr), clip_factor(norm, o.grad_clip));
     if (diag) {
       diag_row["update_ratio"] = update_ratios(*model, before);
       metrics.write(diag_row);
@@ -406,6 +551,7 @@ TrainResult train(TrainOptions o) {
       // The final checkpoint waits for the final eval row so that it is
       // included; every other one is written here.
       if (step + 1 != o.steps || stop) {
+        if (refuse_non_finite_checkpoint(step + 1)) break;
         save_checkpoint(run, *model, opt, train_loader, step + 1, metrics, o);
         saved_at_end = step + 1 == o.steps;
       }
@@ -419,8 +565,10 @@ TrainResult train(TrainOptions o) {
   }
   if (result.status == "completed") {
     if (tty) std::fputc('\n', stderr);
-    if (!saved_at_end) save_checkpoint(run, *model, opt, train_loader, o.steps, metrics, o);
-    result.steps_done = o.steps;
+    if (saved_at_end || !refuse_non_finite_checkpoint(o.steps)) {
+      if (!saved_at_end) save_checkpoint(run, *model, opt, train_loader, o.steps, metrics, o);
+      result.steps_done = o.steps;
+    }
   }
   nlohmann::json r = {{"status", result.status}, {"steps", result.steps_done}, {"last_loss", result.last_loss}};
   if (result.last_val_loss >= 0) r["val_loss"] = result.last_val_loss;

@@ -46,6 +46,29 @@ TEST(Inference, CachedDecodingEqualsFullForwardAtEveryPosition) {
   }
 }
 
+TEST(Inference, Bf16WeightsStayCloseToF32) {
+  GPT2<float> m(make_config(2, 4, 64, 16, 300, NormPlacement::pre, InitScheme::gpt2));
+  m.init_weights(2);
+  InferenceSession f32(m), b16(m, InferenceOptions{true});
+  std::vector<int> prompt = {5, 9, 200, 17};
+  const float* a = f32.append(prompt);
+  const float* b = b16.append(prompt);  // prefill runs in fp32 either way
+  for (int v = 0; v < 300; ++v) ASSERT_EQ(a[v], b[v]);
+  double worst = 0, scale = 0;
+  for (int step = 0; step < 6; ++step) {
+    const int next = (step * 37) % 300;
+    a = f32.append(std::span<const int>(&next, 1));
+    b = b16.append(std::span<const int>(&next, 1));
+    for (int v = 0; v < 300; ++v) {
+      worst = std::max(worst, std::abs(double(a[v]) - b[v]));
+      scale = std::max(scale, std::abs(double(a[v])));
+    }
+  }
+  // bf16 keeps 8 significant bits: relative error of order 2^-8 at most.
+  EXPECT_LT(worst / scale, 1.0 / 64);
+  EXPECT_GT(worst, 0.0);  // the bf16 path really ran
+}
+
 std::vector<double> dist(std::vector<float> logits, SamplingOptions o, std::vector<int> hist = {}) {
   return sampling_distribution(logits, o, hist);
 }

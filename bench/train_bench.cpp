@@ -1,0 +1,114 @@
+// One full training step (forward, backward, AdamW) of gpt2lab on a given
+// model and batch, timed after warm-up: median of --steps steps. Also
+// measures this machine's sgemm peak (OpenBLAS, square 2048) in the same
+// process. Run by bench/train_compare.sh beside PyTorch.
+//   train_bench --layers L --heads H --embd C --vocab V -B B -T T [--threads N] [--steps K] [--json]
+#include <cblas.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "core/threads.h"
+#include "model/gpt2.h"
+#include "train/optimizer.h"
+
+using namespace gpt2lab;
+using Clock = std::chrono::steady_clock;
+
+static double sgemm_peak() {
+  const int n = 2048;
+  std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n);
+  double best = 0;
+  for (int r = 0; r < 4; ++r) {
+    auto t0 = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::max(best, 2.0 * n * n * n / s / 1e9);
+  }
+  return best;
+}
+
+int main(int argc, char** argv) {
+  int L = 12, H = 12, C = 768, V = 50257, B = 4, T = 64, threads = 2, steps = 10;
+  bool json = false, peak = true;
+  for (int i = 1; i < argc; ++i) {
+    auto next = [&] { return std::atoi(argv[++i]); };
+    if (!std::strcmp(argv[i], "--layers")) L = next();
+    else if (!std::strcmp(argv[i], "--heads")) H = next();
+    else if (!std::strcmp(argv[i], "--embd")) C = next();
+    else if (!std::strcmp(argv[i], "--vocab")) V = next();
+    else if (!std::strcmp(argv[i], "-B")) B = next();
+    else if (!std::strcmp(argv[i], "-T")) T = next();
+    else if (!std::strcmp(argv[i], "--threads")) threads = next();
+    else if (!std::strcmp(argv[i], "--steps")) steps = next();
+    else if (!std::strcmp(argv[i], "--json")) json = true;
+    else if (!std::strcmp(argv[i], "--no-peak")) peak = false;
+  }
+  set_threads(threads);
+  const double peak_gflops = peak ? sgemm_peak() : 0;
+  GPT2<float> model(make_config(L, H, C, std::max(T, 64), V, NormPlacement::pre, InitScheme::gpt2));
+  model.init_weights(1);
+  AdamW opt(model.layout(), AdamWConfig{});
+  Rng rng(7);
+  std::vector<int> tokens(size_t(B) * T), targets(size_t(B) * T);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    tokens[i] = static_cast<int>(rng.below(V));
+    targets[i] = static_cast<int>(rng.below(V));
+  }
+  std::vector<double> ms;
+  double phase[5] = {};
+  auto cpu_now = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+  };
+  double cpu0 = 0;
+  for (int s = 0; s < steps + 2; ++s) {  // two warm-up steps
+    if (s == 2) cpu0 = cpu_now();
+    auto t0 = Clock::now();
+    model.zero_grad();
+    auto t1 = Clock::now();
+    model.forward(tokens.data(), targets.data(), B, T);
+    auto t2 = Clock::now();
+    model.backward();
+    auto t3 = Clock::now();
+    const double norm = global_norm(model.grads(), model.buffer_size());
+    auto t4 = Clock::now();
+    opt.step(model.params(), model.grads(), 1e-4f, clip_factor(norm, 1.0));
+    auto t5 = Clock::now();
+    if (s >= 2) {
+      ms.push_back(std::chrono::duration<double, std::milli>(t5 - t0).count());
+      const Clock::time_point tp[6] = {t0, t1, t2, t3, t4, t5};
+      for (int k = 0; k < 5; ++k) phase[k] += std::chrono::duration<double, std::milli>(tp[k + 1] - tp[k]).count() / steps;
+    }
+  }
+  if (!json)
+    std::printf("phases (mean ms): zero_grad %.1f, forward %.1f, backward %.1f, clip %.1f, adamw %.1f\n", phase[0],
+                phase[1], phase[2], phase[3], phase[4]);
+  const double cpu_ms = (cpu_now() - cpu0) / steps;
+  std::sort(ms.begin(), ms.end());
+  const double median = ms[ms.size() / 2];
+  // Model FLOPs: 6 N per token for the matmuls (N without position embeddings)
+  // plus attention 6 L T C per token (forward + backward of QK^T and AV, causal half counted as full).
+  const double N = static_cast<double>(model.layout().num_parameters()) - double(model.config().block_size) * C;
+  const double flops = 6.0 * N * B * T + 6.0 * L * double(T) * T * C * B;
+  const double gflops = flops / (median / 1000) / 1e9;
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  const double rss_mb = ru.ru_maxrss / 1024.0;
+  if (json)
+    std::printf("{\"impl\": \"gpt2lab\", \"ms\": %.2f, \"tokens_per_s\": %.1f, \"gflops\": %.1f, \"sgemm_peak\": %.1f, "
+                "\"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n", median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
+  else
+    std::printf("gpt2lab L%d H%d C%d V%d B%d T%d, %d threads: %.1f ms/step, %.0f tok/s, %.1f GFLOP/s (sgemm peak %.1f), "
+                "peak RSS %.0f MB, CPU %.1f ms/step\n", L, H, C, V, B, T, threads, median, B * T / (median / 1000), gflops,
+                peak_gflops, rss_mb, cpu_ms);
+  return 0;
+}

@@ -1,0 +1,41 @@
+// exp and tanh that the compiler can vectorize.
+//
+// libm's expf/tanhf are opaque calls, so every loop around them runs one
+// element at a time. These are branch-free (Cody-Waite reduction plus a
+// degree-6 polynomial, about 2 ulp) and inline, so loops over them become
+// SIMD code. The double overloads stay exact: the tests run the kernels in
+// double against finite differences.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace gpt2lab {
+
+inline float vexp(float x) {
+  // Clamp into the range where 2^n stays a normal float.
+  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  const float n = std::nearbyint(x * 1.44269504088896341f);
+  // x - n ln2 in two steps: ln2 = hi + lo with hi exact in few bits.
+  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  float p = 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  return p * std::bit_cast<float>(bits);
+}
+inline double vexp(double x) { return std::exp(x); }
+
+inline float vtanh(float u) {
+  // tanh(u) = sign(u) (1 - 2 / (e^{2|u|} + 1)); absolute error ~1e-7.
+  const float a = u < 0 ? -u : u;
+  const float t = 1.0f - 2.0f / (vexp(2.0f * a) + 1.0f);
+  return u < 0 ? -t : t;
+}
+inline double vtanh(double u) { return std::tanh(u); }
+
+}  // namespace gpt2lab
