@@ -36,6 +36,7 @@ Budget full_budget() {
   b.gai = shape(0, 4, 256, 8, 128, 0, 0, 0, 0, 0);
   b.gai_batches = 4;
   b.norm = shape(6, 4, 256, 8, 128, 300, 50, 8, 25, 50);
+  b.norm_high_lr = 5e-3;  // probed: 1e-2 stalls both placements in the first 50 steps
   b.init = shape(6, 4, 128, 8, 128, 400, 50, 8, 25, 100);
   b.init_norms = {"pre", "post"};
   b.depths = {2, 6, 12, 24};
