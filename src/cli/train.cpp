@@ -59,7 +59,10 @@ void add(CLI::App& app) {
   sub->add_flag("--force", o->t.force, "Replace an existing run in --out");
   sub->add_flag("--quiet", o->t.quiet, "No progress output");
   sub->add_option("--tokenizer", o->t.tokenizer, "Tokenizer to record with the checkpoint (gpt2 or DIR)");
-  sub->add_option("--inject-nan-at", o->t.inject_nan_at, "Testing aid: poison a gradient at this step")
+  sub->add_option("--inject-nan-at", o->t.inject_nan_at, "Testing aid: inject a fault at this step")
+      ->group("");
+  sub->add_option("--inject-kind", o->t.inject_kind, "Testing aid: nan-grad, inf-grad, nan-activation, inf-activation")
+      ->check(CLI::IsMember({"nan-grad", "inf-grad", "nan-activation", "inf-activation"}))
       ->group("");
   add_threads_flag(sub, o->t.threads);
 
@@ -112,6 +115,7 @@ void add(CLI::App& app) {
       saved.resume = true;
       saved.quiet = t.quiet;
       saved.inject_nan_at = t.inject_nan_at;
+      saved.inject_kind = t.inject_kind;
       if (sub->get_option("--steps")->count()) saved.steps = t.steps;
       if (sub->get_option("--threads")->count()) saved.threads = t.threads;
       if (sub->get_option("--log-every")->count()) saved.log_every = t.log_every;

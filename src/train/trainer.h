@@ -48,7 +48,11 @@ struct TrainOptions {
   int threads = 0;
   bool resume = false;
   bool force = false;          // replace an existing run in `out`
-  long inject_nan_at = -1;     // testing aid: poison a gradient at this step
+  long inject_nan_at = -1;     // testing aid: inject a fault at this step
+  // Which fault: nan-grad / inf-grad (a gradient entry), nan-activation /
+  // inf-activation (the embedding lookup of the step's first token, i.e. the
+  // input activation of layer 0; the weight itself is restored afterwards).
+  std::string inject_kind = "nan-grad";
   bool quiet = false;          // no progress output
   std::string tokenizer;       // recorded with the checkpoint for sampling
 };
