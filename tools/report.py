@@ -546,6 +546,17 @@ def section_norm(doc, st, findings):
             where = f" (at lr {', '.join(fmt_lr(r['variables']['lr']) for r in div)})" if div else ""
             f.append(f"{'Post' if norm == 'post' else 'Pre'}-LN {'with' if w else 'without'} warmup diverged in "
                      f"{len(div)} of {len(group)} runs{where}.")
+    # Which placement tolerated which learning rate.
+    for lr in lrs:
+        dp = sum(st.diverged(cell[(n, w, lr)]) for n in ("pre",) for w in warmups if ("pre", w, lr) in cell)
+        dq = sum(st.diverged(cell[(n, w, lr)]) for n in ("post",) for w in warmups if ("post", w, lr) in cell)
+        if dp > dq:
+            f.append(f"At lr {fmt_lr(lr)} Pre-LN diverged in {dp} and Post-LN in {dq} of {len(warmups)} runs each: "
+                     "the opposite of Xiong et al. (2020), who find Pre-LN the one that tolerates large learning "
+                     "rates without warmup.")
+        elif dq > dp:
+            f.append(f"At lr {fmt_lr(lr)} Post-LN diverged in {dq} and Pre-LN in {dp} of {len(warmups)} runs each, "
+                     "as Xiong et al. (2020) lead one to expect.")
     # Pre vs Post at equal settings.
     better, compared, diffs = 0, 0, []
     for w in warmups:
@@ -1013,6 +1024,8 @@ def main():
         "diverge (rounded up to 0.05); the first step whose smoothed loss reaches it.",
         f"Xiong pattern at init: Post-LN's last/first-layer FFN gradient ratio above {GROWS}, Pre-LN's at most "
         f"{GROWS}.",
+        "One seed per setting (the same seed for every run, so runs differ only in what the grid varies): "
+        "differences of a few hundredths of a nat between two runs are within what another seed could change.",
         "All numbers and every finding above are computed by tools/report.py from study.json and the runs' "
         "metrics.jsonl; rerunning it on the same folder gives the same report.",
     ])

@@ -142,6 +142,8 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("Post-LN without warmup diverged in 0 of 2 runs." in mb, "B: Post-LN without warmup diverged in 0 of 2")
     expect("Pre-LN without warmup diverged in 0 of 2 runs." in ma and "Pre-LN without warmup diverged in 0 of 2 runs."
            in mb, "Pre-LN never diverged in either")
+    expect("At lr 3e-3 Post-LN diverged in 1 and Pre-LN in 0 of 2 runs each, as Xiong et al." in ma and
+           "At lr" not in mb, "A: which placement diverged at which lr; B: no such sentence")
     expect("This matches Xiong et al. (2020, Fig. 3) in all 4 settings." in ma,
            "A: growing Post-LN profile -> matches Xiong et al.")
     expect("This disagrees with Xiong et al. (2020, Fig. 3)" in mb and "appears in only 0 of 4 settings" in mb,
