@@ -12,6 +12,8 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch python3-numpy python3-matplotlib
   nodejs npm
+  libopenmpi-dev openmpi-bin
+  libtcmalloc-minimal4
 )
 
 missing=()

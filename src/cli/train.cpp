@@ -22,7 +22,9 @@ void add(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("train", "Train a GPT-2 on prepared token shards (see `gpt2lab prepare`)");
   sub->footer(
-      "\nA run directory (--out) gets config.json, metrics.jsonl, result.json and checkpoint/.\n"
+      "\nData parallel: `mpirun -np K gpt2lab train ...` runs K ranks; each reads its own slice of every\n"
+      "global batch (K x B x accum); gradients are summed with MPI_Allreduce; rank 0 logs and saves.\n"
+      "A run directory (--out) gets config.json, metrics.jsonl, result.json and checkpoint/.\n"
       "SIGINT/SIGTERM finish the current step, save a checkpoint and exit 0; --resume continues\n"
       "bit-identically. A NaN/inf loss or gradient norm (or a loss above --max-loss) ends the run\n"
       "as 'diverged' in metrics.jsonl and result.json, keeping the last good checkpoint.");
@@ -55,6 +57,8 @@ void add(CLI::App& app) {
   sub->add_option("--log-every", o->t.log_every, "Progress line every N steps when not on a terminal")
       ->capture_default_str();
   sub->add_flag("--shuffle", o->t.shuffle, "Visit batch windows in a seeded random order");
+  sub->add_option("--zero", o->t.zero, "Under mpirun: 1 shards the AdamW moments across ranks (ZeRO-1)")
+      ->check(CLI::IsMember({0, 1}))->capture_default_str();
   sub->add_flag("--resume", o->t.resume, "Continue the run in --out from its last checkpoint");
   sub->add_flag("--force", o->t.force, "Replace an existing run in --out");
   sub->add_flag("--quiet", o->t.quiet, "No progress output");
@@ -92,7 +96,7 @@ void add(CLI::App& app) {
           {"--schedule", "/schedule"}, {"--beta1", "/beta1"}, {"--beta2", "/beta2"}, {"--eps", "/eps"},
           {"--weight-decay", "/weight_decay"}, {"--grad-clip", "/grad_clip"}, {"--max-loss", "/max_loss"},
           {"--eval-every", "/eval_every"}, {"--eval-batches", "/eval_batches"}, {"--save-every", "/save_every"},
-          {"--diag-every", "/diag_every"}, {"--shuffle", "/shuffle"}, {"--tokenizer", "/tokenizer"}};
+          {"--diag-every", "/diag_every"}, {"--shuffle", "/shuffle"}, {"--zero", "/zero"}, {"--tokenizer", "/tokenizer"}};
       for (const auto* opt : sub->get_options()) {
         if (opt->count() == 0) continue;
         const std::string name = opt->get_name(false, true);

@@ -62,6 +62,12 @@ int DataLoader::max_token() const {
   return m;
 }
 
+void DataLoader::set_global_position(int64_t windows) {
+  check(windows >= 0 && windows % world_ == 0,
+        "data position " + std::to_string(windows) + " cannot be split over " + std::to_string(world_) + " ranks");
+  counter_ = windows / world_;
+}
+
 void DataLoader::next_batch(int* inputs, int* targets) {
   const int64_t global = counter_ * world_ + rank_;
   const int64_t n = static_cast<int64_t>(windows_.size());

@@ -33,8 +33,10 @@ class DataLoader {
   // Fills inputs and targets (B*T each) and advances.
   void next_batch(int* inputs, int* targets);
 
-  int64_t position() const { return counter_; }
-  void set_position(int64_t counter) { counter_ = counter; }
+  // Windows consumed by all ranks together: the resumable, rank-count
+  // independent position.
+  int64_t global_position() const { return counter_ * world_; }
+  void set_global_position(int64_t windows);  // throws if not divisible by world
   void reset() { counter_ = 0; }
 
   size_t num_windows() const { return windows_.size(); }

@@ -1,14 +1,19 @@
 #include "train/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpt2lab {
 
-AdamW::AdamW(const ParamLayout& layout, AdamWConfig config) : config_(config) {
-  for (const auto& t : layout.tensors())
-    ranges_.push_back({t.offset, t.offset + t.stored, t.is_matrix()});
-  m_.assign(layout.size(), 0.0f);
-  v_.assign(layout.size(), 0.0f);
+AdamW::AdamW(const ParamLayout& layout, AdamWConfig config, size_t shard_begin, size_t shard_end)
+    : config_(config), begin_(shard_begin), end_(std::min(shard_end, layout.size())) {
+  for (const auto& t : layout.tensors()) {
+    const size_t b = std::max(t.offset, begin_), e = std::min(t.offset + t.stored, end_);
+    if (b < e) ranges_.push_back({b, e, t.is_matrix()});
+  }
+  const size_t n = end_ > begin_ ? end_ - begin_ : 0;
+  m_.assign(n, 0.0f);
+  v_.assign(n, 0.0f);
 }
 
 void AdamW::step(float* params, const float* grads, float lr, float grad_scale) {
@@ -20,8 +25,9 @@ void AdamW::step(float* params, const float* grads, float lr, float grad_scale) 
   const double bc2 = 1.0 - std::pow(static_cast<double>(b2), static_cast<double>(t_));
   const float step_size = static_cast<float>(static_cast<double>(lr) / bc1);
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  float* m = m_.data();
-  float* v = v_.data();
+  // Moments are indexed relative to the shard.
+  float* m = m_.data() - begin_;
+  float* v = v_.data() - begin_;
   for (const Range& r : ranges_) {
     const float decay = r.decay ? 1.0f - lr * config_.weight_decay : 1.0f;
     const long begin = static_cast<long>(r.begin), end = static_cast<long>(r.end);

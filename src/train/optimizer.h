@@ -7,6 +7,7 @@
 // two buffers parallel to the parameter buffer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +21,9 @@ struct AdamWConfig {
 
 class AdamW {
  public:
-  AdamW(const ParamLayout& layout, AdamWConfig config);
+  // Updates elements [shard_begin, shard_end) of the buffer (ZeRO-1 keeps
+  // only this rank's shard of the moments); by default all of it.
+  AdamW(const ParamLayout& layout, AdamWConfig config, size_t shard_begin = 0, size_t shard_end = SIZE_MAX);
 
   // One update with learning rate lr; t (the step count) advances first.
   // The gradients are read multiplied by grad_scale (the clipping factor),
@@ -29,6 +32,9 @@ class AdamW {
 
   int64_t t() const { return t_; }
   void set_t(int64_t t) { t_ = t; }
+  size_t shard_begin() const { return begin_; }
+  size_t shard_end() const { return end_; }
+  // Moments of the shard: m()[i - shard_begin()] belongs to parameter i.
   std::vector<float>& m() { return m_; }
   std::vector<float>& v() { return v_; }
   const std::vector<float>& m() const { return m_; }
@@ -43,6 +49,7 @@ class AdamW {
   AdamWConfig config_;
   std::vector<Range> ranges_;
   std::vector<float> m_, v_;
+  size_t begin_ = 0, end_ = 0;
   int64_t t_ = 0;
 };
 

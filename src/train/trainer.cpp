@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/threads.h"
+#include "dist/dist.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 #include "model/gpt2.h"
@@ -167,8 +168,8 @@ void remove_stale_staging(const fs::path& run) {
   }
 }
 
-void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW& opt,
-                     const DataLoader& loader, long step, MetricsLog& metrics,
+void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW& opt, const float* m_full,
+                     const float* v_full, const DataLoader& loader, long step, MetricsLog& metrics,
                      const TrainOptions& o) {
   const fs::path target = run / kCheckpointDir;
   const fs::path staging = make_staging_directory(target);
@@ -178,14 +179,14 @@ void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW&
     write_model_files(staging, model, extra);
     std::vector<TensorToWrite> moments;
     for (const auto& t : model.layout().tensors()) {
-      moments.push_back({"m." + t.name, t.shape, opt.m().data() + t.offset});
-      moments.push_back({"v." + t.name, t.shape, opt.v().data() + t.offset});
+      moments.push_back({"m." + t.name, t.shape, m_full + t.offset});
+      moments.push_back({"v." + t.name, t.shape, v_full + t.offset});
     }
     write_safetensors(staging / kOptimizerFile, moments, {{"format", "gpt2lab-adamw"}});
     metrics.sync();
     nlohmann::json state = {{"step", step},
                             {"adam_t", opt.t()},
-                            {"data_position", loader.position()},
+                            {"data_position", loader.global_position()},
                             {"metrics_bytes", metrics.size()},
                             {"seed", o.seed}};
     write_file_atomic(staging / kStateFile, state.dump(2) + "\n");
@@ -232,6 +233,8 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"diag_every", o.diag_every},
           {"log_every", o.log_every},
           {"shuffle", o.shuffle},
+          {"zero", o.zero},
+          {"world", o.world},
           {"threads", o.threads},
           {"tokenizer", o.tokenizer}};
 }
@@ -290,6 +293,8 @@ TrainOptions train_options_from_json(const nlohmann::json& j, const std::string&
     o.diag_every = json_integer<long>(j, "diag_every", where);
     o.log_every = json_integer<long>(j, "log_every", where);
     o.shuffle = j.at("shuffle").get<bool>();
+    o.zero = j.value("zero", 0);
+    o.world = j.value("world", 1);
     o.threads = json_integer<int>(j, "threads", where);
     o.tokenizer = j.at("tokenizer").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
@@ -336,6 +341,25 @@ void validate(const TrainOptions& o) {
 TrainResult train(TrainOptions o) {
   const fs::path run = o.out;
   std::error_code ec;
+  // Data parallel: every rank runs this function; rank 0 alone writes files
+  // and logs. A run keeps its global batch (accum x ranks) when resumed on
+  // another number of ranks.
+  const Dist& dist = Dist::get();
+  const bool root = dist.is_root();
+  const int world = dist.world();
+  if (!root) o.quiet = true;
+  if (o.resume && o.world != world) {
+    const long global = static_cast<long>(o.accum) * o.world;
+    check(global % world == 0, "--resume: the run's global batch is " + std::to_string(global) +
+                                   " micro-batches (accum x ranks), which " + std::to_string(world) +
+                                   " ranks cannot split evenly");
+    if (!o.quiet)
+      std::fprintf(stderr, "note: resuming a %d-rank run on %d rank(s): accum %d -> %ld (same global batch)\n",
+                   o.world, world, o.accum, global / world);
+    o.accum = static_cast<int>(global / world);
+  }
+  o.world = world;
+  check(o.zero == 0 || o.zero == 1, "--zero must be 0 or 1");
   size_t metrics_keep = 0;
   long start_step = 0;
   CheckpointState state;
@@ -349,18 +373,21 @@ TrainResult train(TrainOptions o) {
       metrics_keep = state.metrics_bytes;
       start_step = state.step;
     }
-  } else if (fs::exists(run / kRunConfigFile, ec) || fs::exists(run / kMetricsFile, ec)) {
+  } else if (root && (fs::exists(run / kRunConfigFile, ec) || fs::exists(run / kMetricsFile, ec))) {
     check(o.force, "'" + run.string() +
                        "' already holds a training run; pass --resume to continue it or --force to start over");
     for (const char* f : {kCheckpointDir, kMetricsFile, kResultFile, kRunConfigFile}) fs::remove_all(run / f, ec);
   }
+  // Every rank must agree on where the run starts.
+  dist.broadcast(&start_step, sizeof start_step);
   validate(o);
   set_threads(o.threads);
 
   // Data first: cheap to check, and the most likely thing to be wrong.
-  DataLoader train_loader(find_split_files(o.data, "train"), o.batch_size, o.seq_len, o.shuffle, o.seed);
+  DataLoader train_loader(find_split_files(o.data, "train"), o.batch_size, o.seq_len, o.shuffle, o.seed,
+                          dist.rank(), world);
   std::unique_ptr<DataLoader> val_loader;
-  {
+  if (root) {
     std::vector<fs::path> val_files;
     try {
       val_files = find_split_files(o.data, "val");
@@ -382,6 +409,8 @@ TrainResult train(TrainOptions o) {
     model = std::make_unique<GPT2<float>>(o.model);
     model->init_weights(o.seed);
   }
+  // Identical weights on every rank, whatever each one read.
+  dist.broadcast(model->params(), model->buffer_size() * sizeof(float));
   o.model = model->config();
   const ModelConfig& mc = model->config();
   check(o.seq_len <= mc.block_size, "--seq-len " + std::to_string(o.seq_len) + " exceeds the model's block_size " +
@@ -405,25 +434,64 @@ TrainResult train(TrainOptions o) {
     }
   }
 
-  AdamW opt(model->layout(), o.adam);
+  // ZeRO-1: rank r updates (and keeps Adam moments for) its shard only.
+  const size_t buffer = model->buffer_size();
+  const std::vector<size_t> shards =
+      o.zero ? dist.shard_offsets(buffer) : std::vector<size_t>{0, buffer};
+  const bool sharded = o.zero && world > 1;
+  AdamW opt = sharded ? AdamW(model->layout(), o.adam, shards[dist.rank()], shards[dist.rank() + 1])
+                      : AdamW(model->layout(), o.adam);
+  // Full-size moments, for reading and writing checkpoints (any rank count).
+  std::vector<float> m_full, v_full;
   if (o.resume && have_checkpoint) {
     SafetensorsFile f = SafetensorsFile::open(run / kCheckpointDir / kOptimizerFile);
+    m_full.assign(buffer, 0.0f);
+    v_full.assign(buffer, 0.0f);
     for (const auto& t : model->layout().tensors()) {
       for (const char* which : {"m.", "v."}) {
         const SafeTensorEntry* e = f.find(which + t.name);
         check(e && e->shape == t.shape, f.path().string() + ": missing or misshapen '" + which + t.name + "'");
-        f.read_f32(which + t.name, (which[0] == 'm' ? opt.m() : opt.v()).data() + t.offset);
+        f.read_f32(which + t.name, (which[0] == 'm' ? m_full : v_full).data() + t.offset);
       }
     }
+    std::copy(m_full.begin() + opt.shard_begin(), m_full.begin() + opt.shard_end(), opt.m().begin());
+    std::copy(v_full.begin() + opt.shard_begin(), v_full.begin() + opt.shard_end(), opt.v().begin());
     opt.set_t(state.adam_t);
-    train_loader.set_position(state.data_position);
+    train_loader.set_global_position(state.data_position);
   }
+  // Brings the moments to rank 0 in full (a collective: every rank calls it).
+  auto gather_moments = [&] {
+    if (!sharded) return std::pair<const float*, const float*>{opt.m().data(), opt.v().data()};
+    if (root) {
+      m_full.resize(buffer);
+      v_full.resize(buffer);
+    }
+    std::vector<float> tmp(buffer);
+    std::copy(opt.m().begin(), opt.m().end(), tmp.begin() + opt.shard_begin());
+    dist.gatherv(tmp.data(), m_full.data(), shards);
+    std::copy(opt.v().begin(), opt.v().end(), tmp.begin() + opt.shard_begin());
+    dist.gatherv(tmp.data(), v_full.data(), shards);
+    return std::pair<const float*, const float*>{m_full.data(), v_full.data()};
+  };
 
-  fs::create_directories(run, ec);
-  check(!ec, "cannot create run directory '" + run.string() + "': " + ec.message());
-  remove_stale_staging(run);
-  if (!o.resume) write_file_atomic(run / kRunConfigFile, to_json(o).dump(2) + "\n");
-  MetricsLog metrics(run / kMetricsFile, metrics_keep);
+  std::unique_ptr<MetricsLog> metrics_log;
+  if (root) {
+    fs::create_directories(run, ec);
+    check(!ec, "cannot create run directory '" + run.string() + "': " + ec.message());
+    remove_stale_staging(run);
+    if (!o.resume) write_file_atomic(run / kRunConfigFile, to_json(o).dump(2) + "\n");
+    metrics_log = std::make_unique<MetricsLog>(run / kMetricsFile, metrics_keep);
+  }
+  // Other ranks log nothing: their rows go to a sink.
+  struct Metrics {
+    MetricsLog* log;
+    void write(const nlohmann::json& row) {
+      if (log) log->write(row);
+    }
+    void sync() {
+      if (log) log->sync();
+    }
+  } metrics{metrics_log.get()};
 
   const int B = o.batch_size, T = o.seq_len;
   const size_t N = static_cast<size_t>(B) * T;
@@ -432,10 +500,11 @@ TrainResult train(TrainOptions o) {
   if (!o.quiet) {
     std::fprintf(stderr,
                  "train: %zu parameters (L%d H%d C%d, %s-LN, init %s%s), %zu train tokens, B=%d T=%d accum=%d, "
-                 "%d threads%s\n",
+                 "%d threads%s%s\n",
                  model->layout().num_parameters(), mc.n_layer, mc.n_head, mc.n_embd, to_string(mc.norm),
                  to_string(mc.init), mc.residual_scale ? "+scale" : "", train_loader.num_tokens(), B, T, o.accum,
-                 num_threads(), start_step > 0 ? (", resuming at step " + std::to_string(start_step)).c_str() : "");
+                 num_threads(), world > 1 ? (", " + std::to_string(world) + " ranks" + (sharded ? " (ZeRO-1)" : "")).c_str() : "",
+                 start_step > 0 ? (", resuming at step " + std::to_string(start_step)).c_str() : "");
   }
 
   auto evaluate = [&]() {
@@ -459,8 +528,9 @@ TrainResult train(TrainOptions o) {
   // Before a checkpoint is written: weights or moments that are not finite
   // end the run as diverged at `at_step`, and the last good checkpoint stays.
   auto refuse_non_finite_checkpoint = [&](long at_step) {
-    const std::string why = non_finite_state(*model, opt);
-    if (why.empty()) return false;
+    std::string why = non_finite_state(*model, opt);
+    if (!dist.allreduce_max(why.empty() ? 0 : 1)) return false;  // every rank decides alike
+    if (why.empty()) why = "optimizer state is not finite on another rank";
     metrics.write({{"step", at_step}, {"diverged", true}, {"reason", why}});
     metrics.sync();
     result.status = "diverged";
@@ -476,7 +546,7 @@ TrainResult train(TrainOptions o) {
   using Clock = std::chrono::steady_clock;
   for (long step = start_step;; ++step) {
     const bool last = step == o.steps;
-    if (val_loader && (last || (o.eval_every > 0 && step % o.eval_every == 0))) {
+    if (root && val_loader && (last || (o.eval_every > 0 && step % o.eval_every == 0))) {
       result.last_val_loss = evaluate();
       metrics.write({{"step", step}, {"val_loss", result.last_val_loss}});
       if (!o.quiet && !tty) std::fprintf(stderr, "step %ld: val loss %.4f\n", step, result.last_val_loss);
@@ -498,17 +568,31 @@ TrainResult train(TrainOptions o) {
         kept = std::exchange(*poisoned, fault);
       }
       loss_sum += model->forward(inputs.data(), targets.data(), B, T);
-      model->backward(1.0f / static_cast<float>(o.accum));
+      model->backward(1.0f / static_cast<float>(o.accum * world));
       if (poisoned) *poisoned = kept;
     }
-    const double loss = loss_sum / o.accum;
+    dist.allreduce_sum(&loss_sum, 1);
+    const double loss = loss_sum / (o.accum * world);
     if (inject && o.inject_kind.ends_with("-grad")) model->grads()[model->layout().layers[0].c_fc_w] = fault;
     const bool diag = step == 0 || (o.diag_every > 0 && step % o.diag_every == 0);
+    // Sum the gradients over ranks: whole (diagnostics need them all), or
+    // with ZeRO-1 only each rank's shard of them.
+    const bool scatter = sharded && !diag;
+    if (scatter) dist.reduce_scatter_sum(model->grads(), shards);
+    else dist.allreduce_sum(model->grads(), buffer);
     nlohmann::json diag_row;
-    if (diag) {
+    if (diag && root) {
       diag_row = {{"step", step}, {"grad_norms", gradient_norms(*model)}, {"residual_rms", residual_rms(*model)}};
     }
-    const double norm = global_norm(model->grads(), model->buffer_size());
+    double norm = 0;
+    if (scatter) {
+      const double part = global_norm(model->grads() + opt.shard_begin(), opt.shard_end() - opt.shard_begin());
+      double ss = part * part;
+      dist.allreduce_sum(&ss, 1);
+      norm = std::sqrt(ss);
+    } else {
+      norm = global_norm(model->grads(), buffer);
+    }
     std::string why;
     if (!std::isfinite(loss)) why = "loss is not finite";
     else if (o.max_loss > 0 && loss > o.max_loss) why = "loss exceeds --max-loss";
@@ -525,9 +609,10 @@ TrainResult train(TrainOptions o) {
       break;
     }
     std::vector<float> before;
-    if (diag) before.assign(model->params(), model->params() + model->buffer_size());
+    if (diag && root) before.assign(model->params(), model->params() + buffer);
     opt.step(model->params(), model->grads(), static_cast<float>(lr), clip_factor(norm, o.grad_clip));
-    if (diag) {
+    if (sharded) dist.allgather(model->params(), shards);
+    if (diag && root) {
       diag_row["update_ratio"] = update_ratios(*model, before);
       metrics.write(diag_row);
     }
@@ -546,13 +631,15 @@ TrainResult train(TrainOptions o) {
       else if (o.log_every > 0 && ((step + 1) % o.log_every == 0 || step + 1 == o.steps || step == start_step))
         std::fprintf(stderr, "%s\n", line);
     }
-    const bool stop = g_stop_signals.load() > 0;
+    // A signal may reach the ranks at different moments: stop together.
+    const bool stop = dist.allreduce_max(g_stop_signals.load() > 0 ? 1 : 0) > 0;
     if (stop || (o.save_every > 0 && (step + 1) % o.save_every == 0) || step + 1 == o.steps) {
       // The final checkpoint waits for the final eval row so that it is
       // included; every other one is written here.
       if (step + 1 != o.steps || stop) {
         if (refuse_non_finite_checkpoint(step + 1)) break;
-        save_checkpoint(run, *model, opt, train_loader, step + 1, metrics, o);
+        const auto [mf, vf] = gather_moments();
+        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, step + 1, *metrics_log, o);
         saved_at_end = step + 1 == o.steps;
       }
     }
@@ -566,14 +653,17 @@ TrainResult train(TrainOptions o) {
   if (result.status == "completed") {
     if (tty) std::fputc('\n', stderr);
     if (saved_at_end || !refuse_non_finite_checkpoint(o.steps)) {
-      if (!saved_at_end) save_checkpoint(run, *model, opt, train_loader, o.steps, metrics, o);
+      if (!saved_at_end) {
+        const auto [mf, vf] = gather_moments();
+        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, o.steps, *metrics_log, o);
+      }
       result.steps_done = o.steps;
     }
   }
   nlohmann::json r = {{"status", result.status}, {"steps", result.steps_done}, {"last_loss", result.last_loss}};
   if (result.last_val_loss >= 0) r["val_loss"] = result.last_val_loss;
   if (!result.reason.empty()) r["reason"] = result.reason;
-  write_file_atomic(run / kResultFile, r.dump(2) + "\n");
+  if (root) write_file_atomic(run / kResultFile, r.dump(2) + "\n");
   if (!o.quiet && result.status == "completed")
     std::fprintf(stderr, "train: done, %ld steps, loss %.4f%s; checkpoint in %s\n", result.steps_done,
                  result.last_loss,

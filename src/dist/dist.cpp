@@ -1,0 +1,168 @@
+#include "dist/dist.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+
+#ifdef GPT2LAB_WITH_MPI
+// We use the C API; Open MPI's (deprecated) C++ bindings need a library we do
+// not link.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+namespace gpt2lab {
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+#ifdef GPT2LAB_WITH_MPI
+
+namespace {
+// MPI counts are int: large buffers go in pieces.
+constexpr size_t kMaxCount = static_cast<size_t>(std::numeric_limits<int>::max()) / 2;
+}  // namespace
+
+Dist::Dist() {
+  if (!launched_by_mpi()) return;
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_);
+  mpi_ = true;
+}
+
+Dist::~Dist() {
+  if (mpi_) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+}
+
+void Dist::allreduce_sum(float* data, size_t n) const {
+  if (!mpi_ || world_ == 1) return;
+  for (size_t off = 0; off < n; off += kMaxCount)
+    MPI_Allreduce(MPI_IN_PLACE, data + off, static_cast<int>(std::min(kMaxCount, n - off)), MPI_FLOAT, MPI_SUM,
+                  MPI_COMM_WORLD);
+}
+
+void Dist::allreduce_sum(double* data, size_t n) const {
+  if (!mpi_ || world_ == 1) return;
+  for (size_t off = 0; off < n; off += kMaxCount)
+    MPI_Allreduce(MPI_IN_PLACE, data + off, static_cast<int>(std::min(kMaxCount, n - off)), MPI_DOUBLE, MPI_SUM,
+                  MPI_COMM_WORLD);
+}
+
+int Dist::allreduce_max(int v) const {
+  if (!mpi_ || world_ == 1) return v;
+  int out = v;
+  MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+namespace {
+std::vector<int> counts_of(const std::vector<size_t>& off) {
+  std::vector<int> c(off.size() - 1);
+  for (size_t r = 0; r + 1 < off.size(); ++r) {
+    check(off[r + 1] - off[r] <= kMaxCount, "MPI shard too large");
+    c[r] = static_cast<int>(off[r + 1] - off[r]);
+  }
+  return c;
+}
+std::vector<int> displs_of(const std::vector<size_t>& off) {
+  std::vector<int> d(off.size() - 1);
+  for (size_t r = 0; r + 1 < off.size(); ++r) {
+    check(off[r] <= kMaxCount * 2, "MPI buffer too large for int displacements");
+    d[r] = static_cast<int>(off[r]);
+  }
+  return d;
+}
+}  // namespace
+
+void Dist::reduce_scatter_sum(float* data, const std::vector<size_t>& offsets) const {
+  if (!mpi_ || world_ == 1) return;
+  const std::vector<int> counts = counts_of(offsets);
+  // In place, MPI leaves this rank's result at the start of the buffer.
+  MPI_Reduce_scatter(MPI_IN_PLACE, data, counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank_ != 0) std::memmove(data + offsets[rank_], data, counts[rank_] * sizeof(float));
+}
+
+void Dist::allgather(float* data, const std::vector<size_t>& offsets) const {
+  if (!mpi_ || world_ == 1) return;
+  const std::vector<int> counts = counts_of(offsets), displs = displs_of(offsets);
+  MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), displs.data(), MPI_FLOAT, MPI_COMM_WORLD);
+}
+
+void Dist::gatherv(const float* src, float* dst, const std::vector<size_t>& offsets, int root) const {
+  if (!mpi_ || world_ == 1) {
+    std::memcpy(dst, src, offsets.back() * sizeof(float));
+    return;
+  }
+  const std::vector<int> counts = counts_of(offsets), displs = displs_of(offsets);
+  MPI_Gatherv(src + offsets[rank_], counts[rank_], MPI_FLOAT, dst, counts.data(), displs.data(), MPI_FLOAT, root,
+              MPI_COMM_WORLD);
+}
+
+void Dist::broadcast(void* data, size_t bytes, int root) const {
+  if (!mpi_ || world_ == 1) return;
+  char* p = static_cast<char*>(data);
+  for (size_t off = 0; off < bytes; off += kMaxCount)
+    MPI_Bcast(p + off, static_cast<int>(std::min(kMaxCount, bytes - off)), MPI_BYTE, root, MPI_COMM_WORLD);
+}
+
+void Dist::barrier() const {
+  if (mpi_ && world_ > 1) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void Dist::abort(const std::string& message) const {
+  std::fprintf(stderr, "gpt2lab: rank %d: %s\n", rank_, message.c_str());
+  std::fflush(stderr);
+  if (mpi_) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+#else  // single process only
+
+Dist::Dist() = default;
+Dist::~Dist() = default;
+void Dist::allreduce_sum(float*, size_t) const {}
+void Dist::allreduce_sum(double*, size_t) const {}
+int Dist::allreduce_max(int v) const { return v; }
+void Dist::reduce_scatter_sum(float*, const std::vector<size_t>&) const {}
+void Dist::allgather(float*, const std::vector<size_t>&) const {}
+void Dist::gatherv(const float* src, float* dst, const std::vector<size_t>& offsets, int) const {
+  std::memcpy(dst, src, offsets.back() * sizeof(float));
+}
+void Dist::broadcast(void*, size_t, int) const {}
+void Dist::barrier() const {}
+void Dist::abort(const std::string& message) const {
+  std::fprintf(stderr, "gpt2lab: %s\n", message.c_str());
+  std::exit(1);
+}
+
+#endif
+
+std::vector<size_t> Dist::shard_offsets(size_t n, size_t align) const {
+  const size_t per = ((n + world_ - 1) / world_ + align - 1) / align * align;
+  std::vector<size_t> off(world_ + 1);
+  for (int r = 0; r <= world_; ++r) off[r] = std::min(n, per * r);
+  return off;
+}
+
+Dist& Dist::get() {
+  static Dist d;
+  return d;
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,126 @@
+"""Data-parallel training under MPI: 2 ranks equal 1 process with gradient
+accumulation 2 (with and without ZeRO-1); checkpoints move between rank
+counts; a rank that dies ends the job instead of hanging it.
+Skips (exit 0, saying so) only when gpt2lab was built without MPI."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from shards import make_dataset, read_metrics  # noqa: E402
+
+BIN = os.environ["GPT2LAB_BIN"]
+failures = []
+MPIRUN = shutil.which("mpirun")
+linked = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+if not MPIRUN or "libmpi" not in linked:
+    print("SKIP: gpt2lab is built without MPI (cmake -DGPT2LAB_MPI=ON with Open MPI installed)")
+    sys.exit(0)
+
+# A constant schedule after warmup: a run stopped at 10 steps and resumed to 20
+# follows the same learning rates as one run of 20.
+MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--block-size", "32", "--vocab-size", "97"]
+COMMON = MODEL + ["-B", "4", "-T", "32", "--lr", "3e-3", "--warmup", "4", "--schedule", "constant", "--eval-every", "5", "--eval-batches", "2",
+                  "--grad-clip", "1.0", "--quiet", "--threads", "1", "--shuffle"]
+ENV = dict(os.environ, OMP_NUM_THREADS="1")
+
+
+def expect(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def single(data, out, *extra):
+    r = subprocess.run([BIN, "train", "--data", data, "--out", out, *COMMON, *extra], capture_output=True, text=True,
+                       env=ENV, timeout=300)
+    if r.returncode:
+        raise SystemExit(f"single-process train failed:\n{r.stderr}")
+
+
+def ranks(n, data, out, *extra, check=True):
+    r = subprocess.run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(n), "-x", "OMP_NUM_THREADS=1",
+                        BIN, "train", "--data", data, "--out", out, *COMMON, *extra], capture_output=True, text=True,
+                       env=ENV, timeout=300)
+    if check and r.returncode:
+        raise SystemExit(f"mpirun train failed:\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def losses(run):
+    return [r for r in read_metrics(run) if "loss" in r and "diverged" not in r]
+
+
+def worst(a, b, key="loss"):
+    ra, rb = [x[key] for x in a], [x[key] for x in b]
+    if len(ra) != len(rb):
+        return float("inf")
+    return max(abs(x - y) / abs(x) for x, y in zip(ra, rb))
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    data = make_dataset(os.path.join(tmp, "data"), 97, n_train=30000, n_val=3000)
+    ref = os.path.join(tmp, "ref")
+    single(data, ref, "--steps", "20", "--accum", "2")
+    for zero in ("0", "1"):
+        out = os.path.join(tmp, "dp" + zero)
+        ranks(2, data, out, "--steps", "20", "--zero", zero)
+        w = worst(losses(ref), losses(out))
+        wn = worst(losses(ref), losses(out), "grad_norm")
+        expect(w <= 1e-5, f"2 ranks{' + ZeRO-1' if zero == '1' else ''} = 1 process with accum 2 over 20 steps "
+                          f"(worst loss rel diff {w:.1e}, grad norm {wn:.1e})")
+        vals_ref = [r["val_loss"] for r in read_metrics(ref) if "val_loss" in r]
+        vals = [r["val_loss"] for r in read_metrics(out) if "val_loss" in r]
+        expect(len(vals) == len(vals_ref) == 5, f"rank 0 alone evaluates ({len(vals)} val rows)")
+
+    # A 2-rank checkpoint (ZeRO-1 too) resumes on 1 rank, and a 1-rank one on 2.
+    for zero in ("0", "1"):
+        a = os.path.join(tmp, "two-then-one" + zero)
+        ranks(2, data, a, "--steps", "10", "--zero", zero)
+        r = subprocess.run([BIN, "train", "--out", a, "--resume", "--steps", "20", "--quiet"], capture_output=True,
+                           text=True, env=ENV, timeout=300)
+        w = worst(losses(ref), losses(a))
+        expect(r.returncode == 0 and w <= 1e-5,
+               f"2-rank{' ZeRO-1' if zero == '1' else ''} checkpoint resumed on 1 rank continues the run ({w:.1e})")
+    b = os.path.join(tmp, "one-then-two")
+    single(data, b, "--steps", "10", "--accum", "2")
+    r = subprocess.run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "OMP_NUM_THREADS=1", BIN,
+                        "train", "--out", b, "--resume", "--steps", "20", "--quiet"], capture_output=True, text=True,
+                       env=ENV, timeout=300)
+    w = worst(losses(ref), losses(b))
+    expect(r.returncode == 0 and w <= 1e-5, f"1-rank checkpoint resumed on 2 ranks continues the run ({w:.1e})")
+    with open(os.path.join(b, "result.json")) as f:
+        expect(json.load(f)["status"] == "completed", "result.json written once, by rank 0")
+
+    # A rank killed mid-run ends the job (no silent hang).
+    c = os.path.join(tmp, "dies")
+    p = subprocess.Popen([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "OMP_NUM_THREADS=1",
+                          BIN, "train", "--data", data, "--out", c, *COMMON, "--steps", "100000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    while not os.path.exists(os.path.join(c, "metrics.jsonl")):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    kids = subprocess.run(["pgrep", "-P", str(p.pid), "-f", "gpt2lab"], capture_output=True, text=True).stdout.split()
+    victim = int(kids[-1]) if kids else None
+    if victim:
+        os.kill(victim, signal.SIGKILL)
+    t0 = time.time()
+    try:
+        _, err = p.communicate(timeout=60)
+        ended = True
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+        ended = False
+    expect(victim is not None and ended and p.returncode != 0,
+           f"killing one rank ends the job in {time.time() - t0:.1f} s with exit {p.returncode}")
+    expect("signal" in err.lower() or "exited" in err.lower() or "abort" in err.lower(),
+           "the launcher says which rank died")
+
+print(f"{len(failures)} failed")
+sys.exit(1 if failures else 0)
