@@ -78,6 +78,36 @@ def load_metrics(out, rec):
     return m
 
 
+def read_shards(directory, split):
+    """Token ids of a split's llm.c shards (256 int32 header, then uint16)."""
+    import glob
+    import numpy as np
+    files = sorted(glob.glob(os.path.join(directory, f"{split}.bin")) +
+                   glob.glob(os.path.join(directory, f"{split}_*.bin")))
+    parts = []
+    for path in files:
+        header = np.fromfile(path, dtype="<i4", count=256)
+        parts.append(np.fromfile(path, dtype="<u2", offset=1024)[: int(header[2])])
+    return np.concatenate(parts) if parts else None
+
+
+def unigram_baseline(directory, vocab):
+    """Cross-entropy (nats) of the train split's token frequencies (add-one
+    smoothed) on the (val, train) splits: the loss of a model that learned
+    which tokens are common and nothing about context. (None, None) when the
+    shards are not there."""
+    try:
+        import numpy as np
+        train, val = read_shards(directory, "train"), read_shards(directory, "val")
+    except (ImportError, OSError, ValueError):
+        return None, None
+    if train is None or val is None or not vocab or len(val) == 0:
+        return None, None
+    counts = np.bincount(train, minlength=vocab).astype(np.float64) + 1.0
+    logp = np.log(counts / counts.sum())
+    return float(-logp[val].mean()), float(-logp[train].mean())
+
+
 def smooth(xs, k):
     """Trailing moving average over k values (fewer at the start)."""
     out, acc = [], 0.0
@@ -252,6 +282,7 @@ class Study:
         self.budget = self.s.get("budget", {})
         self.vocab = self.s.get("data", {}).get("vocab_size", 0)
         self.uniform = math.log(self.vocab) if self.vocab else None
+        self.unigram, self.unigram_train = unigram_baseline(self.s.get("data", {}).get("dir", ""), self.vocab)
         self.metrics = {}
         for r in self.runs:
             if r.get("kind") == "train":
@@ -305,12 +336,26 @@ def steps_to_target(st, r, target):
 
 
 def preset_target(st, runs):
-    """The loss each run is timed to: the median of the final smoothed train
-    losses of the preset's runs that did not diverge, rounded up to 0.05."""
+    """The train loss each run is timed to. With the data at hand: 0.1 nats
+    below the unigram baseline on the train split, i.e. the step where the
+    model starts to use context. Otherwise the median of the final smoothed
+    train losses of the preset's runs that did not diverge, rounded up to
+    0.05."""
+    if st.unigram_train is not None:
+        return math.floor((st.unigram_train - 0.1) * 100) / 100
     finals = [st.smoothed(r)[1][-1] for r in runs if not st.diverged(r) and st.smoothed(r)[1]]
     if not finals:
         return None
     return math.ceil(statistics.median(finals) * 20) / 20
+
+
+def max_loss(st, r):
+    m = st.metrics.get(r["name"], {})
+    xs = [x for x in m.get("loss", []) if math.isfinite(x)]
+    d = m.get("diverged") or {}
+    if isinstance(d.get("loss"), (int, float)) and math.isfinite(d["loss"]):
+        xs.append(d["loss"])
+    return max(xs) if xs else None
 
 
 def train_table(st, runs, target):
@@ -326,7 +371,7 @@ def train_table(st, runs, target):
                      fmt(o.get("val_ppl") if r.get("status") == "completed" else None, 1),
                      fmt(steps_to_target(st, r, target)) if target is not None else "–",
                      count_spikes(loss) if loss else "–",
-                     fmt(max(loss) if loss else None)])
+                     fmt(max_loss(st, r))])
     header = ["run", "setting", "status", "final val loss", "val ppl",
               f"steps to loss ≤ {fmt(target, 2)}" if target is not None else "steps to target",
               "loss spikes", "max train loss"]
@@ -338,6 +383,22 @@ def clip_ylim(ax, st, lo_values):
     hi = (st.uniform + 1.5) if st.uniform else None
     if hi is not None and math.isfinite(lo):
         ax.set_ylim(max(0, lo - 0.2), hi)
+    if st.unigram is not None:
+        ax.axhline(st.unigram, color="k", ls=":", lw=0.9, label="unigram baseline")
+
+
+def plateau_finding(st, runs, label):
+    """How many runs ended at the unigram baseline (learned token frequencies
+    and nothing about context)."""
+    if st.unigram is None:
+        return None
+    done = [r for r in runs if st.val_loss(r) is not None]
+    if not done:
+        return None
+    stuck = [r for r in done if st.val_loss(r) > st.unigram - 0.1]
+    return (f"{label}: {len(stuck)} of {len(done)} completed runs ended within 0.1 nats of the unigram baseline "
+            f"({st.unigram:.3f}, the validation loss of the training set's token frequencies)" +
+            (": " + ", ".join(f"{r['name']} {st.val_loss(r):.3f}" for r in stuck) + "." if stuck else "."))
 
 
 def plot_losses(ax, st, r, color, label, style="-"):
@@ -595,6 +656,11 @@ def section_norm(doc, st, findings):
             else:
                 f.append("Xiong et al. (2020) find Post-LN needs warmup; at this model size and step count the "
                          "measurement does not show that for every learning rate.")
+    for norm in ("post", "pre"):
+        line = plateau_finding(st, [r for r in runs if r["variables"]["norm"] == norm],
+                               "Post-LN" if norm == "post" else "Pre-LN")
+        if line:
+            f.append(line)
     spikes = {norm: sum(count_spikes(st.metrics[r["name"]]["loss"]) for r in runs if r["variables"]["norm"] == norm)
               for norm in ("pre", "post")}
     f.append(f"Loss spikes (a step {int(SPIKE_JUMP * 100)}% above the median of the previous {SPIKE_WINDOW}): "
@@ -748,6 +814,9 @@ def section_init(doc, st, findings):
         if done:
             f.append(f"{norm}-LN ranking by final validation loss: " +
                      ", ".join(f"{init_label(r)} {st.val_loss(r):.3f}" for r in done) + ".")
+        line = plateau_finding(st, group, f"{norm}-LN")
+        if line:
+            f.append(line)
         div = [r for r in group if st.diverged(r)]
         if div:
             f.append(f"{norm}-LN: {plural(len(div), 'run')} diverged: " +
@@ -827,6 +896,8 @@ def section_depth(doc, st, findings):
         xd = [d for d in depths if (v, d) in cell and st.diverged(cell[(v, d)])]
         if xd:
             ax.plot(xd, [top + 0.1] * len(xd), "x", color=color, ms=11, mew=2.5)
+    if st.unigram is not None:
+        ax.axhline(st.unigram, color="k", ls=":", lw=0.9, label="unigram baseline")
     ax.set_xscale("log", base=2)
     ax.set_xticks(depths)
     ax.set_xticklabels([str(d) for d in depths])
@@ -872,6 +943,11 @@ def section_depth(doc, st, findings):
     n_pre = sum(r["variables"]["norm"] == "pre" for r in runs)
     n_post = sum(r["variables"]["norm"] == "post" for r in runs)
     f.append(f"In all: Post-LN diverged in {post_div} of {n_post} runs, Pre-LN in {pre_div} of {n_pre}.")
+    for norm in ("post", "pre"):
+        line = plateau_finding(st, [r for r in runs if r["variables"]["norm"] == norm],
+                               "Post-LN" if norm == "post" else "Pre-LN")
+        if line:
+            f.append(line)
     deep = depths[-1]
     a = [cell[(v, deep)] for v in variants if v.startswith("pre") and (v, deep) in cell]
     b = [cell[(v, deep)] for v in variants if v.startswith("post") and (v, deep) in cell]
@@ -964,9 +1040,9 @@ def section_divergence(doc, st, findings):
         if r.get("status") == "diverged":
             o = r.get("outcome", {})
             rows.append([r["name"], describe(r), "diverged", o.get("diverged_at", "–"), o.get("reason", ""),
-                         count_spikes(loss), fmt(max(loss) if loss else None)])
+                         count_spikes(loss), fmt(max_loss(st, r))])
         elif loss and count_spikes(loss):
-            rows.append([r["name"], describe(r), r.get("status"), "–", "", count_spikes(loss), fmt(max(loss))])
+            rows.append([r["name"], describe(r), r.get("status"), "–", "", count_spikes(loss), fmt(max_loss(st, r))])
         elif r.get("status") not in ("completed", "diverged"):
             rows.append([r["name"], describe(r), r.get("status", "pending"), "–", "not finished", "–", "–"])
     n_div = sum(r.get("status") == "diverged" for r in runs)
@@ -1020,8 +1096,11 @@ def main():
         "trainer's evaluations (the same validation batches every time).",
         f"A loss spike is a step whose loss is more than {int(SPIKE_JUMP * 100)}% above the median of the "
         f"previous {SPIKE_WINDOW} steps (consecutive such steps count once).",
-        "'Steps to loss ≤ x': x is the median of the final smoothed train losses of the preset's runs that did not "
-        "diverge (rounded up to 0.05); the first step whose smoothed loss reaches it.",
+        "'Steps to loss ≤ x': the first step whose smoothed train loss reaches x, where x is 0.1 nats below the "
+        "unigram baseline on the training split (the point where a model starts to use context); without the "
+        "shards at hand, the median final smoothed train loss of the preset's runs that did not diverge.",
+        "Unigram baseline: the cross-entropy of the training split's token frequencies (add-one smoothed) on the "
+        "validation split; a model at this loss predicts common tokens and nothing from context.",
         f"Xiong pattern at init: Post-LN's last/first-layer FFN gradient ratio above {GROWS}, Pre-LN's at most "
         f"{GROWS}.",
         "One seed per setting (the same seed for every run, so runs differ only in what the grid varies): "
