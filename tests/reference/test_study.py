@@ -119,6 +119,18 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(all(os.path.getmtime(os.path.join(a, x["metrics"])) == mtimes[x["name"]] for x in train_runs),
            "no run's metrics were rewritten")
 
+    # Without matplotlib the runs stand and the message says what to install.
+    fake = os.path.join(tmp, "no_matplotlib")
+    os.makedirs(fake)
+    with open(os.path.join(fake, "matplotlib.py"), "w") as f:
+        f.write("raise ImportError('hidden by the test')\n")
+    r = subprocess.run([BIN, "study", "--budget", "tiny", "--data", corpus, "--out", a, "--threads", "1", "--quiet",
+                        "--preset", "all"], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": fake, "GPT2LAB_PYTHON": "/usr/bin/python3",
+                            "GPT2LAB_REPORT_SCRIPT": os.path.join(SOURCE, "tools", "report.py")})
+    expect(r.returncode != 0 and "matplotlib is missing" in r.stderr and "apt-get install python3-matplotlib"
+           in r.stderr, "without matplotlib the study says what to install")
+
     # 3. Interrupt a study in the middle of its runs, then resume it.
     b = os.path.join(tmp, "b")
     cmd = [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", b, "--threads", "1", "--quiet",
