@@ -344,7 +344,7 @@ class Study {
     if (result.status == "diverged")
       what += " at step " + oc.value("diverged_at", nlohmann::json(-1)).dump() + " (" + result.reason + ")";
     char buf[96];
-    if (oc.contains("val_loss")) {
+    if (result.status == "completed" && oc.contains("val_loss")) {
       std::snprintf(buf, sizeof buf, ", val loss %.3f (ppl %.1f)", oc["val_loss"].get<double>(),
                     oc["val_ppl"].get<double>());
       what += buf;
