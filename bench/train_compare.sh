@@ -17,7 +17,8 @@ CONFIGS=("a 12 12 768 50257 4 64" "b 6 6 384 50257 8 128" "c 6 6 384 8192 16 256
 for cfg in "${CONFIGS[@]}"; do
   read -r name L H C V B TT <<<"$cfg"
   peak=""; [ "$name" = a ] || peak=--no-peak
-  echo "{\"config\": \"$name\", \"run\": $($BENCH --layers $L --heads $H --embd $C --vocab $V -B $B -T $TT --threads $T --steps $STEPS --json $peak)}" | tee -a "$out"
+  # OMP_WAIT_POLICY=PASSIVE: what the gpt2lab CLI sets for itself (src/cli/main.cpp).
+  echo "{\"config\": \"$name\", \"run\": $(OMP_WAIT_POLICY=PASSIVE $BENCH --layers $L --heads $H --embd $C --vocab $V -B $B -T $TT --threads $T --steps $STEPS --json $peak)}" | tee -a "$out"
   echo "{\"config\": \"$name\", \"run\": $(/usr/bin/python3 bench/train_torch.py $L $H $C $V $B $TT $T $STEPS | sed 's/"pytorch"/"pytorch-default"/')}" | tee -a "$out"
   echo "{\"config\": \"$name\", \"run\": $(OMP_WAIT_POLICY=PASSIVE LD_PRELOAD=$TCMALLOC /usr/bin/python3 bench/train_torch.py $L $H $C $V $B $TT $T $STEPS | sed 's/"pytorch"/"pytorch-tuned"/')}" | tee -a "$out"
 done

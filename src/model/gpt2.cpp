@@ -52,6 +52,33 @@ void Activations<R>::allocate(const ModelConfig& c, int B_, int T_) {
 }
 
 template <typename R>
+void ActivationGrads<R>::allocate(const ModelConfig& c, int B_, int T_) {
+  if (B_ == B && T_ == T) return;
+  const size_t N = static_cast<size_t>(B_) * T_, C = c.n_embd;
+  layer_size = N * C * 5 + N * 3 * C + N * 4 * C * 2;
+  memory.assign(layer_size + N * C * 3, R(0));
+  R* p = memory.data();
+  auto take = [&p](size_t n) {
+    R* q = p;
+    p += n;
+    return q;
+  };
+  ln1 = take(N * C);
+  qkv = take(N * 3 * C);
+  atty = take(N * C);
+  res1 = take(N * C);
+  ln2 = take(N * C);
+  fch = take(N * 4 * C);
+  fch_gelu = take(N * 4 * C);
+  res2 = take(N * C);
+  stream[0] = take(N * C);
+  stream[1] = take(N * C);
+  lnf = take(N * C);
+  B = B_;
+  T = T_;
+}
+
+template <typename R>
 GPT2<R>::GPT2(const ModelConfig& config) : config_(config), layout_(config) {
   config_.validate();
   params_.assign(layout_.size(), R(0));
@@ -155,72 +182,77 @@ void GPT2<R>::backward(R dloss) {
   const int n = static_cast<int>(N);
   const long NC = static_cast<long>(N) * C;
   dacts_.allocate(c, B, T);
-  std::fill(dacts_.memory.begin(), dacts_.memory.end(), R(0));
   const R* P = params_.data();
   R* G = grads_.data();
-  const Activations<R>& A = acts_;
-  Activations<R>& D = dacts_;
+  Activations<R>& A = acts_;
+  ActivationGrads<R>& D = dacts_;
+  auto zero = [](R* p, size_t count) { std::fill(p, p + count, R(0)); };
 
-  softmax_crossentropy_backward(D.logits, A.probs, targets_.data(), dloss, n, V, Vp);
-  // Gradient w.r.t. the stream leaving the last block.
-  R* dx_last = c.n_layer == 0 ? D.encoded
-               : (c.norm == NormPlacement::pre ? D.layers.back().res2 : D.layers.back().ln2);
+  // The probabilities become dlogits in place: the forward's probs are
+  // consumed by this backward (a second backward needs a new forward).
+  softmax_crossentropy_backward_inplace(A.probs, targets_.data(), dloss, n, V, Vp);
+  have_targets_ = false;
+  const R* dlogits = A.probs;
+  // dout: gradient w.r.t. the stream leaving the current block.
+  R* dout = D.stream[0];
+  R* din = D.stream[1];
+  zero(dout, N * C);
   const R* x_last = residual(c.n_layer);
   if (c.final_norm) {
-    lm_head_backward(D.lnf, G + layout_.wte, D.logits, A.lnf, P + layout_.wte, n, C, Vp);
-    layernorm_backward(dx_last, G + layout_.ln_f_w, G + layout_.ln_f_b, D.lnf, x_last,
-                       P + layout_.ln_f_w, A.lnf_mean, A.lnf_rstd, n, C);
+    zero(D.lnf, N * C);
+    lm_head_backward(D.lnf, G + layout_.wte, dlogits, A.lnf, P + layout_.wte, n, C, Vp);
+    layernorm_backward(dout, G + layout_.ln_f_w, G + layout_.ln_f_b, D.lnf, x_last, P + layout_.ln_f_w,
+                       A.lnf_mean, A.lnf_rstd, n, C);
   } else {
-    lm_head_backward(dx_last, G + layout_.wte, D.logits, x_last, P + layout_.wte, n, C, Vp);
+    lm_head_backward(dout, G + layout_.wte, dlogits, x_last, P + layout_.wte, n, C, Vp);
   }
   for (int l = c.n_layer - 1; l >= 0; --l) {
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = A.layers[l];
-    auto& dL = D.layers[l];
     const R* x_in = residual(l);
-    R* dx_in = l == 0 ? D.encoded
-               : (c.norm == NormPlacement::pre ? D.layers[l - 1].res2 : D.layers[l - 1].ln2);
+    zero(din, N * C);
+    zero(D.ln1, D.layer_size);
     if (c.norm == NormPlacement::pre) {
-      // res2 = res1 + mlp(ln2(res1))
-      accumulate(dL.res1, dL.res2, NC);
-      matmul_backward(dL.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dL.res2, L.fch_gelu,
-                      P + o.mlp_proj_w, n, 4 * C, C);
-      gelu_backward(dL.fch, L.fch, dL.fch_gelu, NC * 4);
-      matmul_backward(dL.ln2, G + o.c_fc_w, G + o.c_fc_b, dL.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
-      layernorm_backward(dL.res1, G + o.ln_2_w, G + o.ln_2_b, dL.ln2, L.res1, P + o.ln_2_w,
-                         L.ln2_mean, L.ln2_rstd, n, C);
+      // res2 = res1 + mlp(ln2(res1)); dout is d(res2)
+      accumulate(D.res1, dout, NC);
+      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dout, L.fch_gelu, P + o.mlp_proj_w, n,
+                      4 * C, C);
+      gelu_backward(D.fch, L.fch, D.fch_gelu, NC * 4);
+      matmul_backward(D.ln2, G + o.c_fc_w, G + o.c_fc_b, D.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
+      layernorm_backward(D.res1, G + o.ln_2_w, G + o.ln_2_b, D.ln2, L.res1, P + o.ln_2_w, L.ln2_mean, L.ln2_rstd,
+                         n, C);
       // res1 = x + attn(ln1(x))
-      accumulate(dx_in, dL.res1, NC);
-      matmul_backward(dL.atty, G + o.attn_proj_w, G + o.attn_proj_b, dL.res1, L.atty,
-                      P + o.attn_proj_w, n, C, C);
-      attention_backward(dL.qkv, dL.atty, L.qkv, L.att, B, T, C, NH);
-      matmul_backward(dL.ln1, G + o.c_attn_w, G + o.c_attn_b, dL.qkv, L.ln1, P + o.c_attn_w, n, C, 3 * C);
-      layernorm_backward(dx_in, G + o.ln_1_w, G + o.ln_1_b, dL.ln1, x_in, P + o.ln_1_w,
-                         L.ln1_mean, L.ln1_rstd, n, C);
+      accumulate(din, D.res1, NC);
+      matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, D.res1, L.atty, P + o.attn_proj_w, n, C, C);
+      attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+      matmul_backward(D.ln1, G + o.c_attn_w, G + o.c_attn_b, D.qkv, L.ln1, P + o.c_attn_w, n, C, 3 * C);
+      layernorm_backward(din, G + o.ln_1_w, G + o.ln_1_b, D.ln1, x_in, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
     } else {
-      // ln2 = LN(res2), res2 = ln1 + mlp(ln1)
-      layernorm_backward(dL.res2, G + o.ln_2_w, G + o.ln_2_b, dL.ln2, L.res2, P + o.ln_2_w,
-                         L.ln2_mean, L.ln2_rstd, n, C);
-      accumulate(dL.ln1, dL.res2, NC);
-      matmul_backward(dL.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dL.res2, L.fch_gelu,
-                      P + o.mlp_proj_w, n, 4 * C, C);
-      gelu_backward(dL.fch, L.fch, dL.fch_gelu, NC * 4);
-      matmul_backward(dL.ln1, G + o.c_fc_w, G + o.c_fc_b, dL.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
+      // out = ln2(res2), res2 = ln1 + mlp(ln1); dout is d(out)
+      layernorm_backward(D.res2, G + o.ln_2_w, G + o.ln_2_b, dout, L.res2, P + o.ln_2_w, L.ln2_mean, L.ln2_rstd,
+                         n, C);
+      accumulate(D.ln1, D.res2, NC);
+      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.res2, L.fch_gelu, P + o.mlp_proj_w, n,
+                      4 * C, C);
+      gelu_backward(D.fch, L.fch, D.fch_gelu, NC * 4);
+      matmul_backward(D.ln1, G + o.c_fc_w, G + o.c_fc_b, D.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
       // ln1 = LN(res1), res1 = x + attn(x)
-      layernorm_backward(dL.res1, G + o.ln_1_w, G + o.ln_1_b, dL.ln1, L.res1, P + o.ln_1_w,
-                         L.ln1_mean, L.ln1_rstd, n, C);
-      accumulate(dx_in, dL.res1, NC);
-      matmul_backward(dL.atty, G + o.attn_proj_w, G + o.attn_proj_b, dL.res1, L.atty,
-                      P + o.attn_proj_w, n, C, C);
-      attention_backward(dL.qkv, dL.atty, L.qkv, L.att, B, T, C, NH);
-      matmul_backward(dx_in, G + o.c_attn_w, G + o.c_attn_b, dL.qkv, x_in, P + o.c_attn_w, n, C, 3 * C);
+      layernorm_backward(D.res1, G + o.ln_1_w, G + o.ln_1_b, D.ln1, L.res1, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd,
+                         n, C);
+      accumulate(din, D.res1, NC);
+      matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, D.res1, L.atty, P + o.attn_proj_w, n, C, C);
+      attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+      matmul_backward(din, G + o.c_attn_w, G + o.c_attn_b, D.qkv, x_in, P + o.c_attn_w, n, C, 3 * C);
     }
+    std::swap(dout, din);
   }
-  encoder_backward(G + layout_.wte, G + layout_.wpe, D.encoded, tokens_.data(), B, T, C);
+  encoder_backward(G + layout_.wte, G + layout_.wpe, dout, tokens_.data(), B, T, C);
 }
 
 template struct Activations<float>;
 template struct Activations<double>;
+template struct ActivationGrads<float>;
+template struct ActivationGrads<double>;
 template class GPT2<float>;
 template class GPT2<double>;
 

@@ -42,6 +42,21 @@ struct Activations {
   void allocate(const ModelConfig& c, int B, int T);
 };
 
+// Gradient buffers of the activations for one (B, T). Backward walks the
+// layers one at a time, so one layer's worth is reused for every layer; the
+// residual stream's gradient alternates between two buffers.
+template <typename R>
+struct ActivationGrads {
+  std::vector<R> memory;
+  R *ln1, *qkv, *atty, *res1, *ln2, *fch, *fch_gelu, *res2;  // one layer
+  size_t layer_size = 0;  // elements of the block above (zeroed per layer)
+  R* stream[2];           // (N,C) each
+  R* lnf;                 // (N,C)
+  int B = 0, T = 0;
+
+  void allocate(const ModelConfig& c, int B, int T);
+};
+
 template <typename R>
 class GPT2 {
  public:
@@ -76,7 +91,8 @@ class GPT2 {
   ModelConfig config_;
   ParamLayout layout_;
   std::vector<R> params_, grads_;
-  Activations<R> acts_, dacts_;
+  Activations<R> acts_;
+  ActivationGrads<R> dacts_;
   std::vector<int> tokens_, targets_;
   bool have_targets_ = false;
 };

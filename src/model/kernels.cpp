@@ -385,6 +385,25 @@ void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* target
   }
 }
 
+template <typename R>
+void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss, int N, int V, int Vp) {
+  int count = 0;
+  for (int r = 0; r < N; ++r) count += targets[r] >= 0;
+  const R scale = count ? dloss / count : R(0);
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < N; ++r) {
+    R* p = probs + static_cast<size_t>(r) * Vp;
+    const int y = targets[r];
+    if (y < 0) {
+      std::fill(p, p + Vp, R(0));
+      continue;
+    }
+#pragma omp simd
+    for (int i = 0; i < V; ++i) p[i] *= scale;
+    p[y] -= scale;
+  }
+}
+
 #define GPT2LAB_INSTANTIATE(R)                                                              \
   template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int);     \
   template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int);         \
@@ -405,7 +424,8 @@ void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* target
   template void residual_forward<R>(R*, const R*, const R*, long);                        \
   template void accumulate<R>(R*, const R*, long);                                        \
   template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int); \
-  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);
+  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);     \
+  template void softmax_crossentropy_backward_inplace<R>(R*, const int*, R, int, int, int);
 
 GPT2LAB_INSTANTIATE(float)
 GPT2LAB_INSTANTIATE(double)

@@ -76,4 +76,10 @@ template <typename R>
 void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* targets, R dloss,
                                    int N, int V, int Vp);
 
+// The same gradient written over the probabilities (N,Vp) in place:
+// probs[r] <- dloss * (probs[r] - onehot) / count; ignored rows become 0.
+// Saves a (N,Vp) buffer, the largest the model has for a big vocabulary.
+template <typename R>
+void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss, int N, int V, int Vp);
+
 }  // namespace gpt2lab
