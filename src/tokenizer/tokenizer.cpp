@@ -17,7 +17,6 @@
 
 namespace gpt2lab {
 
-using tokenizer::bytes_in_gpt2_order;
 using tokenizer::for_each_piece;
 using tokenizer::spelling_to_bytes;
 
