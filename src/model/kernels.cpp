@@ -1,6 +1,9 @@
 #include "model/kernels.h"
 
 #include <cblas.h>
+#ifdef GPT2LAB_WITH_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +19,13 @@ namespace {
 inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                  const float* A, int lda, const float* B, int ldb, float beta, float* C,
                  int ldc) {
+#ifdef GPT2LAB_WITH_DNNL
+  // Same row-major contract as cblas_sgemm.
+  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C,
+             ldc);
+#else
   cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
 }
 inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha,
                  const double* A, int lda, const double* B, int ldb, double beta, double* C,
