@@ -37,7 +37,7 @@ static double sgemm_peak() {
 
 int main(int argc, char** argv) {
   int L = 12, H = 12, C = 768, V = 50257, B = 4, T = 64, threads = 2, steps = 10;
-  bool json = false, peak = true;
+  bool json = false, peak = true, bf16 = false;
   for (int i = 1; i < argc; ++i) {
     auto next = [&] { return std::atoi(argv[++i]); };
     if (!std::strcmp(argv[i], "--layers")) L = next();
@@ -50,11 +50,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--steps")) steps = next();
     else if (!std::strcmp(argv[i], "--json")) json = true;
     else if (!std::strcmp(argv[i], "--no-peak")) peak = false;
+    else if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
   }
   set_threads(threads);
   const double peak_gflops = peak ? sgemm_peak() : 0;
   GPT2<float> model(make_config(L, H, C, std::max(T, 64), V, NormPlacement::pre, InitScheme::gpt2));
   model.init_weights(1);
+  model.set_bf16_matmul(bf16);
   AdamW opt(model.layout(), AdamWConfig{});
   Rng rng(7);
   std::vector<int> tokens(size_t(B) * T), targets(size_t(B) * T);
@@ -104,8 +106,8 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &ru);
   const double rss_mb = ru.ru_maxrss / 1024.0;
   if (json)
-    std::printf("{\"impl\": \"gpt2lab\", \"ms\": %.2f, \"tokens_per_s\": %.1f, \"gflops\": %.1f, \"sgemm_peak\": %.1f, "
-                "\"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n", median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
+    std::printf("{\"impl\": \"gpt2lab%s\", \"ms\": %.2f, \"tokens_per_s\": %.1f, \"gflops\": %.1f, \"sgemm_peak\": %.1f, "
+                "\"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n", bf16 ? "-bf16" : "", median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
   else
     std::printf("gpt2lab L%d H%d C%d V%d B%d T%d, %d threads: %.1f ms/step, %.0f tok/s, %.1f GFLOP/s (sgemm peak %.1f), "
                 "peak RSS %.0f MB, CPU %.1f ms/step\n", L, H, C, V, B, T, threads, median, B * T / (median / 1000), gflops,

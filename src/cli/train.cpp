@@ -57,6 +57,8 @@ void add(CLI::App& app) {
   sub->add_option("--log-every", o->t.log_every, "Progress line every N steps when not on a terminal")
       ->capture_default_str();
   sub->add_flag("--shuffle", o->t.shuffle, "Visit batch windows in a seeded random order");
+  sub->add_flag("--bf16", o->t.bf16,
+                "Mixed precision: matmul inputs in bf16 (AVX512-BF16), fp32 accumulation, fp32 weights and optimizer");
   sub->add_option("--zero", o->t.zero, "Under mpirun: 1 shards the AdamW moments across ranks (ZeRO-1)")
       ->check(CLI::IsMember({0, 1}))->capture_default_str();
   sub->add_flag("--resume", o->t.resume, "Continue the run in --out from its last checkpoint");
@@ -96,7 +98,7 @@ void add(CLI::App& app) {
           {"--schedule", "/schedule"}, {"--beta1", "/beta1"}, {"--beta2", "/beta2"}, {"--eps", "/eps"},
           {"--weight-decay", "/weight_decay"}, {"--grad-clip", "/grad_clip"}, {"--max-loss", "/max_loss"},
           {"--eval-every", "/eval_every"}, {"--eval-batches", "/eval_batches"}, {"--save-every", "/save_every"},
-          {"--diag-every", "/diag_every"}, {"--shuffle", "/shuffle"}, {"--zero", "/zero"}, {"--tokenizer", "/tokenizer"}};
+          {"--diag-every", "/diag_every"}, {"--shuffle", "/shuffle"}, {"--zero", "/zero"}, {"--bf16", "/bf16"}, {"--tokenizer", "/tokenizer"}};
       for (const auto* opt : sub->get_options()) {
         if (opt->count() == 0) continue;
         const std::string name = opt->get_name(false, true);

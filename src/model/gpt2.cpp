@@ -120,6 +120,7 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
                 std::to_string(i) + " is outside the vocabulary");
   }
   acts_.allocate(c, B, T);
+  const MatmulBf16Scope precision(bf16_matmul_);
   tokens_.assign(tokens, tokens + N);
   have_targets_ = targets != nullptr;
   if (targets) targets_.assign(targets, targets + N);
@@ -182,6 +183,7 @@ void GPT2<R>::backward(R dloss) {
   const int n = static_cast<int>(N);
   const long NC = static_cast<long>(N) * C;
   dacts_.allocate(c, B, T);
+  const MatmulBf16Scope precision(bf16_matmul_);
   const R* P = params_.data();
   R* G = grads_.data();
   Activations<R>& A = acts_;

@@ -72,6 +72,11 @@ class GPT2 {
 
   void init_weights(uint64_t seed);
 
+  // Mixed precision: matmul inputs rounded to bf16, fp32 accumulation; the
+  // parameters, gradients and everything else stay fp32. Float model only.
+  void set_bf16_matmul(bool on) { bf16_matmul_ = on; }
+  bool bf16_matmul() const { return bf16_matmul_; }
+
   // tokens, targets: (B,T) ids. targets may be null (inference); a target < 0
   // is ignored. Returns the mean cross-entropy (0 without targets). Throws
   // Error on ids out of range or T > block_size.
@@ -95,6 +100,7 @@ class GPT2 {
   ActivationGrads<R> dacts_;
   std::vector<int> tokens_, targets_;
   bool have_targets_ = false;
+  bool bf16_matmul_ = false;
 };
 
 }  // namespace gpt2lab

@@ -9,9 +9,17 @@
 #include <cmath>
 #include <vector>
 
+#include "model/gemm_bf16.h"
 #include "model/vecmath.h"
 
 namespace gpt2lab {
+
+namespace {
+thread_local bool t_bf16_matmul = false;
+}  // namespace
+
+MatmulBf16Scope::MatmulBf16Scope(bool on) : previous_(t_bf16_matmul) { t_bf16_matmul = on; }
+MatmulBf16Scope::~MatmulBf16Scope() { t_bf16_matmul = previous_; }
 
 namespace {
 
@@ -19,6 +27,10 @@ namespace {
 inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                  const float* A, int lda, const float* B, int ldb, float beta, float* C,
                  int ldc) {
+  if (t_bf16_matmul && alpha == 1.0f) {  // every matmul of the model has alpha 1
+    gemm_bf16(ta == CblasTrans, tb == CblasTrans, M, N, K, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
 #ifdef GPT2LAB_WITH_DNNL
   // Same row-major contract as cblas_sgemm.
   dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C,
@@ -30,6 +42,21 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, fl
 inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha,
                  const double* A, int lda, const double* B, int ldb, double beta, double* C,
                  int ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// The same products, never rounded to bf16 (attention, whatever the scope).
+inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float* A,
+                       int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+#ifdef GPT2LAB_WITH_DNNL
+  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C,
+             ldc);
+#else
+  cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+}
+inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double* A,
+                       int lda, const double* B, int ldb, double beta, double* C, int ldc) {
   cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -214,94 +241,80 @@ void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R*
   gemm(CblasTrans, CblasNoTrans, Vp, C, N, R(1), dlogits, Vp, inp, C, R(1), dwte, C);
 }
 
+// Attention runs one (b, h) pair per task, each pair's products through a
+// single-threaded GEMM (the BLAS runs serially inside a parallel region).
+// Scores are computed for the whole T x T block: the masked half costs
+// flops, but at GEMM speed that beats a triangular scalar loop many times.
+// Always exact fp32/fp64, also under MatmulBf16Scope.
 template <typename R>
 void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH) {
   const int hs = C / NH;
   const R scale = R(1) / std::sqrt(static_cast<R>(hs));
-  const size_t C3 = static_cast<size_t>(3) * C;
-#pragma omp parallel for collapse(3) schedule(static)
+  const int C3 = 3 * C;
+#pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < NH; ++h) {
+      const R* q = qkv + static_cast<size_t>(b) * T * C3 + h * hs;
+      const R* k = q + C;
+      const R* v = q + 2 * C;
+      R* a = att + (static_cast<size_t>(b) * NH + h) * T * T;
+      exact_gemm(CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, R(0), a, T);
       for (int t = 0; t < T; ++t) {
-        const R* q = qkv + (static_cast<size_t>(b) * T + t) * C3 + h * hs;
-        R* a = att + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
+        R* row = a + static_cast<size_t>(t) * T;
         R maxv = -INFINITY;
-        for (int s = 0; s <= t; ++s) {
-          const R* k = qkv + (static_cast<size_t>(b) * T + s) * C3 + C + h * hs;
-          R dot = 0;
-#pragma omp simd reduction(+ : dot)
-          for (int i = 0; i < hs; ++i) dot += q[i] * k[i];
-          dot *= scale;
-          a[s] = dot;
-          maxv = std::max(maxv, dot);
-        }
+        for (int s2 = 0; s2 <= t; ++s2) maxv = std::max(maxv, row[s2]);
         R sum = 0;
 #pragma omp simd reduction(+ : sum)
-        for (int s = 0; s <= t; ++s) {
-          a[s] = vexp(a[s] - maxv);
-          sum += a[s];
+        for (int s2 = 0; s2 <= t; ++s2) {
+          row[s2] = vexp(row[s2] - maxv);
+          sum += row[s2];
         }
         const R inv = R(1) / sum;
-        for (int s = 0; s <= t; ++s) a[s] *= inv;
-        for (int s = t + 1; s < T; ++s) a[s] = 0;
-        R* o = out + (static_cast<size_t>(b) * T + t) * C + h * hs;
-        for (int i = 0; i < hs; ++i) o[i] = 0;
-        for (int s = 0; s <= t; ++s) {
-          const R* v = qkv + (static_cast<size_t>(b) * T + s) * C3 + 2 * C + h * hs;
-          const R w = a[s];
-          for (int i = 0; i < hs; ++i) o[i] += w * v[i];
-        }
+        for (int s2 = 0; s2 <= t; ++s2) row[s2] *= inv;
+        for (int s2 = t + 1; s2 < T; ++s2) row[s2] = 0;
       }
+      exact_gemm(CblasNoTrans, CblasNoTrans, T, hs, T, R(1), a, T, v, C3, R(0),
+                 out + static_cast<size_t>(b) * T * C + h * hs, C);
     }
   }
 }
 
 template <typename R>
-void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T,
-                        int C, int NH) {
+void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH) {
   const int hs = C / NH;
   const R scale = R(1) / std::sqrt(static_cast<R>(hs));
-  const size_t C3 = static_cast<size_t>(3) * C;
-  // One (b, h) pair per task: all of its writes (dq, dk, dv of head h in
-  // batch row b) are private to it.
+  const int C3 = 3 * C;
 #pragma omp parallel
   {
-    std::vector<R> datt(T);
+    std::vector<R> dp(static_cast<size_t>(T) * T);
 #pragma omp for collapse(2) schedule(static)
     for (int b = 0; b < B; ++b) {
       for (int h = 0; h < NH; ++h) {
+        const size_t base = static_cast<size_t>(b) * T * C3 + h * hs;
+        const R* q = qkv + base;
+        const R* k = q + C;
+        const R* v = q + 2 * C;
+        R* dq = dqkv + base;
+        R* dk = dq + C;
+        R* dv = dq + 2 * C;
+        const R* a = att + (static_cast<size_t>(b) * NH + h) * T * T;
+        const R* d = dout + static_cast<size_t>(b) * T * C + h * hs;
+        // dP = dO V^T ; dV += P^T dO
+        exact_gemm(CblasNoTrans, CblasTrans, T, T, hs, R(1), d, C, v, C3, R(0), dp.data(), T);
+        exact_gemm(CblasTrans, CblasNoTrans, T, hs, T, R(1), a, T, d, C, R(1), dv, C3);
+        // softmax backward, scaled: dS = P * (dP - sum(P * dP)) * scale
         for (int t = 0; t < T; ++t) {
-          const R* a = att + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
-          const R* d = dout + (static_cast<size_t>(b) * T + t) * C + h * hs;
-          const R* q = qkv + (static_cast<size_t>(b) * T + t) * C3 + h * hs;
-          R* dq = dqkv + (static_cast<size_t>(b) * T + t) * C3 + h * hs;
-          // datt = dout . v ; dv += att * dout
-          R dot_sum = 0;
-          for (int s = 0; s <= t; ++s) {
-            const size_t row = (static_cast<size_t>(b) * T + s) * C3;
-            const R* v = qkv + row + 2 * C + h * hs;
-            R* dv = dqkv + row + 2 * C + h * hs;
-            R g = 0;
-#pragma omp simd reduction(+ : g)
-            for (int i = 0; i < hs; ++i) {
-              g += d[i] * v[i];
-              dv[i] += a[s] * d[i];
-            }
-            datt[s] = g;
-            dot_sum += g * a[s];
-          }
-          // softmax backward, then through the scaled dot product
-          for (int s = 0; s <= t; ++s) {
-            const R dpre = a[s] * (datt[s] - dot_sum) * scale;
-            const size_t row = (static_cast<size_t>(b) * T + s) * C3;
-            const R* k = qkv + row + C + h * hs;
-            R* dk = dqkv + row + C + h * hs;
-            for (int i = 0; i < hs; ++i) {
-              dq[i] += dpre * k[i];
-              dk[i] += dpre * q[i];
-            }
-          }
+          const R* prow = a + static_cast<size_t>(t) * T;
+          R* drow = dp.data() + static_cast<size_t>(t) * T;
+          R dot = 0;
+#pragma omp simd reduction(+ : dot)
+          for (int s2 = 0; s2 <= t; ++s2) dot += prow[s2] * drow[s2];
+          for (int s2 = 0; s2 <= t; ++s2) drow[s2] = prow[s2] * (drow[s2] - dot) * scale;
+          for (int s2 = t + 1; s2 < T; ++s2) drow[s2] = 0;
         }
+        // dQ += dS K ; dK += dS^T Q
+        exact_gemm(CblasNoTrans, CblasNoTrans, T, hs, T, R(1), dp.data(), T, k, C3, R(1), dq, C3);
+        exact_gemm(CblasTrans, CblasNoTrans, T, hs, T, R(1), dp.data(), T, q, C3, R(1), dk, C3);
       }
     }
   }

@@ -12,6 +12,20 @@
 
 namespace gpt2lab {
 
+// While a MatmulBf16Scope with on = true is alive on this thread, the float
+// matmuls (matmul_*, lm_head_*) round their inputs to bf16 and accumulate in
+// fp32: mixed-precision training. Double kernels are unaffected.
+class MatmulBf16Scope {
+ public:
+  explicit MatmulBf16Scope(bool on);
+  ~MatmulBf16Scope();
+  MatmulBf16Scope(const MatmulBf16Scope&) = delete;
+  MatmulBf16Scope& operator=(const MatmulBf16Scope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // out (B,T,C) = wte[inp[b,t]] + wpe[t]
 template <typename R>
 void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, int T, int C);

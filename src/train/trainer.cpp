@@ -154,18 +154,25 @@ CheckpointState read_checkpoint_state(const fs::path& path, const fs::path& metr
 // A crash inside save_checkpoint leaves its staging directory behind (or,
 // right after the exchange, the previous checkpoint under the staging name).
 // Neither is ever read again, so each start removes them; at a model's size
-// they would otherwise fill the disk over many crashes. Only while a whole
-// checkpoint is in place: on a filesystem without RENAME_EXCHANGE a crash
-// between publish_directory's two renames leaves the previous checkpoint
-// only under a staging name (".old"), and that must not be deleted.
+// they would otherwise fill the disk over many crashes. On a filesystem
+// without RENAME_EXCHANGE a crash between publish_directory's two renames
+// leaves the previous checkpoint only under a staging name ending in ".old":
+// that one is removed only while a whole checkpoint is in place. Any other
+// staging directory goes even when there is no checkpoint yet (a crash
+// inside the first save), else it would outlive every later run.
 void remove_stale_staging(const fs::path& run) {
   std::error_code ec;
-  if (!fs::exists(run / kCheckpointDir / kStateFile, ec)) return;
+  const bool have_checkpoint = fs::exists(run / kCheckpointDir / kStateFile, ec);
   const std::string prefix = std::string(kCheckpointDir) + ".tmp-";
+  std::vector<fs::path> stale;
   for (const auto& e : fs::directory_iterator(run, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && e.is_directory(ec)) fs::remove_all(e.path(), ec);
+    if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
+    if (have_checkpoint || !name.ends_with(".old")) stale.push_back(e.path());
   }
+  // Removed after the listing: a directory changed while it is read may
+  // skip entries.
+  for (const auto& p : stale) fs::remove_all(p, ec);
 }
 
 void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW& opt, const float* m_full,
@@ -234,6 +241,7 @@ nlohmann::json to_json(const TrainOptions& o) {
           {"log_every", o.log_every},
           {"shuffle", o.shuffle},
           {"zero", o.zero},
+          {"bf16", o.bf16},
           {"world", o.world},
           {"threads", o.threads},
           {"tokenizer", o.tokenizer}};
@@ -294,6 +302,7 @@ TrainOptions train_options_from_json(const nlohmann::json& j, const std::string&
     o.log_every = json_integer<long>(j, "log_every", where);
     o.shuffle = j.at("shuffle").get<bool>();
     o.zero = j.value("zero", 0);
+    o.bf16 = j.value("bf16", false);
     o.world = j.value("world", 1);
     o.threads = json_integer<int>(j, "threads", where);
     o.tokenizer = j.at("tokenizer").get<std::string>();
@@ -412,6 +421,7 @@ TrainResult train(TrainOptions o) {
   // Identical weights on every rank, whatever each one read.
   dist.broadcast(model->params(), model->buffer_size() * sizeof(float));
   o.model = model->config();
+  model->set_bf16_matmul(o.bf16);
   const ModelConfig& mc = model->config();
   check(o.seq_len <= mc.block_size, "--seq-len " + std::to_string(o.seq_len) + " exceeds the model's block_size " +
                                         std::to_string(mc.block_size));

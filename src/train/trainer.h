@@ -45,6 +45,7 @@ struct TrainOptions {
   long diag_every = 100;       // 0 = only at step 0
   long log_every = 10;         // plain progress lines when not on a terminal
   bool shuffle = false;
+  bool bf16 = false;           // mixed precision: bf16 matmul inputs, fp32 accumulation
   int zero = 0;                // 1 = ZeRO-1: Adam moments sharded across ranks
   int world = 1;               // ranks the run was started with (set by train)
   int threads = 0;

@@ -1,0 +1,99 @@
+#include "model/gemm_bf16.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "core/error.h"
+#include "model/bf16.h"
+
+#ifdef GPT2LAB_WITH_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace gpt2lab {
+
+#ifdef GPT2LAB_WITH_DNNL
+
+namespace {
+
+using Key = std::tuple<bool, bool, int, int, int, int, int, int, bool>;
+
+struct Context {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::map<Key, std::pair<dnnl::matmul::primitive_desc, dnnl::matmul>> cache;
+  std::vector<uint16_t> a16, b16;
+};
+
+Context& context() {
+  static Context ctx;
+  return ctx;
+}
+
+// A (rows, cols) view of a row-major buffer with leading dimension ld,
+// transposed or not, as a oneDNN descriptor of logical shape (r, c).
+dnnl::memory::desc view(int r, int c, bool transposed, int ld, dnnl::memory::data_type dt) {
+  using dims = dnnl::memory::dims;
+  return transposed ? dnnl::memory::desc(dims{r, c}, dt, dims{1, ld}) : dnnl::memory::desc(dims{r, c}, dt, dims{ld, 1});
+}
+
+}  // namespace
+
+bool bf16_gemm_available() { return true; }
+
+void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
+               float beta, float* C, int ldc) {
+  using dt = dnnl::memory::data_type;
+  Context& ctx = context();
+  // Round the inputs once, in their stored layout (strides unchanged).
+  const size_t a_size = static_cast<size_t>(ta ? K : M) * lda;
+  const size_t b_size = static_cast<size_t>(tb ? N : K) * ldb;
+  if (ctx.a16.size() < a_size) ctx.a16.resize(a_size);
+  if (ctx.b16.size() < b_size) ctx.b16.resize(b_size);
+  to_bf16(ctx.a16.data(), A, a_size);
+  to_bf16(ctx.b16.data(), B, b_size);
+  const bool accumulate = beta != 0.0f;
+  const Key key{ta, tb, M, N, K, lda, ldb, ldc, accumulate};
+  auto it = ctx.cache.find(key);
+  if (it == ctx.cache.end()) {
+    const auto a_md = view(M, K, ta, lda, dt::bf16);
+    const auto b_md = view(K, N, tb, ldb, dt::bf16);
+    const auto c_md = view(M, N, false, ldc, dt::f32);
+    dnnl::primitive_attr attr;
+    if (accumulate) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.0f);
+      attr.set_post_ops(ops);
+    }
+    try {
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, ctx.engine);
+      it = ctx.cache.emplace(key, std::make_pair(pd, dnnl::matmul(pd))).first;
+    } catch (const dnnl::error& e) {
+      throw Error(std::string("bf16 matmul is not available on this CPU (oneDNN: ") + e.what() +
+                  "); train without --bf16");
+    }
+  }
+  check(beta == 0.0f || beta == 1.0f, "gemm_bf16: beta must be 0 or 1");
+  const auto& pd = it->second.first;
+  dnnl::memory am(pd.src_desc(), ctx.engine, ctx.a16.data());
+  dnnl::memory bm(pd.weights_desc(), ctx.engine, ctx.b16.data());
+  dnnl::memory cm(pd.dst_desc(), ctx.engine, C);
+  it->second.second.execute(ctx.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  ctx.stream.wait();
+}
+
+#else
+
+bool bf16_gemm_available() { return false; }
+
+void gemm_bf16(bool, bool, int, int, int, const float*, int, const float*, int, float, float*, int) {
+  throw Error("bf16 matmuls need oneDNN: rebuild with -DGPT2LAB_DNNL=ON (Debian package libdnnl-dev)");
+}
+
+#endif
+
+}  // namespace gpt2lab
