@@ -8,8 +8,8 @@ BENCH=${BUILD_DIR:-build}/bench/sample_bench
 export OMP_NUM_THREADS=$T
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $T threads"
 out=$(mktemp)
-$BENCH --threads "$T" --json | tee -a "$out"
-$BENCH --threads "$T" --bf16 --json | tee -a "$out"
+OMP_WAIT_POLICY=PASSIVE $BENCH --threads "$T" --json | tee -a "$out"
+OMP_WAIT_POLICY=PASSIVE $BENCH --threads "$T" --bf16 --json | tee -a "$out"
 # PyTorch at its best here: passive OpenMP waiting (its pool and OpenBLAS's fight otherwise).
 OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/sample_torch.py "$T" | tee -a "$out"
 /usr/bin/python3 - "$out" <<'PY'

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/bf16.h"
+#include "model/gemm_bf16.h"
 #include "model/kernels.h"
 #include "model/vecmath.h"
 
@@ -115,6 +116,8 @@ const float* InferenceSession::append(std::span<const int> tokens) {
   const float* P = model_.params();
 
   const bool bf16 = options_.bf16_weights && n == 1;
+  // Prefill with --bf16: matmul inputs in bf16 on the AVX512-BF16 GEMM.
+  const MatmulBf16Scope prefill_precision(options_.bf16_weights && n > 1 && bf16_gemm_available());
   // One row with bf16 weights: the memory-bound matrix-vector path.
   auto linear = [&](float* out, const float* inp, const std::vector<uint16_t>* w16, size_t w, size_t b, int IC, int OC) {
     if (bf16) matvec_bf16(out, inp, w16->data(), P + b, IC, OC);
@@ -139,7 +142,13 @@ const float* InferenceSession::append(std::span<const int> tokens) {
         std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
         std::copy(row + 2 * C, row + 3 * C, vc + static_cast<size_t>(pos_ + i) * C);
       }
-      attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
+      if (pos_ == 0 && n > 1) {
+        // A prompt from the start: the batched (GEMM) attention of training.
+        att_.resize(static_cast<size_t>(NH) * n * n);
+        attention_forward(atty_.data(), att_.data(), qkv_.data(), 1, n, C, NH);
+      } else {
+        attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
+      }
       linear(proj_.data(), atty_.data(), w16 ? &w16->attn_proj : nullptr, o.attn_proj_w, o.attn_proj_b, C, C);
     };
     auto mlp_into_proj = [&](const float* inp) {

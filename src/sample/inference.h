@@ -17,7 +17,8 @@ namespace gpt2lab {
 
 struct InferenceOptions {
   // Keep a bf16 copy of the matmul weights and use it for single-row
-  // (decode) steps: half the bytes per token on a memory-bound path.
+  // (decode) steps: half the bytes per token on a memory-bound path; prefill
+  // then runs its matmuls with bf16 inputs and fp32 accumulation.
   bool bf16_weights = false;
 };
 
@@ -43,6 +44,7 @@ class InferenceSession {
   };
   std::vector<Bf16Layer> bf16_layers_;
   std::vector<uint16_t> bf16_wte_;
+  std::vector<float> att_;  // (NH, n, n) probabilities of a batched prefill
   std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, proj_, fch_, gelu_, logits_;
 };
 

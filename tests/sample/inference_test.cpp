@@ -52,9 +52,12 @@ TEST(Inference, Bf16WeightsStayCloseToF32) {
   InferenceSession f32(m), b16(m, InferenceOptions{true});
   std::vector<int> prompt = {5, 9, 200, 17};
   const float* a = f32.append(prompt);
-  const float* b = b16.append(prompt);  // prefill runs in fp32 either way
-  for (int v = 0; v < 300; ++v) ASSERT_EQ(a[v], b[v]);
+  const float* b = b16.append(prompt);  // prefill: bf16 matmul inputs, fp32 accumulation
   double worst = 0, scale = 0;
+  for (int v = 0; v < 300; ++v) {
+    worst = std::max(worst, std::abs(double(a[v]) - b[v]));
+    scale = std::max(scale, std::abs(double(a[v])));
+  }
   for (int step = 0; step < 6; ++step) {
     const int next = (step * 37) % 300;
     a = f32.append(std::span<const int>(&next, 1));
