@@ -2,7 +2,8 @@
 # Training-step speed, gpt2lab vs PyTorch, same machine, same run, same threads:
 # configs (a) GPT-2 124M B=4 T=64, (b) L6 C384 V50257 B=8 T=128,
 # (c) L6 C384 V8192 B=16 T=256. PyTorch runs twice: as installed, and tuned
-# (OMP_WAIT_POLICY=PASSIVE and tcmalloc when present). Prints a Markdown table.
+# (OMP_WAIT_POLICY=PASSIVE and tcmalloc when present); then gpt2lab --bf16 and
+# PyTorch's CPU bf16 autocast (tuned). Prints a Markdown table.
 #   bench/train_compare.sh [THREADS] [STEPS]      (after scripts/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,20 +22,22 @@ for cfg in "${CONFIGS[@]}"; do
   echo "{\"config\": \"$name\", \"run\": $(OMP_WAIT_POLICY=PASSIVE $BENCH --layers $L --heads $H --embd $C --vocab $V -B $B -T $TT --threads $T --steps $STEPS --json $peak)}" | tee -a "$out"
   echo "{\"config\": \"$name\", \"run\": $(/usr/bin/python3 bench/train_torch.py $L $H $C $V $B $TT $T $STEPS | sed 's/"pytorch"/"pytorch-default"/')}" | tee -a "$out"
   echo "{\"config\": \"$name\", \"run\": $(OMP_WAIT_POLICY=PASSIVE LD_PRELOAD=$TCMALLOC /usr/bin/python3 bench/train_torch.py $L $H $C $V $B $TT $T $STEPS | sed 's/"pytorch"/"pytorch-tuned"/')}" | tee -a "$out"
+  echo "{\"config\": \"$name\", \"run\": $(OMP_WAIT_POLICY=PASSIVE $BENCH --layers $L --heads $H --embd $C --vocab $V -B $B -T $TT --threads $T --steps $STEPS --json --no-peak --bf16)}" | tee -a "$out"
+  echo "{\"config\": \"$name\", \"run\": $(OMP_WAIT_POLICY=PASSIVE LD_PRELOAD=$TCMALLOC /usr/bin/python3 bench/train_torch.py $L $H $C $V $B $TT $T $STEPS bf16 | sed 's/"pytorch-bf16"/"pytorch-tuned-bf16"/')}" | tee -a "$out"
 done
 /usr/bin/python3 - "$out" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 peak = next(r["run"]["sgemm_peak"] for r in rows if r["run"].get("sgemm_peak"))
 print(f"\nsgemm peak (OpenBLAS, 2048^3, same run): {peak:.0f} GFLOP/s\n")
-print("| config | impl | ms/step | tokens/s | GFLOP/s | % sgemm peak | peak RSS MB | gpt2lab / tuned PyTorch |")
+print("| config | impl | ms/step | tokens/s | GFLOP/s | % sgemm peak | peak RSS MB | gpt2lab / tuned PyTorch fp32 |")
 print("|---|---|---|---|---|---|---|---|")
 for c in "abc":
     rs = {r["run"]["impl"]: r["run"] for r in rows if r["config"] == c}
     tuned = rs["pytorch-tuned"]["tokens_per_s"]
-    for impl in ("gpt2lab", "pytorch-default", "pytorch-tuned"):
+    for impl in ("gpt2lab", "pytorch-default", "pytorch-tuned", "gpt2lab-bf16", "pytorch-tuned-bf16"):
         r = rs[impl]
-        ratio = f"{r['tokens_per_s'] / tuned:.2f}x" if impl == "gpt2lab" else ""
+        ratio = f"{r['tokens_per_s'] / tuned:.2f}x" if impl.startswith("gpt2lab") else ""
         print(f"| ({c}) | {impl} | {r['ms']:.0f} | {r['tokens_per_s']:.0f} | {r['gflops']:.0f} | {100 * r['gflops'] / peak:.0f}% | "
               f"{r['rss_mb']:.0f} | {ratio} |")
 PY
