@@ -129,7 +129,11 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) 
   c.vocab_size = get_int(j, "vocab_size", where);
   if (auto it = j.find("layer_norm_epsilon"); it != j.end()) {
     check(it->is_number(), where + ": field 'layer_norm_epsilon' must be a number");
-    c.layer_norm_epsilon = it->get<float>();
+    // Range-checked as a double: converting a value past float's range (say
+    // 1e300) to float is undefined behaviour, not a clean inf.
+    const double eps = it->get<double>();
+    check(eps > 0 && eps < 1, where + ": field 'layer_norm_epsilon' = " + it->dump() + " must be in (0, 1)");
+    c.layer_norm_epsilon = static_cast<float>(eps);
   }
   if (auto it = j.find("activation_function"); it != j.end()) {
     check(it->is_string() && (*it == "gelu_new" || *it == "gelu_pytorch_tanh"),
