@@ -1,0 +1,181 @@
+// The trainer against hostile conditions it can meet on disk or from a bad
+// setting: weights that overflow while loss and gradient norm still look
+// finite (never checkpointed), a corrupted state.json or run config.json on
+// --resume (refused, naming the field), and staging directories left by
+// crashes (removed).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "data/token_shard.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
+#include "train/trainer.h"
+
+namespace gpt2lab {
+namespace {
+
+class TrainerHostile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gpt2lab_train_hostile_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "data");
+    std::vector<int> tokens(4000);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * 5 + 3) % 97);
+    write_token_shard(dir_ / "data" / "train.bin", tokens);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  TrainOptions options() const {
+    TrainOptions o;
+    o.model = make_config(1, 2, 16, 16, 97, NormPlacement::pre, InitScheme::gpt2);
+    o.data = (dir_ / "data").string();
+    o.out = (dir_ / "run").string();
+    o.batch_size = 2;
+    o.seq_len = 8;
+    o.steps = 4;
+    o.eval_every = 0;
+    o.save_every = 1;
+    o.threads = 1;
+    o.quiet = true;
+    return o;
+  }
+  static size_t non_finite(const fs::path& safetensors) {
+    const SafetensorsFile f = SafetensorsFile::open(safetensors);
+    size_t bad = 0;
+    std::vector<float> buf;
+    for (const auto& [name, e] : f.tensors()) {
+      buf.resize(e.numel());
+      f.read_f32(name, buf.data());
+      for (float x : buf) bad += !std::isfinite(x);
+    }
+    return bad;
+  }
+  std::string resume_error() const {
+    TrainOptions o = options();
+    o.resume = true;
+    o.steps = 8;
+    try {
+      train(o);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  fs::path dir_;
+};
+
+TEST_F(TrainerHostile, WeightsOverflowedByAHugeLearningRateAreNeverCheckpointed) {
+  // 1e38 fits a float; one AdamW step takes the weights past float's range
+  // while the step's loss and gradient norm were finite.
+  TrainOptions o = options();
+  o.schedule.lr = 1e38;
+  o.grad_clip = 0;
+  const TrainResult r = train(o);
+  EXPECT_EQ(r.status, "diverged");
+  EXPECT_NE(r.reason.find("not finite"), std::string::npos) << r.reason;
+  const fs::path ck = dir_ / "run" / "checkpoint";
+  if (fs::exists(ck)) {
+    EXPECT_EQ(non_finite(ck / kWeightsFile), 0u);
+    EXPECT_EQ(non_finite(ck / "optimizer.safetensors"), 0u);
+  }
+}
+
+TEST_F(TrainerHostile, LearningRateBeyondFloatRangeIsRefused) {
+  TrainOptions o = options();
+  o.schedule.lr = 1e39;
+  try {
+    train(o);
+    FAIL() << "trained with --lr 1e39";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--lr"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(TrainerHostile, CorruptStateJsonIsRefusedOnResumeNamingTheField) {
+  train(options());
+  const fs::path state = dir_ / "run" / "checkpoint" / "state.json";
+  const nlohmann::json good = nlohmann::json::parse(read_file(state));
+  const std::vector<std::pair<std::string, nlohmann::json>> bad = {
+      {"data_position", -5}, {"step", 1.5}, {"metrics_bytes", int64_t(1) << 40},
+      {"adam_t", nullptr}, {"step", uint64_t(-1)}};
+  for (const auto& [field, value] : bad) {
+    nlohmann::json j = good;
+    j[field] = value;
+    write_file_atomic(state, j.dump());
+    const std::string e = resume_error();
+    EXPECT_NE(e.find("state.json"), std::string::npos) << field << ": " << e;
+    EXPECT_NE(e.find("'" + field + "'"), std::string::npos) << field << ": " << e;
+  }
+  write_file_atomic(state, "{\"step\": 2, \"adam_");
+  EXPECT_NE(resume_error().find("not valid JSON"), std::string::npos) << resume_error();
+}
+
+TEST_F(TrainerHostile, RunConfigNumbersThatDoNotFitAreRefused) {
+  TrainOptions o = options();
+  const nlohmann::json good = to_json(o);
+  const std::vector<std::pair<std::string, nlohmann::json>> bad = {
+      {"batch_size", 1e300}, {"batch_size", int64_t(1) << 40}, {"steps", 2.5}, {"beta1", 1e300},
+      {"seed", -1}, {"threads", "2"}, {"lr", nullptr}};
+  for (const auto& [field, value] : bad) {
+    nlohmann::json j = good;
+    j[field] = value;
+    try {
+      train_options_from_json(j, "run/config.json");
+      FAIL() << field << " = " << value.dump() << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("run/config.json"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(train_options_from_json(nlohmann::json::array(), "run/config.json"), Error);
+  const TrainOptions back = train_options_from_json(good, "run/config.json");
+  EXPECT_EQ(to_json(back), good);
+}
+
+TEST_F(TrainerHostile, StagingDirectoriesLeftByACrashAreRemovedOnResume) {
+  train(options());
+  // What a kill inside save_checkpoint leaves: a staging directory, and (after
+  // the exchange) the previous checkpoint under a staging name.
+  for (const char* name : {"checkpoint.tmp-123-0000abcd", "checkpoint.tmp-456-00001234"}) {
+    fs::create_directories(dir_ / "run" / name);
+    write_file_atomic(dir_ / "run" / name / kWeightsFile, std::string(1000, 'x'));
+  }
+  fs::create_directories(dir_ / "run" / "notes");
+  TrainOptions o = options();
+  o.resume = true;
+  o.steps = 6;
+  EXPECT_EQ(train(o).status, "completed");
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "checkpoint.tmp-123-0000abcd"));
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "checkpoint.tmp-456-00001234"));
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "notes"));  // only staging names are touched
+}
+
+TEST_F(TrainerHostile, StagingDirectoryOfACrashInsideTheFirstSaveIsRemoved) {
+  // Regression: a kill inside the very first save leaves a staging directory
+  // and no checkpoint. It used to be kept (removal waited for a checkpoint)
+  // and so outlived every later run. A ".old" one may hold the only copy of
+  // a checkpoint (no RENAME_EXCHANGE) and stays while there is no other.
+  train(options());
+  fs::remove_all(dir_ / "run" / "checkpoint");
+  for (const char* name : {"checkpoint.tmp-123-0000abcd", "checkpoint.tmp-9-00000001.old"}) {
+    fs::create_directories(dir_ / "run" / name);
+    write_file_atomic(dir_ / "run" / name / kWeightsFile, std::string(1000, 'x'));
+  }
+  TrainOptions o = options();
+  o.resume = true;
+  EXPECT_EQ(train(o).status, "completed");
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "checkpoint.tmp-123-0000abcd"));
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "checkpoint.tmp-9-00000001.old"));
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "checkpoint" / "state.json"));
+}
+
+}  // namespace
+}  // namespace gpt2lab
