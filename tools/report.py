@@ -421,8 +421,11 @@ def plot_losses(ax, st, r, color, label, style="-"):
         ax.plot(m["val_steps"], m["val"], "o", color=color, ms=3.5, mfc="white")
         lows += m["val"]
     if st.diverged(r) and steps:
-        ax.plot([st.diverged_at(r)], [sm[-1] if math.isfinite(sm[-1]) else (st.uniform or 0)], "x", color=color,
-                ms=10, mew=2)
+        # At the loss that tripped the guard, kept inside the plotted range.
+        y = max_loss(st, r) or sm[-1]
+        if st.uniform:
+            y = min(y, st.uniform + 1.4)
+        ax.plot([st.diverged_at(r)], [y], "x", color=color, ms=10, mew=2)
     return lows
 
 
