@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang, ASan+UBSan) and runs each for a
+# bounded time. Fails on any crash, sanitizer report, leak, timeout (a slow
+# input) or out-of-memory (an allocation above the limit), leaving the input
+# in $BUILD_DIR/artifacts/.
+#   scripts/fuzz.sh [SECONDS]       # seconds per target, default 60
+#   FUZZ_TARGETS="fuzz_llmc fuzz_cli" scripts/fuzz.sh 10
+# Prints per target: executions, seconds, corpus size; and a total line.
+# The corpus of each target grows in $BUILD_DIR/corpus/ across local runs;
+# seeds are regenerated from the library's own writers every run (make_seeds),
+# and fuzz/regressions/<target>/* (inputs that once failed) are replayed first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECS=${1:-60}
+BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
+JOBS=${JOBS:-2}
+ALL_TARGETS="fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_llmc fuzz_token_shard fuzz_tokenizer_load fuzz_tokenizer_encode fuzz_cli"
+TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
+
+# clang and its runtimes (libFuzzer, sanitizers); Debian 12 ships clang 14.
+if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "fuzz: installing clang libclang-rt-14-dev"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev libomp-dev
+fi
+
+start=$(date +%s)
+cmake -S . -B "$BUILD_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGPT2LAB_FUZZ=ON -DGPT2LAB_TESTS=OFF -DGPT2LAB_BENCH=OFF >/dev/null
+# The build log (clang's loop-vectorizer remarks included) goes to a file;
+# its tail is shown only if the build fails.
+# shellcheck disable=SC2086
+if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target make_seeds $TARGETS >"$BUILD_DIR/build.log" 2>&1; then
+  tail -60 "$BUILD_DIR/build.log" >&2
+  echo "fuzz: build failed (log: $BUILD_DIR/build.log)" >&2
+  exit 1
+fi
+built=$(date +%s)
+echo "fuzz: built in $((built - start)) s"
+
+B=$BUILD_DIR
+X=$BUILD_DIR/fuzz   # where CMake puts the fuzz executables
+rm -rf "$B/seeds"
+"$X/make_seeds" "$B/seeds" >/dev/null
+mkdir -p "$B/artifacts"
+
+# A leak or a report ends the process with an error; so does an allocation
+# above -malloc_limit_mb: a hostile header must be refused before allocating.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export OMP_NUM_THREADS=1
+
+failed=()
+total_execs=0
+total_secs=0
+printf '%-24s %12s %8s %8s\n' target executions seconds corpus | tee "$B/fuzz-summary.txt"
+for t in $TARGETS; do
+  corpus=$B/corpus/$t
+  mkdir -p "$corpus"
+  log=$B/$t.log
+  : >"$log"
+  if [ -d "fuzz/regressions/$t" ] && [ -n "$(ls -A "fuzz/regressions/$t")" ]; then
+    if ! "$X/$t" fuzz/regressions/"$t"/* >>"$log" 2>&1; then
+      echo "fuzz: $t fails on a regression input (fuzz/regressions/$t); log: $log" >&2
+      tail -40 "$log" >&2
+      failed+=("$t")
+      continue
+    fi
+  fi
+  t0=$(date +%s.%N)
+  set +e
+  "$X/$t" "$corpus" "$B/seeds/$t" \
+    -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+    -print_final_stats=1 -artifact_prefix="$B/artifacts/$t-" >>"$log" 2>&1
+  rc=$?
+  set -e
+  t1=$(date +%s.%N)
+  execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$' || echo 0)
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  size=$(find "$corpus" -type f | wc -l)
+  printf '%-24s %12s %8s %8s\n' "$t" "$execs" "$secs" "$size" | tee -a "$B/fuzz-summary.txt"
+  total_execs=$((total_execs + execs))
+  total_secs=$(awk -v a="$total_secs" -v b="$secs" 'BEGIN { printf "%.1f", a + b }')
+  if [ "$rc" -ne 0 ]; then
+    echo "fuzz: $t FAILED (exit $rc); log: $log" >&2
+    grep -E 'ERROR|runtime error|SUMMARY|Test unit written|deadly signal|out-of-memory|leak' "$log" | head -20 >&2
+    failed+=("$t")
+  fi
+done
+n=$(echo $TARGETS | wc -w)
+echo "fuzz: $n targets, $total_execs executions, $total_secs s fuzzing ($SECS s each), ${#failed[@]} failed" \
+  | tee -a "$B/fuzz-summary.txt"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: failed: ${failed[*]} (inputs in $B/artifacts/)" >&2
+  exit 1
+fi
