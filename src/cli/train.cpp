@@ -74,6 +74,12 @@ void add(CLI::App& app) {
 
   sub->callback([o, sub, init_from] {
     TrainOptions t = o->t;
+    if (t.resume && !fs::exists(fs::path(t.out) / "config.json")) {
+      // Killed before the run wrote anything: there is nothing to resume, so
+      // the same command with --resume simply starts it.
+      std::fprintf(stderr, "note: %s holds no run yet; starting it\n", t.out.c_str());
+      t.resume = false;
+    }
     // Resolve the flags as for a new run; --resume then checks them against
     // the run's config.json, so re-running the same command with --resume
     // works and a changed setting is refused rather than silently ignored.

@@ -530,10 +530,22 @@ TrainResult train(TrainOptions o) {
   TrainResult result;
   result.status = "completed";
   if (o.resume && start_step >= o.steps) {
-    // Already finished (the final eval is in the metrics): nothing to redo.
-    if (!o.quiet) std::fprintf(stderr, "train: run already complete at step %ld (raise --steps to continue)\n", start_step);
-    result.steps_done = start_step;
-    return result;
+    // A completed run's last checkpoint already holds its final evaluation:
+    // nothing to redo. A run stopped during its last step has the
+    // checkpoint but not the final evaluation: the loop below finishes it.
+    bool completed = false;
+    try {
+      const auto r = nlohmann::json::parse(read_file(run / kResultFile));
+      completed = r.value("status", "") == "completed" && r.value("steps", -1L) == start_step;
+    } catch (const std::exception&) {
+      // No or unreadable result.json: finish the run.
+    }
+    if (completed || start_step > o.steps) {
+      if (!o.quiet)
+        std::fprintf(stderr, "train: run already complete at step %ld (raise --steps to continue)\n", start_step);
+      result.steps_done = start_step;
+      return result;
+    }
   }
   // Before a checkpoint is written: weights or moments that are not finite
   // end the run as diverged at `at_step`, and the last good checkpoint stays.

@@ -3,6 +3,7 @@ signals, divergence, fine-tuning and refusal of bad input."""
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,6 +93,38 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(p.returncode == 0 and status in ("interrupted", "completed"), f"SIGTERM exits 0 with status {status}")
     train(data, d, "--resume")
     expect(stable(read_metrics(d)) == ref, "resume after SIGTERM gives identical metrics")
+
+    # 3b. --resume where nothing was written yet (killed at start-up) starts the run.
+    fresh = os.path.join(tmp, "fresh")
+    r = train(data, fresh, *common, "--resume")
+    expect(stable(read_metrics(fresh)) == ref and "holds no run yet" in r.stderr,
+           "--resume on a directory without a run starts it (same metrics)")
+
+    # 3c. Stopped during its last step: the checkpoint is at the final step but
+    #     the final evaluation and a completed result.json are missing; --resume
+    #     finishes both. (The state is built from a finished run.)
+    last = os.path.join(tmp, "last")
+    shutil.copytree(a, last)
+    with open(os.path.join(last, "metrics.jsonl")) as fh:
+        lines = fh.readlines()
+    assert '"val_loss"' in lines[-1]
+    with open(os.path.join(last, "metrics.jsonl"), "w") as fh:
+        fh.writelines(lines[:-1])
+    st_path = os.path.join(last, "checkpoint", "state.json")
+    with open(st_path) as fh:
+        st = json.load(fh)
+    st["metrics_bytes"] = sum(len(x.encode()) for x in lines[:-1])
+    with open(st_path, "w") as fh:
+        json.dump(st, fh)
+    with open(os.path.join(last, "result.json"), "w") as fh:
+        json.dump({"status": "interrupted", "steps": 40}, fh)
+    train(data, last, "--resume")
+    with open(os.path.join(last, "result.json")) as fh:
+        res_last = json.load(fh)
+    expect(stable(read_metrics(last)) == ref and res_last["status"] == "completed",
+           "a run stopped in its last step is completed by --resume (final eval, result.json)")
+    train(data, a, "--resume")
+    expect(stable(read_metrics(a)) == ref, "--resume of a completed run changes nothing")
 
     # 4. Accumulation: B=2 x accum 2 equals B=4 (same windows) to float tolerance.
     e, f_ = os.path.join(tmp, "e"), os.path.join(tmp, "f")
