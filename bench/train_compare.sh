@@ -29,7 +29,7 @@ done
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 peak = next(r["run"]["sgemm_peak"] for r in rows if r["run"].get("sgemm_peak"))
-print(f"\nsgemm peak (OpenBLAS, 2048^3, same run): {peak:.0f} GFLOP/s\n")
+print(f"\nsgemm peak (best of OpenBLAS and oneDNN, 2048^3, same run): {peak:.0f} GFLOP/s\n")
 print("| config | impl | ms/step | tokens/s | GFLOP/s | % sgemm peak | peak RSS MB | gpt2lab / tuned PyTorch fp32 |")
 print("|---|---|---|---|---|---|---|---|")
 for c in "abc":
