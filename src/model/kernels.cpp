@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "model/gemm_bf16.h"
@@ -23,29 +24,9 @@ MatmulBf16Scope::~MatmulBf16Scope() { t_bf16_matmul = previous_; }
 
 namespace {
 
-// BLAS dispatch by number type.
-inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
-                 const float* A, int lda, const float* B, int ldb, float beta, float* C,
-                 int ldc) {
-  if (t_bf16_matmul && alpha == 1.0f) {  // every matmul of the model has alpha 1
-    gemm_bf16(ta == CblasTrans, tb == CblasTrans, M, N, K, A, lda, B, ldb, beta, C, ldc);
-    return;
-  }
-#ifdef GPT2LAB_WITH_DNNL
-  // Same row-major contract as cblas_sgemm.
-  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C,
-             ldc);
-#else
-  cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-#endif
-}
-inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha,
-                 const double* A, int lda, const double* B, int ldb, double beta, double* C,
-                 int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-// The same products, never rounded to bf16 (attention, whatever the scope).
+// Matrix products, row-major, by number type: oneDNN for float when built
+// with it (same contract as cblas_sgemm), BLAS otherwise and for double.
+// exact_gemm never rounds to bf16 (attention, whatever the scope).
 inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float* A,
                        int lda, const float* B, int ldb, float beta, float* C, int ldc) {
 #ifdef GPT2LAB_WITH_DNNL
@@ -58,6 +39,20 @@ inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int
 inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double* A,
                        int lda, const double* B, int ldb, double beta, double* C, int ldc) {
   cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// The model's matmuls: like exact_gemm, but inside a MatmulBf16Scope the
+// float ones take bf16 inputs.
+template <typename R>
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R alpha, const R* A, int lda,
+                 const R* B, int ldb, R beta, R* C, int ldc) {
+  if constexpr (std::is_same_v<R, float>) {
+    if (t_bf16_matmul && alpha == 1.0f) {  // every matmul of the model has alpha 1
+      gemm_bf16(ta == CblasTrans, tb == CblasTrans, M, N, K, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
+  }
+  exact_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 inline void gemv(CBLAS_TRANSPOSE t, int M, int N, float alpha, const float* A, int lda, const float* x,
