@@ -34,8 +34,11 @@ from shards import make_dataset, read_metrics  # noqa: E402
 BIN = os.environ["GPT2LAB_BIN"]
 failures = []
 MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "64", "--vocab-size", "97"]
-COMMON = ["-B", "4", "-T", "32", "--steps", "30", "--lr", "3e-3", "--warmup", "4", "--eval-every", "10",
-          "--eval-batches", "3", "--diag-every", "10", "--grad-clip", "1.0", "--shuffle"]
+# Long enough that the kills below land before the run completes even on an
+# idle machine, where a step of this model takes a few milliseconds (with 30
+# steps the run finished after 3 of the 24 kills once training got faster).
+COMMON = ["-B", "4", "-T", "32", "--steps", "400", "--lr", "3e-3", "--warmup", "4", "--eval-every", "100",
+          "--eval-batches", "3", "--diag-every", "100", "--grad-clip", "1.0", "--shuffle"]
 
 
 def expect(cond, what):
