@@ -9,16 +9,6 @@
 
 namespace gpt2lab {
 
-namespace {
-
-double sum_squares(const float* p, size_t n) {
-  double s = 0;
-  for (size_t i = 0; i < n; ++i) s += static_cast<double>(p[i]) * p[i];
-  return s;
-}
-
-}  // namespace
-
 InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& data_dir, int B, int T,
                                      int batches, uint64_t seed) {
   check(batches > 0, "grad-at-init needs at least one batch");

@@ -6,13 +6,13 @@
 
 namespace gpt2lab {
 
-namespace {
-
 double sum_squares(const float* p, size_t n) {
   double s = 0;
   for (size_t i = 0; i < n; ++i) s += static_cast<double>(p[i]) * p[i];
   return s;
 }
+
+namespace {
 
 // Which group a tensor kind belongs to, or nullptr for the global tensors.
 const char* group_of(TensorKind k) {

@@ -15,6 +15,9 @@ namespace gpt2lab {
 inline constexpr const char* kDiagGroups[] = {"attn.c_attn", "attn.c_proj", "mlp.c_fc",
                                               "mlp.c_proj", "ln_1", "ln_2"};
 
+// Sum of squares in double, in index order (the norms below are its roots).
+double sum_squares(const float* p, size_t n);
+
 // {"attn.c_attn": [L norms], ..., "wte": x, "wpe": x, "ln_f": x}
 nlohmann::json gradient_norms(const GPT2<float>& model);
 
