@@ -14,11 +14,16 @@
 namespace gpt2lab {
 
 inline float vexp(float x) {
-  // Clamp into the range where 2^n stays a normal float.
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  const float n = std::nearbyint(x * 1.44269504088896341f);
+  // Clamp into the range where 2^n stays a normal float, twice: `xs` lets a
+  // NaN through (so a NaN input gives NaN, which the trainer's divergence
+  // check relies on), `xf` maps it to -87 so that the float -> int conversion
+  // of n below is always defined. Both are plain selects; for every non-NaN
+  // x they are equal.
+  const float xs = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+  const float xf = x > -87.0f ? (x < 88.0f ? x : 88.0f) : -87.0f;
+  const float n = std::nearbyint(xf * 1.44269504088896341f);
   // x - n ln2 in two steps: ln2 = hi + lo with hi exact in few bits.
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+  const float r = (xs - n * 0.693359375f) + n * 2.12194440e-4f;
   float p = 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
