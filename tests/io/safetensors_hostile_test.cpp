@@ -27,10 +27,14 @@ void note(size_t n) {
   }
 }
 
-void* allocate(size_t n, size_t align) {
+void* try_allocate(size_t n, size_t align) noexcept {
   note(n);
-  void* p = align <= alignof(std::max_align_t) ? std::malloc(n ? n : 1)
-                                               : std::aligned_alloc(align, (n + align - 1) / align * align);
+  return align <= alignof(std::max_align_t) ? std::malloc(n ? n : 1)
+                                            : std::aligned_alloc(align, (n + align - 1) / align * align);
+}
+
+void* allocate(size_t n, size_t align) {
+  void* p = try_allocate(n, align);
   if (!p) throw std::bad_alloc();
   return p;
 }
@@ -40,6 +44,21 @@ void* operator new(size_t n) { return allocate(n, 0); }
 void* operator new[](size_t n) { return allocate(n, 0); }
 void* operator new(size_t n, std::align_val_t a) { return allocate(n, static_cast<size_t>(a)); }
 void* operator new[](size_t n, std::align_val_t a) { return allocate(n, static_cast<size_t>(a)); }
+// Every form is replaced, the nothrow ones included: a form left alone keeps
+// the runtime's allocator, and its memory then reaches our free() (ASan
+// reports the mismatch; libstdc++'s std::stable_sort takes that path).
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return try_allocate(n, 0); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return try_allocate(n, 0); }
+void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return try_allocate(n, static_cast<size_t>(a));
+}
+void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return try_allocate(n, static_cast<size_t>(a));
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }

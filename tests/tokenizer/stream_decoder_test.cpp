@@ -29,7 +29,10 @@ TEST(TokenizerStreamDecoder, InvalidBytesBecomeOneReplacementEachAndDoNotGarbleT
 TEST(TokenizerStreamDecoder, ByteByByteEqualsAllAtOnce) {
   const std::string text = "h\xC3\xA9llo \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x91\x8D\xFF!";
   Utf8StreamDecoder whole, split;
-  const std::string a = whole.push(text) + whole.flush();
+  // Two statements: the operands of `+` are unsequenced, and flush() must
+  // see the state push() leaves.
+  std::string a = whole.push(text);
+  a += whole.flush();
   std::string b;
   for (char c : text) b += split.push(std::string(1, c));
   b += split.flush();
