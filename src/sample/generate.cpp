@@ -99,6 +99,14 @@ std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt,
   const float* logits = session.append(seq);
   std::vector<int> out;
   for (int i = 0; i < o.max_new_tokens; ++i) {
+    // Weights holding NaN/inf (a diverged run's model, a damaged export) give
+    // NaN logits, from which every sampler would silently return some fixed
+    // token; say so instead.
+    for (size_t v = 0; v < V; ++v)
+      check(std::isfinite(logits[v]), "generate: the model's output for token " + std::to_string(v) +
+                                          " at position " + std::to_string(session.position() - 1) +
+                                          " is not finite (NaN or inf): the weights hold non-finite values"
+                                          " (is this the model of a diverged run?)");
     const int tok = sample_token(std::span<const float>(logits, V), o, rng, seq);
     out.push_back(tok);
     seq.push_back(tok);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "sample/generate.h"
@@ -167,6 +168,23 @@ TEST(Generate, SameSeedSameTokensAndPolicies) {
   o.seed = 1337;
   o.context = ContextPolicy::slide;
   EXPECT_EQ(generate(m, prompt, o).size(), 1u);
+}
+
+TEST(Generate, NonFiniteWeightsAreReportedNotSampled) {
+  GPT2<float> m(make_config(2, 2, 16, 12, 40, NormPlacement::pre, InitScheme::gpt2));
+  m.init_weights(3);
+  m.params()[m.layout().wte + 5] = std::numeric_limits<float>::quiet_NaN();
+  SamplingOptions o;
+  o.max_new_tokens = 5;
+  for (float temperature : {0.0f, 1.0f}) {
+    o.temperature = temperature;
+    try {
+      generate(m, std::vector<int>{1, 2, 3}, o);
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("not finite"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
