@@ -80,6 +80,42 @@ std::optional<nlohmann::json> read_json_if_exists(const fs::path& p) {
   return j;
 }
 
+// study.json is ours, but it sits in the user's folder and is read back on
+// every rerun, so an edited or damaged one must be an Error naming the field,
+// not a JSON type exception from deep inside the study.
+void validate_study_file(const nlohmann::json& j, const fs::path& p) {
+  const std::string fix = "; it was edited or damaged: repair it, or use another --out";
+  auto need = [&](bool ok, const std::string& field, const char* what) {
+    check(ok, p.string() + ": field '" + field + "' must be " + what + fix);
+  };
+  check(j.is_object(), p.string() + ": not a JSON object" + fix);
+  need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
+  if (j.contains("budget")) {
+    need(j["budget"].is_object(), "budget", "an object");
+    need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");
+  }
+  if (j.contains("data")) {
+    need(j["data"].is_object(), "data", "an object");
+    const auto& d = j["data"];
+    need(!d.contains("tokenizer_identity") || d["tokenizer_identity"].is_string(), "data.tokenizer_identity",
+         "a string");
+  }
+  if (j.contains("presets")) {
+    need(j["presets"].is_array(), "presets", "an array");
+    for (const auto& x : j["presets"]) need(x.is_string(), "presets", "an array of strings");
+  }
+  size_t i = 0;
+  for (const auto& r : j["runs"]) {
+    const std::string f = "runs[" + std::to_string(i++) + "]";
+    need(r.is_object(), f, "an object");
+    need(r.contains("name") && r["name"].is_string(), f + ".name", "a string");
+    need(!r.contains("status") || r["status"].is_string(), f + ".status", "a string");
+    need(!r.contains("seconds") || r["seconds"].is_number(), f + ".seconds", "a number");
+    for (const char* k : {"outcome", "result", "config", "variables"})
+      need(!r.contains(k) || r[k].is_object(), f + "." + k, "an object");
+  }
+}
+
 // What a training run's metrics.jsonl says about how it went. Read from the
 // metrics rather than result.json so that it is right however the run ended.
 nlohmann::json outcome_from_metrics(const fs::path& metrics_path, const std::string& status) {
@@ -97,16 +133,21 @@ nlohmann::json outcome_from_metrics(const fs::path& metrics_path, const std::str
     const auto row = nlohmann::json::parse(text.substr(pos, end - pos), nullptr, false);
     pos = end + 1;
     if (!row.is_object()) continue;
-    if (row.contains("diverged")) {
-      o["diverged_at"] = row.value("step", -1L);
-      o["reason"] = row.value("reason", "");
-    } else if (row.contains("val_loss") && row["val_loss"].is_number()) {
-      val_loss = row["val_loss"].get<double>();
-      val_step = row.value("step", -1L);
-    } else if (row.contains("loss") && row["loss"].is_number()) {
-      last_loss = row["loss"].get<double>();
-      min_loss = std::min(min_loss, last_loss);
-      steps = row.value("step", 0L) + 1;
+    // A row whose fields have other types than the trainer writes (an edited
+    // file) is skipped like a torn one: value() throws on a type mismatch.
+    try {
+      if (row.contains("diverged")) {
+        o["diverged_at"] = row.value("step", -1L);
+        o["reason"] = row.value("reason", "");
+      } else if (row.contains("val_loss") && row["val_loss"].is_number()) {
+        val_loss = row["val_loss"].get<double>();
+        val_step = row.value("step", -1L);
+      } else if (row.contains("loss") && row["loss"].is_number()) {
+        last_loss = row["loss"].get<double>();
+        min_loss = std::min(min_loss, last_loss);
+        steps = row.value("step", 0L) + 1;
+      }
+    } catch (const nlohmann::json::exception&) {
     }
   }
   o["steps"] = steps;
@@ -188,7 +229,9 @@ class Study {
   // Runs of different sizes do not mix: checked before any data work.
   void check_budget_matches() const {
     const auto j = read_json_if_exists(out_ / kStudyFile);
-    if (!j || !j->contains("budget")) return;
+    if (!j) return;
+    validate_study_file(*j, out_ / kStudyFile);
+    if (!j->contains("budget")) return;
     const std::string had = (*j)["budget"].value("name", "");
     check(had == budget_.name, (out_ / kStudyFile).string() + " holds a study with budget '" + had + "', not '" +
                                    budget_.name + "'; use another --out (runs of different sizes do not mix)");
@@ -202,10 +245,11 @@ class Study {
       study_ = Json::parse(read_file(p), nullptr, false);
       check(!study_.is_discarded() && study_.is_object() && study_.contains("runs"),
             p.string() + " is not a study file; use another --out");
-      const std::string had = study_["budget"].value("name", "");
+      validate_study_file(study_, p);
+      const std::string had = study_.contains("budget") ? study_["budget"].value("name", "") : "";
       check(had == budget_.name, p.string() + " holds a study with budget '" + had + "', not '" + budget_.name +
                                      "'; use another --out (runs of different sizes do not mix)");
-      const std::string ident = study_["data"].value("tokenizer_identity", "");
+      const std::string ident = study_.contains("data") ? study_["data"].value("tokenizer_identity", "") : "";
       check(ident == data_.tokenizer_identity,
             p.string() + " holds a study on other data (" + ident + "); use another --out");
     } else {
@@ -295,7 +339,8 @@ class Study {
     std::string status;
     bool resume = false;
     if (auto res = read_json_if_exists(dir / "result.json")) {
-      status = res->value("status", "");
+      if (res->is_object() && res->contains("status") && (*res)["status"].is_string())
+        status = (*res)["status"].get<std::string>();
       resume = status == "interrupted";
     } else if (fs::exists(dir / "config.json", ec)) {
       resume = true;  // crashed mid-run: its last checkpoint (if any) carries on

@@ -174,5 +174,29 @@ with tempfile.TemporaryDirectory() as tmp:
                        capture_output=True, text=True)
     expect(r.returncode != 0 and "budget 'tiny'" in r.stderr, "a study folder refuses runs of another budget")
 
+    # 5. An edited or damaged study.json is refused with the field named,
+    #    before any data work, and the file is left as it was.
+    with open(os.path.join(a, "study.json")) as f:
+        good = json.load(f)
+    bad_seconds = json.loads(json.dumps(good))
+    bad_seconds["runs"][2]["seconds"] = "ten"
+    cases = [({"runs": 5}, "field 'runs' must be an array"),
+             ({"runs": [{"name": 3}]}, "field 'runs[0].name' must be a string"),
+             ({"runs": [], "budget": 5}, "field 'budget' must be an object"),
+             ({"runs": [], "presets": ["norm", 1]}, "field 'presets' must be an array of strings"),
+             (bad_seconds, "field 'runs[2].seconds' must be a number"),
+             ([1, 2], "not a JSON object")]
+    for i, (doc, message) in enumerate(cases):
+        d = os.path.join(tmp, f"damaged{i}")
+        os.makedirs(d)
+        text = json.dumps(doc)
+        with open(os.path.join(d, "study.json"), "w") as f:
+            f.write(text)
+        r = study(corpus, d, "--preset", "norm")
+        with open(os.path.join(d, "study.json")) as f:
+            kept = f.read() == text
+        expect(r.returncode == 1 and message in r.stderr and "use another --out" in r.stderr and kept,
+               f"a damaged study.json is refused: {message}" + ("" if r.returncode == 1 else f" (exit {r.returncode}: {r.stderr[-300:]})"))
+
 print(f"{len(failures)} study checks failed" if failures else "all study checks passed")
 sys.exit(1 if failures else 0)
