@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, clang, ASan+UBSan) and runs each for a
-# bounded time. Fails on any crash, sanitizer report, leak, timeout (a slow
-# input) or out-of-memory (an allocation above the limit), leaving the input
-# in $BUILD_DIR/artifacts/.
+# Builds the libFuzzer targets (fuzz/, clang, ASan+UBSan; scripts/san_build.sh,
+# build-san/) and runs each for a bounded time. Fails on any crash, sanitizer
+# report, leak, timeout (a slow input) or out-of-memory (an allocation above
+# the limit), leaving the input in $BUILD_DIR/artifacts/.
 #   scripts/fuzz.sh [SECONDS]       # seconds per target, default 60
 #   FUZZ_TARGETS="fuzz_llmc fuzz_cli" scripts/fuzz.sh 10
 # Prints per target: executions, seconds, corpus size; and a total line.
@@ -13,33 +13,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECS=${1:-60}
-BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
+BUILD_DIR=${SAN_BUILD_DIR:-build-san}
 JOBS=${JOBS:-2}
 ALL_TARGETS="fuzz_safetensors fuzz_checkpoint fuzz_config fuzz_llmc fuzz_token_shard fuzz_tokenizer_load fuzz_tokenizer_encode fuzz_cli"
 TARGETS=${FUZZ_TARGETS:-$ALL_TARGETS}
 
-# clang and its runtimes (libFuzzer, sanitizers); Debian 12 ships clang 14.
-if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then
-  echo "fuzz: installing clang libclang-rt-14-dev"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev libomp-dev
-fi
-
 start=$(date +%s)
-cmake -S . -B "$BUILD_DIR" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DGPT2LAB_FUZZ=ON -DGPT2LAB_TESTS=OFF -DGPT2LAB_BENCH=OFF >/dev/null
-# The build log (clang's loop-vectorizer remarks included) goes to a file;
-# its tail is shown only if the build fails.
-# shellcheck disable=SC2086
-if ! cmake --build "$BUILD_DIR" -j "$JOBS" --target make_seeds $TARGETS >"$BUILD_DIR/build.log" 2>&1; then
-  tail -60 "$BUILD_DIR/build.log" >&2
-  echo "fuzz: build failed (log: $BUILD_DIR/build.log)" >&2
-  exit 1
-fi
+# The instrumented library is shared with the sanitized test suite
+# (scripts/sanitize.sh); after that has run, this builds nothing.
+SAN_BUILD_DIR=$BUILD_DIR JOBS=$JOBS scripts/san_build.sh make_seeds $TARGETS
 built=$(date +%s)
-echo "fuzz: built in $((built - start)) s"
+echo "fuzz: targets ready in $((built - start)) s"
 
 B=$BUILD_DIR
 X=$BUILD_DIR/fuzz   # where CMake puts the fuzz executables
