@@ -1,8 +1,10 @@
-// Fuzzes the JSON configs a user or a crashed run can hand us: a model's
-// config.json (config_from_json) and a training run's config.json
-// (train_options_from_json, read by --resume). Both must either return a
-// validated value or throw Error -- never another exception type, never UB
-// on a number that does not fit (UBSan's float-cast-overflow is on).
+// Fuzzes the JSON files a user or a crashed run can hand us: a model's
+// config.json (config_from_json), a training run's config.json
+// (train_options_from_json) and a checkpoint's state.json
+// (checkpoint_state_from_json), the last two read by --resume. Each must
+// either return a validated value or throw Error -- never another exception
+// type, never UB on a number that does not fit (UBSan's float-cast-overflow
+// is on).
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     (void)train_options_from_json(j, "run/config.json");
+  } catch (const Error&) {
+  }
+  try {
+    // The input's own size stands in for metrics.jsonl's.
+    const CheckpointState st = checkpoint_state_from_json(j, size, "state.json");
+    if (st.step < 0 || st.adam_t < 0 || st.data_position < 0 || st.metrics_bytes > size) __builtin_trap();
   } catch (const Error&) {
   }
   return 0;

@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
     o.data = "data";
     o.out = "run";
     seed("fuzz_config", "run", to_json(o).dump(2));
+    // The shape of a checkpoint's state.json as the trainer writes it.
+    seed("fuzz_config", "state",
+         nlohmann::json{{"step", 12}, {"adam_t", 12}, {"data_position", 48}, {"metrics_bytes", 30}}.dump(2));
   }
   // Token shards: empty, short, and one with every byte pattern.
   {

@@ -109,12 +109,6 @@ std::string non_finite_state(const GPT2<float>& model, const AdamW& opt) {
   return "";
 }
 
-struct CheckpointState {
-  long step = 0;
-  int64_t adam_t = 0, data_position = 0;
-  size_t metrics_bytes = 0;
-};
-
 // state.json is read back from disk on --resume, so it is checked like any
 // outside input: a torn or edited file must be an Error naming the field,
 // not a negative data position indexing before the batch windows or a
@@ -127,28 +121,10 @@ CheckpointState read_checkpoint_state(const fs::path& path, const fs::path& metr
   } catch (const nlohmann::json::exception& e) {
     throw Error(where + ": not valid JSON (" + e.what() + ")");
   }
-  check(j.is_object(), where + ": expected a JSON object");
-  auto field = [&](const char* key, int64_t max) {
-    auto it = j.find(key);
-    check(it != j.end() && it->is_number_integer(), where + ": field '" + key + "' must be an integer");
-    check(!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(max),
-          where + ": field '" + key + "' is out of range");
-    const int64_t v = it->get<int64_t>();
-    check(v >= 0 && v <= max, where + ": field '" + key + "' = " + std::to_string(v) + " is out of range");
-    return v;
-  };
-  CheckpointState s;
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 4;
-  s.step = static_cast<long>(field("step", std::numeric_limits<long>::max() / 4));
-  s.adam_t = field("adam_t", kMax);
-  s.data_position = field("data_position", kMax);
-  s.metrics_bytes = static_cast<size_t>(field("metrics_bytes", kMax));
   std::error_code ec;
-  const auto have = fs::exists(metrics, ec) ? fs::file_size(metrics, ec) : 0;
-  check(!ec && s.metrics_bytes <= have,
-        where + ": field 'metrics_bytes' = " + std::to_string(s.metrics_bytes) + " but " + metrics.string() +
-            " has " + std::to_string(have) + " bytes (was metrics.jsonl replaced?)");
-  return s;
+  const uint64_t have = fs::exists(metrics, ec) ? fs::file_size(metrics, ec) : 0;
+  check(!ec, "cannot read the size of " + metrics.string() + ": " + ec.message());
+  return checkpoint_state_from_json(j, have, where, metrics.string());
 }
 
 // A crash inside save_checkpoint leaves its staging directory behind (or,
@@ -175,9 +151,11 @@ void remove_stale_staging(const fs::path& run) {
   for (const auto& p : stale) fs::remove_all(p, ec);
 }
 
+// `progress` holds step, last_loss, and for the final checkpoint final and
+// val_loss; the rest of the state is taken from the objects.
 void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW& opt, const float* m_full,
-                     const float* v_full, const DataLoader& loader, long step, MetricsLog& metrics,
-                     const TrainOptions& o) {
+                     const float* v_full, const DataLoader& loader, const CheckpointState& progress,
+                     MetricsLog& metrics, const TrainOptions& o) {
   const fs::path target = run / kCheckpointDir;
   const fs::path staging = make_staging_directory(target);
   try {
@@ -191,11 +169,16 @@ void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW&
     }
     write_safetensors(staging / kOptimizerFile, moments, {{"format", "gpt2lab-adamw"}});
     metrics.sync();
-    nlohmann::json state = {{"step", step},
+    nlohmann::json state = {{"step", progress.step},
                             {"adam_t", opt.t()},
                             {"data_position", loader.global_position()},
                             {"metrics_bytes", metrics.size()},
                             {"seed", o.seed}};
+    if (progress.last_loss >= 0) state["last_loss"] = progress.last_loss;
+    if (progress.final) {
+      state["final"] = true;
+      if (progress.val_loss >= 0) state["val_loss"] = progress.val_loss;
+    }
     write_file_atomic(staging / kStateFile, state.dump(2) + "\n");
     publish_directory(staging, target);
   } catch (...) {
@@ -529,6 +512,19 @@ TrainResult train(TrainOptions o) {
 
   TrainResult result;
   result.status = "completed";
+  result.last_loss = std::max(state.last_loss, 0.0);
+  auto progress = [&](long at_step, bool final) {
+    CheckpointState p;
+    p.step = at_step;
+    p.last_loss = result.last_loss;
+    p.final = final;
+    p.val_loss = result.last_val_loss;
+    return p;
+  };
+  // A kill after the final checkpoint but before result.json: the final
+  // evaluation is already in the kept metrics; only result.json is missing.
+  const bool final_done = o.resume && state.final && start_step == o.steps;
+  if (final_done) result.last_val_loss = state.val_loss;
   if (o.resume && start_step >= o.steps) {
     // A completed run's last checkpoint already holds its final evaluation:
     // nothing to redo. A run stopped during its last step has the
@@ -564,11 +560,11 @@ TrainResult train(TrainOptions o) {
   };
   double time_sum = 0;
   long timed_steps = 0;
-  bool saved_at_end = false;
+  bool saved_at_end = final_done;
   using Clock = std::chrono::steady_clock;
   for (long step = start_step;; ++step) {
     const bool last = step == o.steps;
-    if (root && val_loader && (last || (o.eval_every > 0 && step % o.eval_every == 0))) {
+    if (root && val_loader && !final_done && (last || (o.eval_every > 0 && step % o.eval_every == 0))) {
       result.last_val_loss = evaluate();
       metrics.write({{"step", step}, {"val_loss", result.last_val_loss}});
       if (!o.quiet && !tty) std::fprintf(stderr, "step %ld: val loss %.4f\n", step, result.last_val_loss);
@@ -661,7 +657,7 @@ TrainResult train(TrainOptions o) {
       if (step + 1 != o.steps || stop) {
         if (refuse_non_finite_checkpoint(step + 1)) break;
         const auto [mf, vf] = gather_moments();
-        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, step + 1, *metrics_log, o);
+        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, progress(step + 1, false), *metrics_log, o);
         saved_at_end = step + 1 == o.steps;
       }
     }
@@ -677,7 +673,7 @@ TrainResult train(TrainOptions o) {
     if (saved_at_end || !refuse_non_finite_checkpoint(o.steps)) {
       if (!saved_at_end) {
         const auto [mf, vf] = gather_moments();
-        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, o.steps, *metrics_log, o);
+        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, progress(o.steps, true), *metrics_log, o);
       }
       result.steps_done = o.steps;
     }
@@ -692,6 +688,44 @@ TrainResult train(TrainOptions o) {
                  result.last_val_loss >= 0 ? (", val loss " + std::to_string(result.last_val_loss)).c_str() : "",
                  (run / kCheckpointDir).c_str());
   return result;
+}
+
+CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t metrics_size, const std::string& where,
+                                           const std::string& metrics_where) {
+  check(j.is_object(), where + ": expected a JSON object");
+  auto field = [&](const char* key, int64_t max) {
+    auto it = j.find(key);
+    check(it != j.end() && it->is_number_integer(), where + ": field '" + key + "' must be an integer");
+    check(!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(max),
+          where + ": field '" + key + "' is out of range");
+    const int64_t v = it->get<int64_t>();
+    check(v >= 0 && v <= max, where + ": field '" + key + "' = " + std::to_string(v) + " is out of range");
+    return v;
+  };
+  CheckpointState s;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 4;
+  s.step = static_cast<long>(field("step", std::numeric_limits<long>::max() / 4));
+  s.adam_t = field("adam_t", kMax);
+  s.data_position = field("data_position", kMax);
+  s.metrics_bytes = static_cast<size_t>(field("metrics_bytes", kMax));
+  // Optional (checkpoints written before they existed lack them).
+  auto loss = [&](const char* key) {
+    auto it = j.find(key);
+    if (it == j.end()) return -1.0;
+    check(it->is_number() && std::isfinite(it->get<double>()) && it->get<double>() >= 0,
+          where + ": field '" + key + "' must be a finite number >= 0");
+    return it->get<double>();
+  };
+  s.last_loss = loss("last_loss");
+  s.val_loss = loss("val_loss");
+  if (auto it = j.find("final"); it != j.end()) {
+    check(it->is_boolean(), where + ": field 'final' must be true or false");
+    s.final = it->get<bool>();
+  }
+  check(s.metrics_bytes <= metrics_size, where + ": field 'metrics_bytes' = " + std::to_string(s.metrics_bytes) +
+                                             " but " + metrics_where + " has " + std::to_string(metrics_size) +
+                                             " bytes (was metrics.jsonl replaced?)");
+  return s;
 }
 
 }  // namespace gpt2lab

@@ -63,6 +63,26 @@ struct TrainOptions {
 nlohmann::json to_json(const TrainOptions& o);
 TrainOptions train_options_from_json(const nlohmann::json& j, const std::string& where);
 
+// What a checkpoint's state.json records beyond the tensors: where the run
+// stands. Read back on --resume, so it is validated like outside input.
+struct CheckpointState {
+  long step = 0;
+  int64_t adam_t = 0, data_position = 0;
+  size_t metrics_bytes = 0;  // length of metrics.jsonl when it was written
+  double last_loss = -1;     // the last step's train loss (-1: not recorded)
+  // The run's final checkpoint, written after its final evaluation row (whose
+  // loss is val_loss, -1 without evaluation): a --resume that finds it has
+  // only result.json left to write.
+  bool final = false;
+  double val_loss = -1;
+};
+
+// Checks and converts a parsed state.json; `metrics_size` is the current size
+// of the run's metrics.jsonl (named `metrics_where` in messages), which must
+// hold at least metrics_bytes. Throws Error naming `where` and the field.
+CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t metrics_size, const std::string& where,
+                                           const std::string& metrics_where = "metrics.jsonl");
+
 struct TrainResult {
   std::string status;  // "completed", "diverged", "interrupted"
   long steps_done = 0;

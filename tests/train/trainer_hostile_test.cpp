@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -19,6 +20,60 @@
 
 namespace gpt2lab {
 namespace {
+
+// state.json's checks, without a run around them (the fuzzer feeds the
+// same function; test_crash_safety part 4 goes through --resume).
+TEST(CheckpointStateHostile, FieldsAreTypedRangedAndNamed) {
+  const nlohmann::json good = {{"step", 12}, {"adam_t", 12}, {"data_position", 48}, {"metrics_bytes", 30}};
+  const CheckpointState s = checkpoint_state_from_json(good, 30, "state.json");
+  EXPECT_EQ(s.step, 12);
+  EXPECT_EQ(s.adam_t, 12);
+  EXPECT_EQ(s.data_position, 48);
+  EXPECT_EQ(s.metrics_bytes, 30u);
+  auto refused = [&](nlohmann::json j, uint64_t metrics, const std::string& needle) {
+    try {
+      checkpoint_state_from_json(j, metrics, "state.json");
+      ADD_FAILURE() << "accepted " << j.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("state.json"), std::string::npos) << e.what();
+    }
+  };
+  refused(nlohmann::json::array(), 30, "expected a JSON object");
+  for (const char* key : {"step", "adam_t", "data_position", "metrics_bytes"}) {
+    const std::string field = std::string("'") + key + "'";
+    nlohmann::json j = good;
+    j.erase(key);
+    refused(j, 30, field);
+    for (nlohmann::json bad : {nlohmann::json(-1), nlohmann::json(1.5), nlohmann::json("7"), nlohmann::json(nullptr),
+                               nlohmann::json(std::numeric_limits<uint64_t>::max()),
+                               nlohmann::json(std::numeric_limits<int64_t>::max())}) {
+      j = good;
+      j[key] = bad;
+      refused(j, std::numeric_limits<uint64_t>::max(), field);
+    }
+  }
+  refused(good, 29, "'metrics_bytes' = 30 but metrics.jsonl has 29 bytes");
+  // The optional fields: absent is fine (older checkpoints), wrong is not.
+  EXPECT_FALSE(s.final);
+  EXPECT_EQ(s.last_loss, -1);
+  nlohmann::json fin = good;
+  fin["final"] = true;
+  fin["last_loss"] = 2.5;
+  fin["val_loss"] = 2.75;
+  const CheckpointState f = checkpoint_state_from_json(fin, 30, "state.json");
+  EXPECT_TRUE(f.final);
+  EXPECT_EQ(f.last_loss, 2.5);
+  EXPECT_EQ(f.val_loss, 2.75);
+  for (const char* key : {"last_loss", "val_loss"})
+    for (nlohmann::json bad : {nlohmann::json(-0.5), nlohmann::json("2"), nlohmann::json(nullptr)}) {
+      nlohmann::json j = fin;
+      j[key] = bad;
+      refused(j, 30, std::string("'") + key + "'");
+    }
+  fin["final"] = 1;
+  refused(fin, 30, "'final'");
+}
 
 class TrainerHostile : public ::testing::Test {
  protected:
