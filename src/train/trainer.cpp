@@ -635,7 +635,9 @@ TrainResult train(TrainOptions o) {
       metrics.write(diag_row);
     }
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    const double tok_s = static_cast<double>(N) * o.accum / (ms / 1000.0);
+    // The job's throughput: every rank's micro-batches, so that 2 ranks and
+    // 1 rank with accum 2 report the same figure for the same work.
+    const double tok_s = static_cast<double>(N) * o.accum * world / (ms / 1000.0);
     metrics.write({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"ms", ms}, {"tokens_per_s", tok_s}});
     result.last_loss = loss;
     result.steps_done = step + 1;

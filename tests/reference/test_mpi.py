@@ -77,6 +77,11 @@ with tempfile.TemporaryDirectory() as tmp:
         vals_ref = [r["val_loss"] for r in read_metrics(ref) if "val_loss" in r]
         vals = [r["val_loss"] for r in read_metrics(out) if "val_loss" in r]
         expect(len(vals) == len(vals_ref) == 5, f"rank 0 alone evaluates ({len(vals)} val rows)")
+        # tokens_per_s is the whole job's: both ranks' tokens per step time.
+        B, T = int(COMMON[COMMON.index("-B") + 1]), int(COMMON[COMMON.index("-T") + 1])
+        rows = losses(out)
+        off = max(abs(r["tokens_per_s"] - 2 * B * T / (r["ms"] / 1000)) / r["tokens_per_s"] for r in rows)
+        expect(off < 1e-6, f"tokens_per_s counts both ranks' tokens (worst rel diff {off:.1e})")
 
     # A 2-rank checkpoint (ZeRO-1 too) resumes on 1 rank, and a 1-rank one on 2.
     for zero in ("0", "1"):
