@@ -60,6 +60,35 @@ int main(int argc, char** argv) {
     seed("fuzz_checkpoint", tag, config + std::string(fuzz::kFileSeparator) + weights);
     seed("fuzz_config", "model-" + tag, config);
     if (norm == NormPlacement::pre) {
+      // The same model as Hugging Face lays it out: names without the
+      // "transformer." prefix, BF16 data, and the attn.bias mask buffers the
+      // loader skips; the layout `gpt2lab sample` reads from a HF folder.
+      const SafetensorsFile st = SafetensorsFile::open(dir / kWeightsFile);
+      nlohmann::json header = {{"__metadata__", {{"format", "pt"}}}};
+      std::string data;
+      for (const auto& [name, e] : st.tensors()) {
+        std::vector<float> v(e.numel());
+        st.read_f32(name, v.data());
+        const std::string hf = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
+        header[hf] = {{"dtype", "BF16"}, {"shape", e.shape}, {"data_offsets", {data.size(), data.size() + 2 * v.size()}}};
+        for (float x : v) {
+          const uint16_t b = f32_to_bf16(x);
+          data.append(reinterpret_cast<const char*>(&b), 2);
+        }
+      }
+      const size_t mask = size_t(16) * 16 * 4;
+      header["h.0.attn.bias"] = {{"dtype", "F32"}, {"shape", {1, 1, 16, 16}},
+                                 {"data_offsets", {data.size(), data.size() + mask}}};
+      data.append(mask, '\0');
+      std::string text = header.dump();
+      while (text.size() % 8) text.push_back(' ');
+      const uint64_t n = text.size();
+      std::string file(reinterpret_cast<const char*>(&n), 8);
+      file += text + data;
+      seed("fuzz_checkpoint", "hf-bf16", config + std::string(fuzz::kFileSeparator) + file);
+      seed("fuzz_safetensors", "hf-bf16", file);
+    }
+    if (norm == NormPlacement::pre) {
       for (bool bf16 : {false, true}) {
         save_llmc(work / "model.bin", m, bf16);
         seed("fuzz_llmc", bf16 ? "bf16" : "fp32", read_file(work / "model.bin"));
