@@ -102,11 +102,13 @@ std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt,
     // Weights holding NaN/inf (a diverged run's model, a damaged export) give
     // NaN logits, from which every sampler would silently return some fixed
     // token; say so instead.
-    for (size_t v = 0; v < V; ++v)
-      check(std::isfinite(logits[v]), "generate: the model's output for token " + std::to_string(v) +
-                                          " at position " + std::to_string(session.position() - 1) +
-                                          " is not finite (NaN or inf): the weights hold non-finite values"
-                                          " (is this the model of a diverged run?)");
+    // (The message is built only on failure: this runs for every token.)
+    const float* bad = std::find_if(logits, logits + V, [](float x) { return !std::isfinite(x); });
+    if (bad != logits + V)
+      throw Error("generate: the model's output for token " + std::to_string(bad - logits) + " at position " +
+                  std::to_string(session.position() - 1) +
+                  " is not finite (NaN or inf): the weights hold non-finite values (is this the model of a"
+                  " diverged run?)");
     const int tok = sample_token(std::span<const float>(logits, V), o, rng, seq);
     out.push_back(tok);
     seq.push_back(tok);

@@ -296,7 +296,8 @@ class Study {
     rec["variables"] = r.variables;
     rec["config"] = to_json(r.gai);
     rec["dir"] = "runs/" + r.name;
-    if (auto done = read_json_if_exists(file)) {
+    // A result that is not an object (an edited file) counts as not done.
+    if (auto done = read_json_if_exists(file); done && done->is_object()) {
       ++summary_.already_done;
       rec["status"] = "completed";
       rec["result"] = *done;
@@ -409,7 +410,9 @@ class Study {
       rec["note"] = "no checkpoint (the run diverged before its first save)";
       return;
     }
-    if (auto st = read_json_if_exists(ckpt / "state.json")) rec["checkpoint_step"] = st->value("step", 0L);
+    if (auto st = read_json_if_exists(ckpt / "state.json");
+        st && st->is_object() && st->contains("step") && (*st)["step"].is_number_integer())
+      rec["checkpoint_step"] = (*st)["step"].get<long>();
     const GPT2<float> model = load_model(ckpt);
     const int L = model.config().n_layer;
     Json sym = Json::array();

@@ -174,10 +174,13 @@ void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW&
                             {"data_position", loader.global_position()},
                             {"metrics_bytes", metrics.size()},
                             {"seed", o.seed}};
-    if (progress.last_loss >= 0) state["last_loss"] = progress.last_loss;
+    // Only finite losses: JSON has no inf/NaN (nlohmann writes null), and the
+    // reader refuses anything but a finite number.
+    auto recorded = [](double x) { return std::isfinite(x) && x >= 0; };
+    if (recorded(progress.last_loss)) state["last_loss"] = progress.last_loss;
     if (progress.final) {
       state["final"] = true;
-      if (progress.val_loss >= 0) state["val_loss"] = progress.val_loss;
+      if (recorded(progress.val_loss)) state["val_loss"] = progress.val_loss;
     }
     write_file_atomic(staging / kStateFile, state.dump(2) + "\n");
     publish_directory(staging, target);
@@ -370,8 +373,10 @@ TrainResult train(TrainOptions o) {
                        "' already holds a training run; pass --resume to continue it or --force to start over");
     for (const char* f : {kCheckpointDir, kMetricsFile, kResultFile, kRunConfigFile}) fs::remove_all(run / f, ec);
   }
-  // Every rank must agree on where the run starts.
+  // Every rank must agree on where the run starts, and on whether its first
+  // step evaluates (root alone evaluates, but the final save is collective).
   dist.broadcast(&start_step, sizeof start_step);
+  dist.broadcast(&state.final, sizeof state.final);
   validate(o);
   set_threads(o.threads);
 
@@ -512,19 +517,25 @@ TrainResult train(TrainOptions o) {
 
   TrainResult result;
   result.status = "completed";
-  result.last_loss = std::max(state.last_loss, 0.0);
+  // The last train loss: from the checkpoint until a step runs here (-1 when
+  // an older checkpoint did not record it; result.json then says 0).
+  double last_loss = state.last_loss;
+  result.last_loss = std::max(last_loss, 0.0);
   auto progress = [&](long at_step, bool final) {
     CheckpointState p;
     p.step = at_step;
-    p.last_loss = result.last_loss;
+    p.last_loss = last_loss;
     p.final = final;
     p.val_loss = result.last_val_loss;
     return p;
   };
-  // A kill after the final checkpoint but before result.json: the final
-  // evaluation is already in the kept metrics; only result.json is missing.
-  const bool final_done = o.resume && state.final && start_step == o.steps;
-  if (final_done) result.last_val_loss = state.val_loss;
+  // A final checkpoint is written after the evaluation at its step, so that
+  // row is in the kept metrics: a resume from it does not evaluate again at
+  // its first step. With the same --steps (a kill after the final checkpoint
+  // but before result.json) only result.json is left to write.
+  const bool evaluated_at_start = o.resume && state.final;
+  const bool final_done = evaluated_at_start && start_step == o.steps;
+  if (evaluated_at_start) result.last_val_loss = state.val_loss;
   if (o.resume && start_step >= o.steps) {
     // A completed run's last checkpoint already holds its final evaluation:
     // nothing to redo. A run stopped during its last step has the
@@ -564,7 +575,8 @@ TrainResult train(TrainOptions o) {
   using Clock = std::chrono::steady_clock;
   for (long step = start_step;; ++step) {
     const bool last = step == o.steps;
-    if (root && val_loader && !final_done && (last || (o.eval_every > 0 && step % o.eval_every == 0))) {
+    if (root && val_loader && !(evaluated_at_start && step == start_step) &&
+        (last || (o.eval_every > 0 && step % o.eval_every == 0))) {
       result.last_val_loss = evaluate();
       metrics.write({{"step", step}, {"val_loss", result.last_val_loss}});
       if (!o.quiet && !tty) std::fprintf(stderr, "step %ld: val loss %.4f\n", step, result.last_val_loss);
@@ -640,6 +652,7 @@ TrainResult train(TrainOptions o) {
     const double tok_s = static_cast<double>(N) * o.accum * world / (ms / 1000.0);
     metrics.write({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"ms", ms}, {"tokens_per_s", tok_s}});
     result.last_loss = loss;
+    last_loss = loss;
     result.steps_done = step + 1;
     if (step > start_step || step == 0) time_sum += ms, ++timed_steps;  // skip a resumed warm-up step
     if (!o.quiet) {

@@ -154,6 +154,16 @@ with tempfile.TemporaryDirectory() as tmp:
     train(data, a, "--resume")
     expect(stable(read_metrics(a)) == ref, "--resume of a completed run changes nothing")
 
+    # 3e. A completed run extended with a larger --steps: the evaluation at
+    #     its old last step (in the final checkpoint) is not written twice.
+    ext = os.path.join(tmp, "ext")
+    shutil.copytree(a, ext)
+    train(data, ext, "--resume", "--steps", "50")
+    ext_rows = stable(read_metrics(ext))
+    at40 = [r for r in ext_rows if r.get("step") == 40 and "val_loss" in r]
+    expect(ext_rows[:len(ref)] == ref and len(at40) == 1 and ext_rows[-1].get("step") == 50 and "val_loss" in ext_rows[-1],
+           f"extending a completed run to 50 steps keeps one evaluation row at step 40 (found {len(at40)})")
+
     # 4. Accumulation: B=2 x accum 2 equals B=4 (same windows) to float tolerance.
     e, f_ = os.path.join(tmp, "e"), os.path.join(tmp, "f")
     base = ["-T", "32", "--steps", "15", "--lr", "3e-3", "--eval-every", "0", "--grad-clip", "0"]
