@@ -28,16 +28,19 @@ SAN_BUILD_DIR=$BUILD_DIR JOBS=$JOBS scripts/san_build.sh
 built=$(date +%s)
 
 # The binaries the tests run must really carry the sanitizers: a build that
-# silently lost its flags would pass everything and prove nothing.
+# silently lost its flags would pass everything and prove nothing. The
+# runtimes (the __*san symbols) come with the link flags; asan.module_ctor is
+# emitted only into code compiled with the instrumentation (one per file).
 for b in "$BUILD_DIR/gpt2lab" "$BUILD_DIR/tests/gpt2lab_tests" "$BUILD_DIR/tests/gpt2lab_testtool"; do
   syms=$(nm "$b" 2>/dev/null || true)
-  for s in __asan_init __ubsan_handle_float_cast_overflow __lsan_do_leak_check; do
+  for s in __asan_init __ubsan_handle_float_cast_overflow __lsan_do_leak_check asan.module_ctor; do
     grep -q "$s" <<<"$syms" || { echo "sanitize: $b lacks $s: not a sanitized build" >&2; exit 1; }
   done
 done
 
 # abort_on_error=0 keeps the exit code (1) that ctest reads as a failure
-# instead of a core dump.
+# instead of a core dump. A caller's ASAN_OPTIONS are added after these (the
+# later setting wins), except that test_mpi always runs without leak checks.
 # fast_unwind_on_malloc=0: allocation stacks are unwound through libomp, so
 # that the one libomp suppression can name libomp's internal allocator
 # instead of the whole library (scripts/lsan-suppressions.txt); it costs about
@@ -50,11 +53,11 @@ cd "$BUILD_DIR"
 log=ctest-asan.log
 : >"$log"
 set +e
-ASAN_OPTIONS=${ASAN_OPTIONS:-$ASAN_BASE:detect_leaks=1} \
+ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   ctest --output-on-failure -j "$JOBS" --timeout 1800 \
   -E '^reference\.test_mpi$' 2>&1 | tee -a "$log"
 rc1=${PIPESTATUS[0]}
-ASAN_OPTIONS=${ASAN_OPTIONS:-$ASAN_BASE:detect_leaks=0} \
+ASAN_OPTIONS="$ASAN_BASE${ASAN_OPTIONS:+:$ASAN_OPTIONS}:detect_leaks=0" \
   ctest --output-on-failure --timeout 1800 -R '^reference\.test_mpi$' 2>&1 | tee -a "$log"
 rc2=${PIPESTATUS[0]}
 set -e
