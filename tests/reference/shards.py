@@ -42,3 +42,8 @@ def make_dataset(d, vocab, n_train=40000, n_val=4000, seed=0):
 def read_metrics(run):
     with open(os.path.join(run, "metrics.jsonl")) as f:
         return [json.loads(line) for line in f]
+
+
+def stable(rows):
+    """Metrics rows without the wall-clock fields, which no two runs share."""
+    return [{k: v for k, v in r.items() if k not in ("ms", "tokens_per_s")} for r in rows]

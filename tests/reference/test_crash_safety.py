@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from shards import make_dataset, read_metrics  # noqa: E402
+from shards import make_dataset, read_metrics, stable  # noqa: E402
 
 BIN = os.environ["GPT2LAB_BIN"]
 failures = []
@@ -57,10 +57,6 @@ def train(data, out, *extra, check=True):
         print(r.stdout, r.stderr)
         raise SystemExit(f"train failed: {' '.join(cmd(data, out, *extra))}")
     return r
-
-
-def stable(rows):
-    return [{k: v for k, v in r.items() if k not in ("ms", "tokens_per_s")} for r in rows]
 
 
 def non_finite(path):

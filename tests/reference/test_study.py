@@ -11,6 +11,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(__file__))
+from shards import read_metrics, stable  # noqa: E402
+
 BIN = os.environ["GPT2LAB_BIN"]
 SOURCE = os.environ.get("GPT2LAB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 failures = []
@@ -47,18 +50,6 @@ def study(corpus, out, *extra):
     cmd = [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", out, "--threads", "1", "--quiet", *extra]
     return subprocess.run(cmd, capture_output=True, text=True,
                           env={**os.environ, "GPT2LAB_REPORT_SCRIPT": os.path.join(SOURCE, "tools", "report.py")})
-
-
-def stable_metrics(run_dir):
-    """metrics.jsonl without the wall-clock fields."""
-    rows = []
-    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
-        for line in f:
-            r = json.loads(line)
-            r.pop("ms", None)
-            r.pop("tokens_per_s", None)
-            rows.append(r)
-    return rows
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -161,7 +152,7 @@ with tempfile.TemporaryDirectory() as tmp:
         sb = json.load(f)
     expect(len(sb["runs"]) == 8 and all(x["status"] in ("completed", "diverged") for x in sb["runs"]),
            "after the resume all 8 norm runs are finished")
-    same = all(stable_metrics(os.path.join(b, x["dir"])) == stable_metrics(os.path.join(a, x["dir"]))
+    same = all(stable(read_metrics(os.path.join(b, x["dir"]))) == stable(read_metrics(os.path.join(a, x["dir"])))
                for x in sb["runs"])
     expect(same, "the interrupted-then-resumed study has the same metrics as the uninterrupted one")
 

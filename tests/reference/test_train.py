@@ -11,7 +11,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from shards import make_dataset, read_metrics, write_shard  # noqa: E402
+from shards import make_dataset, read_metrics, stable, write_shard  # noqa: E402
 
 BIN = os.environ["GPT2LAB_BIN"]
 failures = []
@@ -31,11 +31,6 @@ def train(data, out, *extra, check=True):
         print(r.stdout, r.stderr)
         raise SystemExit(f"train failed: {' '.join(cmd)}")
     return r
-
-
-def stable(rows):
-    """Metrics without the wall-clock fields, which no two runs share."""
-    return [{k: v for k, v in r.items() if k not in ("ms", "tokens_per_s")} for r in rows]
 
 
 with tempfile.TemporaryDirectory() as tmp:
