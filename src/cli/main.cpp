@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "core/error.h"
+#include "core/signals.h"
 
 namespace gpt2lab::cli {
 
@@ -42,11 +46,18 @@ void prefer_passive_openmp_waiting(char** argv) {
   // exec failed (no /proc?): carry on with the default policy.
 }
 
+int report_lost_output() {
+  std::fprintf(stderr, "gpt2lab: error: cannot write standard output: %s (disk full, or the reader went away?)\n",
+               errno ? std::strerror(errno) : "write failed");
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gpt2lab;
   prefer_passive_openmp_waiting(argv);
+  start_signal_watcher();  // before any thread exists: see core/signals.h
   CLI::App app{
       "gpt2lab " GPT2LAB_VERSION
       ": train, sample and study GPT-2 models (Pre-LN/Post-LN, init schemes)",
@@ -60,7 +71,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);
+    if (!cli::close_stdout() && code == 0) return report_lost_output();
+    return code;
   } catch (const Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "gpt2lab: error: %s\n", e.what());
@@ -72,5 +85,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpt2lab: internal error: %s\n", e.what());
     return 3;
   }
+  // Every command's output is checked here once more: printf's errors are
+  // sticky on the stream, and the last buffer is only written at the flush.
+  if (!cli::close_stdout()) return report_lost_output();
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/parse.h"
@@ -65,6 +66,8 @@ void add(CLI::App& app) {
   sub->callback([o, p1, p2, p3] {
     set_threads(o->threads);
     check(p1->count() + p2->count() + p3->count() == 1, "give the prompt with --prompt, --prompt-file or --prompt-ids");
+    o->s.context = o->context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
+    validate(o->s);  // before anything is loaded or printed
     const nlohmann::json cfg = read_config_json(o->model);
     GPT2<float> model = load_model(o->model);
     const ModelConfig& c = model.config();
@@ -79,6 +82,15 @@ void add(CLI::App& app) {
       check(tok->vocab_size() == c.vocab_size,
             "tokenizer '" + spec + "' has " + std::to_string(tok->vocab_size()) + " tokens but the model's vocab_size is " +
                 std::to_string(c.vocab_size) + "; pass the tokenizer it was trained with (--tokenizer DIR)");
+      // A path names whatever sits there now: the content must be the one
+      // the model was trained with, when the checkpoint records it.
+      if (cfg.contains("tokenizer_sha256") && cfg["tokenizer_sha256"].is_string()) {
+        const std::string want = cfg["tokenizer_sha256"].get<std::string>(), have = tok->content_hash();
+        check(want == have, "tokenizer '" + spec + "' (sha256 " + have.substr(0, 12) +
+                                "...) is not the one this model was trained with (sha256 " + want.substr(0, 12) +
+                                "... in " + (fs::path(o->model) / "config.json").string() +
+                                "); pass that tokenizer with --tokenizer DIR");
+      }
       o->s.eot_id = tok->eot_id();
     }
     std::vector<int> prompt;
@@ -90,33 +102,32 @@ void add(CLI::App& app) {
       prompt = tok->encode(prompt_text, /*allow_special=*/true);
     }
     check(!prompt.empty(), "the prompt is empty (start with \"<|endoftext|>\" for unconditional samples)");
-    o->s.context = o->context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
+    check_generation(c, prompt, o->s);  // before the prompt is printed
     for (int i = 0; i < o->num_samples; ++i) {
       SamplingOptions s = o->s;
       s.seed = o->s.seed + static_cast<uint64_t>(i);
-      if (o->num_samples > 1) std::printf("%s---- sample %d (seed %llu) ----\n", i ? "\n" : "", i + 1,
-                                          static_cast<unsigned long long>(s.seed));
+      if (o->num_samples > 1) {
+        char head[96];
+        std::snprintf(head, sizeof head, "%s---- sample %d (seed %llu) ----\n", i ? "\n" : "", i + 1,
+                      static_cast<unsigned long long>(s.seed));
+        write_stdout(head);
+      }
       Utf8StreamDecoder decoder;
       bool first = true;
-      if (o->format == "text") {
-        std::fputs(decoder.push(prompt_text.empty() ? tok->decode(prompt) : prompt_text).c_str(), stdout);
-        std::fflush(stdout);
-      }
+      if (o->format == "text") write_stdout(decoder.push(prompt_text.empty() ? tok->decode(prompt) : prompt_text));
       generate(
           model, prompt, s,
           [&](int id) {
             if (o->format == "ids") {
-              std::printf(first ? "%d" : " %d", id);
+              write_stdout((first ? "" : " ") + std::to_string(id));
               first = false;
             } else {
-              std::fputs(decoder.push_token(*tok, id).c_str(), stdout);
+              write_stdout(decoder.push_token(*tok, id));
             }
-            std::fflush(stdout);
             return true;
           },
           [](const std::string& note) { std::fprintf(stderr, "\nnote: %s\n", note.c_str()); });
-      if (o->format == "text") std::fputs(decoder.flush().c_str(), stdout);
-      std::fputc('\n', stdout);
+      write_stdout((o->format == "text" ? decoder.flush() : std::string()) + "\n");
     }
   });
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/output.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "tokenizer/tokenizer.h"
@@ -19,11 +20,6 @@ std::string read_stdin() {
   while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) data.append(buf, n);
   if (std::ferror(stdin)) throw Error("cannot read standard input");
   return data;
-}
-
-void write_stdout(const std::string& s) {
-  if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size() || std::fflush(stdout) != 0)
-    throw Error("cannot write standard output");
 }
 
 std::vector<int> parse_ids(const std::string& text) {

@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include "core/error.h"
@@ -43,20 +42,45 @@ void write_all(int fd, const void* data, size_t bytes, const fs::path& path) {
 
 }  // namespace
 
-std::string read_file(const fs::path& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw Error("'" + path.string() + "' is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open '" + path.string() + "': " + errno_text());
-  std::string data;
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) throw Error("cannot read size of '" + path.string() + "'");
-  data.resize(static_cast<size_t>(size));
-  in.seekg(0);
-  if (size > 0 && !in.read(data.data(), size))
-    throw Error("cannot read '" + path.string() + "': " + errno_text());
+OpenedFile open_regular_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open '" + path.string() + "': " + errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string why = errno_text();
+    ::close(fd);
+    throw Error("cannot read '" + path.string() + "': " + why);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("'" + path.string() + "' is " +
+                (S_ISDIR(st.st_mode) ? "a directory, not a regular file" : "not a regular file (a FIFO, device or socket)") +
+                "; expected a file");
+  }
+  // Regular files never block; clear O_NONBLOCK for the reads anyway.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return {fd, static_cast<uint64_t>(st.st_size)};
+}
+
+std::string read_file(const fs::path& path, size_t max_bytes) {
+  const OpenedFile f = open_regular_file(path);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{f.fd};
+  if (f.size > max_bytes)
+    throw Error("'" + path.string() + "' is " + std::to_string(f.size) + " bytes, more than the " +
+                std::to_string(max_bytes) + " expected of such a file; refusing to read it");
+  std::string data(static_cast<size_t>(f.size), '\0');
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::read(f.fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("cannot read '" + path.string() + "': " + errno_text());
+    if (n == 0) break;  // shrank while read
+    done += static_cast<size_t>(n);
+  }
+  data.resize(done);
   return data;
 }
 

@@ -16,8 +16,20 @@ namespace gpt2lab {
 
 namespace fs = std::filesystem;
 
-// Reads a whole file; throws Error naming the path on failure.
-std::string read_file(const fs::path& path);
+// Reads a whole regular file of at most max_bytes; throws Error naming the
+// path on failure. A FIFO, device or directory is refused before anything is
+// read (a FIFO would block forever), and the size before anything is
+// allocated.
+std::string read_file(const fs::path& path, size_t max_bytes = SIZE_MAX);
+
+// Opens a regular file for reading (O_NONBLOCK, so a FIFO cannot block the
+// open itself) and returns its descriptor and size; throws Error naming the
+// path when it is missing, unreadable or not a regular file.
+struct OpenedFile {
+  int fd = -1;
+  uint64_t size = 0;
+};
+OpenedFile open_regular_file(const fs::path& path);
 
 // Writes data to path atomically (see above).
 void write_file_atomic(const fs::path& path, std::string_view data);

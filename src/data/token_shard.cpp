@@ -44,15 +44,14 @@ void write_token_shard(const fs::path& path, std::span<const int> tokens) {
 TokenShard TokenShard::open(const fs::path& path) {
   TokenShard s;
   s.path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    throw Error("cannot open token shard '" + path.string() + "': " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error("token shard '" + path.string() + "' is not a regular file");
+  OpenedFile opened;
+  try {
+    opened = open_regular_file(path);  // a FIFO must not block the open
+  } catch (const Error& e) {
+    throw Error(std::string("cannot open token shard: ") + e.what());
   }
-  const size_t bytes = static_cast<size_t>(st.st_size);
+  const int fd = opened.fd;
+  const size_t bytes = static_cast<size_t>(opened.size);
   if (bytes < kShardHeaderBytes) {
     ::close(fd);
     throw Error("token shard '" + path.string() + "' is " + std::to_string(bytes) +

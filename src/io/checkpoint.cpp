@@ -1,10 +1,13 @@
 #include "io/checkpoint.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json.h"
+#include "core/lock.h"
 #include "io/safetensors.h"
 
 namespace gpt2lab {
@@ -41,20 +44,16 @@ bool is_checkpoint_dir(const fs::path& dir) {
 void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite,
                 const nlohmann::json& extra) {
   std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    check(fs::is_directory(dir, ec), "'" + dir.string() + "' exists and is not a directory");
-    const bool empty = fs::is_empty(dir, ec);
-    check(empty || is_checkpoint_dir(dir),
-          "'" + dir.string() + "' exists and is not a model checkpoint; refusing to replace it");
-    check(empty || overwrite,
-          "'" + dir.string() + "' already holds a checkpoint; pass --force to replace it");
-  }
+  // The folder is replaced whole: it may hold nothing but a model checkpoint.
+  DirectoryLock lock = claim_output_directory(dir, {kConfigFile, kWeightsFile}, overwrite, "a model checkpoint",
+                                                    "save");
   fs::path staging = make_staging_directory(dir);
   try {
     write_model_files(staging, model, extra);
     publish_directory(staging, dir);
   } catch (...) {
     fs::remove_all(staging, ec);
+    lock.abandon();
     throw;
   }
 }
@@ -64,11 +63,7 @@ nlohmann::json read_config_json(const fs::path& dir) {
   std::error_code ec;
   check(fs::is_directory(dir, ec), "'" + dir.string() + "' is not a directory (expected a checkpoint directory with config.json and model.safetensors)");
   check(fs::exists(path, ec), "'" + dir.string() + "' has no config.json: not a model checkpoint");
-  try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  return read_json_file(path);
 }
 
 ModelConfig load_config(const fs::path& dir) {
@@ -76,7 +71,14 @@ ModelConfig load_config(const fs::path& dir) {
 }
 
 GPT2<float> load_model(const fs::path& dir) {
-  const ModelConfig config = load_config(dir);
+  const nlohmann::json raw = read_config_json(dir);
+  const ModelConfig config = config_from_json(raw, (dir / kConfigFile).string());
+  // gpt2lab's GPT-2 ties the LM head to wte; a model with its own head would
+  // load and run with the wrong one, silently.
+  if (auto it = raw.find("tie_word_embeddings"); it != raw.end())
+    check(it->is_boolean() && it->get<bool>(),
+          (dir / kConfigFile).string() + ": tie_word_embeddings is " + it->dump() +
+              "; gpt2lab supports only GPT-2's tied LM head (lm_head = wte), so this model cannot be loaded");
   const fs::path path = dir / kWeightsFile;
   SafetensorsFile file = SafetensorsFile::open(path);
   const ParamLayout layout(config);
@@ -108,6 +110,15 @@ GPT2<float> load_model(const fs::path& dir) {
   }
   GPT2<float> model(config);
   for (const auto& t : layout.tensors()) file.read_f32(by_ours[t.name], model.params() + t.offset);
+  if (file.find("lm_head.weight")) {
+    // A stored head must be the tied one: compared bit for bit with wte.
+    const auto& wte = layout.tensors()[0];
+    std::vector<float> head(wte.numel);
+    file.read_f32("lm_head.weight", head.data());
+    check(std::memcmp(head.data(), model.params() + wte.offset, head.size() * sizeof(float)) == 0,
+          where + ": lm_head.weight differs from wte; gpt2lab supports only GPT-2's tied LM head, so this untied "
+                  "model cannot be loaded");
+  }
   return model;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json.h"
 
 namespace gpt2lab {
 
@@ -100,14 +101,10 @@ SafetensorsFile::~SafetensorsFile() {
 
 SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   const std::string where = path.string();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open '" + where + "': " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error("'" + where + "' is not a regular file");
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  // Refuses a FIFO or device before it can block or be mapped.
+  const OpenedFile opened = open_regular_file(path);
+  const int fd = opened.fd;
+  const uint64_t size = opened.size;
   if (size < 8) {
     ::close(fd);
     throw Error(where + ": file is " + std::to_string(size) +
@@ -128,12 +125,8 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   check(header_len <= size - 8, where + ": header length " + std::to_string(header_len) +
                                     " runs past the end of the " + std::to_string(size) +
                                     "-byte file (truncated?)");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(f.map_ + 8, f.map_ + 8 + header_len);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(where + ": header is not valid JSON (" + e.what() + ")");
-  }
+  const nlohmann::json header = parse_json(
+      std::string_view(reinterpret_cast<const char*>(f.map_ + 8), static_cast<size_t>(header_len)), where + ": header");
   check(header.is_object(), where + ": header must be a JSON object");
   f.data_ = f.map_ + 8 + header_len;
   const uint64_t data_size = size - 8 - header_len;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 
@@ -73,22 +74,41 @@ int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& r
   return last_nonzero;  // rounding left u just above the total
 }
 
+void validate(const SamplingOptions& o) {
+  auto shown = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  check(o.max_new_tokens >= 0, "--max-new-tokens must be >= 0 (got " + std::to_string(o.max_new_tokens) + ")");
+  check(o.top_k >= 0, "--top-k must be >= 0 (got " + std::to_string(o.top_k) + ")");
+  check(o.top_p > 0.0f && o.top_p <= 1.0f, "--top-p must be in (0, 1] (got " + shown(o.top_p) + ")");
+  check(o.temperature >= 0.0f && std::isfinite(o.temperature),
+        "--temperature must be a finite number >= 0 (got " + shown(o.temperature) + ")");
+  check(o.repetition_penalty > 0.0f && std::isfinite(o.repetition_penalty),
+        "--repetition-penalty must be a finite number > 0 (got " + shown(o.repetition_penalty) + ")");
+}
+
+void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o) {
+  validate(o);
+  check(!prompt.empty(), "generate: the prompt must hold at least one token");
+  for (size_t i = 0; i < prompt.size(); ++i)
+    check(prompt[i] >= 0 && prompt[i] < c.vocab_size,
+          "prompt token " + std::to_string(i) + " is id " + std::to_string(prompt[i]) +
+              ", outside the model's vocabulary of " + std::to_string(c.vocab_size));
+  check(static_cast<int>(prompt.size()) <= c.block_size || o.context == ContextPolicy::slide,
+        "the prompt has " + std::to_string(prompt.size()) + " tokens, more than the model's context of " +
+            std::to_string(c.block_size) + " (use --context slide to keep only its end)");
+}
+
 std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
                           const std::function<bool(int)>& on_token,
                           const std::function<void(const std::string&)>& notice) {
   const ModelConfig& c = model.config();
-  check(!prompt.empty(), "generate: the prompt must hold at least one token");
-  check(o.max_new_tokens >= 0, "generate: max_new_tokens must be >= 0");
-  check(o.top_k >= 0, "top-k must be >= 0");
-  check(o.top_p > 0.0f && o.top_p <= 1.0f, "top-p must be in (0, 1]");
-  check(o.temperature >= 0.0f && std::isfinite(o.temperature), "temperature must be >= 0");
-  check(o.repetition_penalty > 0.0f, "repetition penalty must be > 0");
+  check_generation(model.config(), prompt, o);
   const int keep_on_slide = std::max(1, c.block_size * 3 / 4);
   std::vector<int> seq(prompt.begin(), prompt.end());
   if (static_cast<int>(seq.size()) > c.block_size) {
-    check(o.context == ContextPolicy::slide,
-          "the prompt has " + std::to_string(seq.size()) + " tokens, more than the model's context of " +
-              std::to_string(c.block_size) + " (use --context slide to keep only its end)");
     if (notice)
       notice("prompt longer than the context: keeping its last " + std::to_string(keep_on_slide) + " tokens");
     seq.erase(seq.begin(), seq.end() - keep_on_slide);

@@ -46,6 +46,14 @@ int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& r
 std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
                                           std::span<const int> history);
 
+// Throws Error naming the flag when an option is out of range (NaN included).
+void validate(const SamplingOptions& o);
+
+// Everything generate() checks before its first token: the options, and a
+// prompt of ids inside the vocabulary that fits the context (or slides).
+// Callers that print the prompt first call it before they print.
+void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o);
+
 // Generates up to o.max_new_tokens after `prompt` (non-empty). on_token is
 // called with each new id as soon as it is drawn; returning false stops.
 // Returns the new ids (prompt excluded). Deterministic for a given seed.

@@ -3,12 +3,14 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <queue>
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json.h"
 #include "data/data_dir.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
@@ -411,6 +413,53 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
+namespace {
+
+std::string shown(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return "\"" + out + "\"";
+}
+
+// A byte-level BPE tokenizes like the one it claims to be only if its merges
+// are whole: each merge makes a token of the vocabulary, and each multi-byte
+// token is made by a merge (a truncated vocab.bpe leaves tokens no merge can
+// reach, and the text then splits into other tokens without any error).
+void validate_vocabulary(const Tokenizer::Impl& impl,
+                         const std::vector<std::pair<std::string, std::string>>& merges) {
+  // (Every byte being a token is checked by build_piece_table.)
+  const std::string& name = impl.name;
+  std::vector<int> made_by(impl.tokens.size(), -1);
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const std::string joined = merges[r].first + merges[r].second;
+    const int id = impl.find_piece(joined);
+    if (id < 0)
+      throw Error("vocabulary of '" + name + "': merge " + std::to_string(r + 1) + " makes " + shown(joined) +
+                  ", which is no token (vocab.bpe and encoder.json do not belong together?)");
+    if (made_by[id] >= 0)
+      throw Error("vocabulary of '" + name + "': merge " + std::to_string(r + 1) + " repeats merge " +
+                  std::to_string(made_by[id] + 1) + " (both make " + shown(joined) + ")");
+    made_by[id] = static_cast<int>(r);
+  }
+  for (size_t id = 0; id < impl.tokens.size(); ++id) {
+    const std::string& t = impl.tokens[id];
+    if (t.size() > 1 && static_cast<int>(id) != impl.eot && made_by[id] < 0)
+      throw Error("vocabulary of '" + name + "': token " + std::to_string(id) + " " + shown(t) +
+                  " is made by no merge (is vocab.bpe truncated? it has " + std::to_string(merges.size()) +
+                  " merges); text would tokenize differently from the tokenizer these files came from");
+  }
+}
+
+}  // namespace
+
 Tokenizer Tokenizer::from_vocab(std::vector<std::string> tokens,
                                 const std::vector<std::pair<std::string, std::string>>& merges,
                                 std::string name) {
@@ -429,6 +478,7 @@ Tokenizer Tokenizer::from_vocab(std::vector<std::string> tokens,
                   " names a part that is no token");
     impl->merges.push_back({a, b});
   }
+  validate_vocabulary(*impl, merges);
   impl->build_pair_table();
   return Tokenizer(std::move(impl));
 }
@@ -468,7 +518,7 @@ class EncoderJsonReader : public nlohmann::json_sax<nlohmann::json> {
   bool parse_error(std::size_t position, const std::string&,
                    const nlohmann::detail::exception& e) override {
     throw Error(path_.string() + ": invalid JSON at byte " + std::to_string(position) + " (" +
-                e.what() + ")");
+                json_error_text(e) + ")");
   }
 
  private:
@@ -547,10 +597,16 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
     merges.emplace_back(std::move(*a), std::move(*b));
   }
   std::string name = fs::weakly_canonical(dir).filename().string();
+  if (name.empty()) name = dir.string();
   try {
-    return from_vocab(std::move(tokens), merges, name.empty() ? dir.string() : name);
+    return from_vocab(std::move(tokens), merges, name);
   } catch (const Error& e) {
-    throw Error("tokenizer '" + dir.string() + "': " + e.what());
+    // Named once, by its path: from_vocab says "vocabulary of 'NAME'".
+    std::string msg = e.what();
+    const std::string prefix = "vocabulary of '" + name + "'";
+    if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
+    else msg = ": " + msg;
+    throw Error("tokenizer '" + dir.string() + "'" + msg);
   }
 }
 

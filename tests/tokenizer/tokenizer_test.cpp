@@ -158,7 +158,7 @@ TEST_F(TokenizerFiles, BadFilesAreRejectedWithTheirLocation) {
   EXPECT_NE(load_error().find("vocab.bpe:3: expected two token spellings"), std::string::npos)
       << load_error();
   write_valid("x y\n");  // "xy" is no token
-  EXPECT_NE(load_error().find("merge 2 makes bytes that are no token"), std::string::npos)
+  EXPECT_NE(load_error().find("merge 2 makes \"xy\", which is no token"), std::string::npos)
       << load_error();
   write_file_atomic(dir_ / "encoder.json", "{\"a\": 0, ");
   EXPECT_NE(load_error().find("invalid JSON"), std::string::npos) << load_error();
@@ -187,6 +187,47 @@ TEST(TokenizerResolve, Gpt2NamesTheDataFolderAndWhatToDo) {
   }
   if (old) ::setenv("GPT2LAB_DATA", saved.c_str(), 1);
   else ::unsetenv("GPT2LAB_DATA");
+}
+
+}  // namespace
+}  // namespace gpt2lab
+
+namespace gpt2lab {
+namespace {
+
+// A tokenizer is validated on load: every byte reachable, merges whole.
+std::string vocab_error(std::vector<std::string> tokens, std::vector<std::pair<std::string, std::string>> merges) {
+  try {
+    Tokenizer::from_vocab(std::move(tokens), merges, "t");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::string> bytes_and(std::vector<std::string> extra, int skip_byte = -1) {
+  std::vector<std::string> t;
+  for (int b = 0; b < 256; ++b)
+    if (b != skip_byte) t.emplace_back(1, static_cast<char>(b));
+  for (auto& e : extra) t.push_back(std::move(e));
+  t.emplace_back(Tokenizer::kEndOfText);
+  return t;
+}
+
+TEST(TokenizerValidation, EveryByteMustBeAToken) {
+  const std::string m = vocab_error(bytes_and({}, 0x41), {});
+  EXPECT_NE(m.find("has no token for byte 65"), std::string::npos) << m;
+}
+
+TEST(TokenizerValidation, TruncatedMergesAreRefused) {
+  EXPECT_EQ(vocab_error(bytes_and({"ab", "abc"}), {{"a", "b"}, {"ab", "c"}}), "");
+  const std::string m = vocab_error(bytes_and({"ab", "abc"}), {{"a", "b"}});
+  EXPECT_NE(m.find("\"abc\" is made by no merge (is vocab.bpe truncated?"), std::string::npos) << m;
+}
+
+TEST(TokenizerValidation, RepeatedMergesAreRefused) {
+  const std::string m = vocab_error(bytes_and({"ab"}), {{"a", "b"}, {"a", "b"}});
+  EXPECT_NE(m.find("merge 2 repeats merge 1"), std::string::npos) << m;
 }
 
 }  // namespace

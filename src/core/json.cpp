@@ -1,0 +1,52 @@
+#include "core/json.h"
+
+#include "core/error.h"
+#include "core/file.h"
+
+namespace gpt2lab {
+
+std::string json_error_text(const std::exception& e) {
+  std::string s = e.what();
+  if (s.rfind("[json.exception.", 0) == 0) {
+    const size_t close = s.find("] ");
+    if (close != std::string::npos) s.erase(0, close + 2);
+  }
+  return s;
+}
+
+void check_json_depth(std::string_view text, const std::string& where, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        throw Error(where + ": JSON nested more than " + std::to_string(max_depth) + " levels deep at byte " +
+                    std::to_string(i) + "; refusing it");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+nlohmann::json parse_json(std::string_view text, const std::string& where, int max_depth) {
+  check_json_depth(text, where, max_depth);
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(where + ": not valid JSON (" + json_error_text(e) + ")");
+  }
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_bytes) {
+  return parse_json(read_file(path, max_bytes), path.string());
+}
+
+}  // namespace gpt2lab

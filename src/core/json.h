@@ -1,0 +1,32 @@
+// JSON from outside (config files, safetensors headers, state files) parsed
+// at a bounded cost: the size is checked before the file is read and the
+// nesting depth before the text is parsed (a 40M-deep header would otherwise
+// cost gigabytes of parser stack before it is refused), and parse errors are
+// Errors that name the file and the byte, without nlohmann's exception tag.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace gpt2lab {
+
+inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;  // configs are a few KB
+inline constexpr int kMaxJsonDepth = 64;                        // ours nest 3 deep
+
+// The text of a nlohmann exception without its "[json.exception.x.N] " tag.
+std::string json_error_text(const std::exception& e);
+
+// Parses `text`; `where` names it in errors ("FILE", "FILE: header").
+nlohmann::json parse_json(std::string_view text, const std::string& where, int max_depth = kMaxJsonDepth);
+
+// Reads (regular files only, at most max_bytes) and parses a JSON file.
+nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_bytes = kMaxJsonFileBytes);
+
+// Throws Error unless `text` nests arrays/objects at most max_depth deep.
+void check_json_depth(std::string_view text, const std::string& where, int max_depth = kMaxJsonDepth);
+
+}  // namespace gpt2lab
