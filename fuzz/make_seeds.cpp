@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
         "The quick brown fox jumps over the lazy dog. It's 2024; we'll see 12345 things.",
         "naïve café Übergröße ☃ 日本語 😀\n\n   indented\ttabs"};
     const BpeVocab v = train_bpe(docs, 300, 1);
-    save_bpe(v, work / "tok");
+    save_bpe(v, work / "tok", /*force=*/true);
     const std::string enc = read_file(work / "tok" / "encoder.json");
     const std::string bpe = read_file(work / "tok" / "vocab.bpe");
     seed("fuzz_tokenizer_load", "trained", enc + std::string(fuzz::kFileSeparator) + bpe);

@@ -30,6 +30,7 @@ void add(CLI::App& app) {
   sub->add_option("--val-every", f->options.val_every,
                   "Every K-th document (sorted by path) goes to val.bin")
       ->capture_default_str();
+  sub->add_flag("--force", f->options.force, "Replace a dataset already prepared in --out");
   add_threads_flag(sub, f->options.threads);
   sub->callback([f] {
     set_threads(f->options.threads);

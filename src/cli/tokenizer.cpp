@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "core/error.h"
+#include "core/lock.h"
 #include "core/threads.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
@@ -16,6 +18,7 @@ void add(CLI::App& app) {
     std::string out;
     int vocab_size = 0;
     int threads = 0;
+    bool force = false;
   };
   auto f = std::make_shared<Flags>();
   auto* group = app.add_subcommand("tokenizer", "Tokenizer tools (train a byte-level BPE)");
@@ -28,13 +31,15 @@ void add(CLI::App& app) {
                     "Tokens in all: 256 bytes + merges + <|endoftext|>")
       ->required();
   train->add_option("--out", f->out, "Output folder (usable as --tokenizer)")->required();
+  train->add_flag("--force", f->force, "Replace a tokenizer already in --out");
   add_threads_flag(train, f->threads);
   train->callback([f] {
     set_threads(f->threads);
+    check_output_directory(f->out, {"encoder.json", "vocab.bpe"}, f->force, "a tokenizer");  // before the work
     const auto start = std::chrono::steady_clock::now();
     const BpeVocab vocab = train_bpe_on_files(
         std::vector<fs::path>(f->inputs.begin(), f->inputs.end()), f->vocab_size, f->threads);
-    save_bpe(vocab, f->out);
+    save_bpe(vocab, f->out, f->force);
     const Tokenizer tok = Tokenizer::load(f->out);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -2,11 +2,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "cli/command.h"
 #include "cli/model_flags.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
+#include "train/provenance.h"
 #include "train/trainer.h"
 
 namespace gpt2lab::cli {
@@ -17,7 +19,7 @@ void add(CLI::App& app) {
     ModelFlags model;
     TrainOptions t;
     std::string schedule = "cosine";
-    double min_lr = -1;
+    double min_lr = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("train", "Train a GPT-2 on prepared token shards (see `gpt2lab prepare`)");
@@ -74,6 +76,21 @@ void add(CLI::App& app) {
 
   sub->callback([o, sub, init_from] {
     TrainOptions t = o->t;
+    if (init_from->count() && !t.resume) {
+      // The model comes from the checkpoint: a model flag that says
+      // otherwise would be ignored, so it is refused.
+      const nlohmann::json have = to_json(load_config(t.init_from));
+      const nlohmann::json flags = to_json(o->model.to_config());
+      std::string differ;
+      for (const auto& [flag, key] : std::initializer_list<std::pair<const char*, const char*>>{
+               {"--n-layer", "n_layer"}, {"--n-head", "n_head"}, {"--n-embd", "n_embd"}, {"--block-size", "n_positions"},
+               {"--vocab-size", "vocab_size"}, {"--norm", "norm"}, {"--init", "init"},
+               {"--residual-scale", "residual_scale"}, {"--final-norm", "final_norm"}})
+        if (sub->get_option(flag)->count() && flags.at(key) != have.at(key))
+          differ += std::string(differ.empty() ? "" : ", ") + flag + " (the checkpoint has " + have.at(key).dump() + ")";
+      check(differ.empty(), "--init-from takes the model from the checkpoint, which differs from " + differ +
+                                "; drop these flags (fine-tuning cannot change the architecture)");
+    }
     if (t.resume && !fs::exists(fs::path(t.out) / "config.json")) {
       // Killed before the run wrote anything: there is nothing to resume, so
       // the same command with --resume simply starts it.
@@ -86,13 +103,16 @@ void add(CLI::App& app) {
     if (init_from->count() == 0 && !t.resume) t.model = o->model.to_config();
     t.seed = o->model.seed;
     t.schedule.kind = parse_schedule(o->schedule);
-    t.schedule.min_lr = o->min_lr >= 0 ? o->min_lr : t.schedule.lr / 10;
+    // Unset means lr/10; a given value is taken as given (validate refuses a
+    // negative one rather than replacing it).
+    t.schedule.min_lr = sub->get_option("--min-lr")->count() ? o->min_lr : t.schedule.lr / 10;
     if (t.resume) {
       const fs::path cfg = fs::path(t.out) / "config.json";
       const nlohmann::json saved_json = read_config_json(t.out);
       TrainOptions given = t;
       given.model = o->model.to_config();
       const nlohmann::json given_json = to_json(given);
+      static const std::set<std::string> kPathFlags = {"--data", "--init-from", "--tokenizer"};
       // flag -> JSON pointer in the run's config.json
       static const std::map<std::string, std::string> keys = {
           {"--n-layer", "/model/n_layer"}, {"--n-head", "/model/n_head"}, {"--n-embd", "/model/n_embd"},
@@ -105,22 +125,24 @@ void add(CLI::App& app) {
           {"--weight-decay", "/weight_decay"}, {"--grad-clip", "/grad_clip"}, {"--max-loss", "/max_loss"},
           {"--eval-every", "/eval_every"}, {"--eval-batches", "/eval_batches"}, {"--save-every", "/save_every"},
           {"--diag-every", "/diag_every"}, {"--shuffle", "/shuffle"}, {"--zero", "/zero"}, {"--bf16", "/bf16"}, {"--tokenizer", "/tokenizer"}};
-      for (const auto* opt : sub->get_options()) {
-        if (opt->count() == 0) continue;
-        const std::string name = opt->get_name(false, true);
-        for (const auto& [flag, ptr] : keys) {
-          if (name.find(flag) == std::string::npos) continue;
-          const nlohmann::json::json_pointer jp(ptr);
-          if (ptr.rfind("/model/", 0) == 0 && !saved_json.value("init_from", std::string()).empty()) break;
-          const bool same = saved_json.contains(jp) && given_json.contains(jp) &&
-                            (saved_json.at(jp) == given_json.at(jp) ||
-                             (saved_json.at(jp).is_number() && given_json.at(jp).is_number() &&
-                              std::abs(saved_json.at(jp).get<double>() - given_json.at(jp).get<double>()) <=
-                                  1e-6 * std::abs(saved_json.at(jp).get<double>())));
-          check(same, "--resume: " + flag + " differs from the run's " + cfg.string() + " (" +
-                          (saved_json.contains(jp) ? saved_json.at(jp).dump() : "unset") +
-                          "); a resumed run keeps its settings (only --steps and --threads may change)");
-        }
+      const bool fine_tuned = !saved_json.value("init_from", std::string()).empty();
+      for (const auto& [flag, ptr] : keys) {
+        const CLI::Option* opt = sub->get_option_no_throw(flag);
+        if (!opt || opt->count() == 0) continue;
+        // A fine-tuned run's model flags were never used.
+        if (ptr.rfind("/model/", 0) == 0 && fine_tuned) continue;
+        const nlohmann::json::json_pointer jp(ptr);
+        const bool have = saved_json.contains(jp) && given_json.contains(jp);
+        bool same = have && saved_json.at(jp) == given_json.at(jp);
+        if (have && !same && saved_json.at(jp).is_number() && given_json.at(jp).is_number())
+          same = std::abs(saved_json.at(jp).get<double>() - given_json.at(jp).get<double>()) <=
+                 1e-6 * std::abs(saved_json.at(jp).get<double>());
+        // Paths name the same thing however they were typed.
+        if (have && !same && kPathFlags.count(flag) && saved_json.at(jp).is_string() && given_json.at(jp).is_string())
+          same = resolved_spec(saved_json.at(jp).get<std::string>()) == resolved_spec(given_json.at(jp).get<std::string>());
+        check(same, "--resume: " + flag + " differs from the run's " + cfg.string() + " (" +
+                        (saved_json.contains(jp) ? saved_json.at(jp).dump() : "unset") +
+                        "); a resumed run keeps its settings (only --steps, --threads and --log-every may change)");
       }
       TrainOptions saved = train_options_from_json(saved_json, cfg.string());
       saved.out = t.out;

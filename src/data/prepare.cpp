@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/lock.h"
 #include "core/threads.h"
 #include "data/data_dir.h"
 #include "data/token_shard.h"
@@ -46,29 +47,16 @@ std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs) {
   return docs;
 }
 
-namespace {
-
-// Publishing swaps the whole folder, so refuse one that holds anything but
-// an earlier prepared dataset: `--out data` must not wipe data/.
-void check_output_folder(const fs::path& out) {
-  std::error_code ec;
-  if (!fs::exists(out, ec)) return;
-  if (!fs::is_directory(out, ec))
-    throw Error("--out '" + out.string() + "' exists and is not a folder");
-  if (fs::is_empty(out, ec) || fs::exists(out / "meta.json", ec)) return;
-  throw Error("--out '" + out.string() +
-              "' exists and is not a prepared dataset (no meta.json); it would be replaced "
-              "whole, so choose a new folder or remove it");
-}
-
-}  // namespace
-
 PrepareSummary prepare_dataset(const PrepareOptions& o) {
   check(o.val_every >= 2, "--val-every must be at least 2 (got " +
                               std::to_string(o.val_every) + "); K means every K-th document "
                               "goes to validation");
   check(!o.out.empty(), "prepare needs an output folder (--out)");
-  check_output_folder(o.out);
+  // Publishing swaps the whole folder: it must hold nothing but a dataset.
+  // Checked now, and claimed (locked, checked again) only to publish, so that
+  // a refused run leaves no folder behind.
+  const std::vector<std::string> ours = {"train.bin", "val.bin", "meta.json"};
+  check_output_directory(o.out, ours, o.force, "a prepared dataset");
   const Tokenizer tok = Tokenizer::resolve(o.tokenizer);
   check(tok.vocab_size() <= 65536,
         "tokenizer '" + o.tokenizer + "' has " + std::to_string(tok.vocab_size()) +
@@ -135,7 +123,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
       {"sources", sources},
   };
 
-  if (!o.out.parent_path().empty()) fs::create_directories(o.out.parent_path());
+  DirectoryLock lock = claim_output_directory(o.out, ours, o.force, "a prepared dataset", "prepare");
   const fs::path staging = make_staging_directory(o.out);
   try {
     write_token_shard(staging / "train.bin", train);
@@ -145,6 +133,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   } catch (...) {
     std::error_code ec;
     fs::remove_all(staging, ec);
+    lock.abandon();
     throw;
   }
   return summary;

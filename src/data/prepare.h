@@ -23,6 +23,7 @@ struct PrepareOptions {
   fs::path out;
   int val_every = 20;             // document i (0-based, by path) is val iff i % K == K - 1
   int threads = 0;                // <= 0: all cores
+  bool force = false;             // replace an existing dataset in `out`
 };
 
 struct PrepareSummary {

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json.h"
 #include "data/prepare.h"
 #include "data/token_shard.h"
 #include "tokenizer/tokenizer.h"
@@ -29,8 +30,7 @@ StudyData from_prepared(const fs::path& dir, const std::function<void(const std:
   d.dir = dir.string();
   std::error_code ec;
   if (fs::exists(dir / "meta.json", ec)) {
-    const auto meta = nlohmann::json::parse(read_file(dir / "meta.json"), nullptr, false);
-    check(!meta.is_discarded(), (dir / "meta.json").string() + ": not valid JSON");
+    const auto meta = read_json_file(dir / "meta.json");
     if (meta.contains("tokenizer")) {
       const auto& t = meta["tokenizer"];
       d.vocab_size = t.value("vocab_size", 0);
@@ -97,7 +97,11 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
   const fs::path tok_dir = out_data / "tokenizer", ds_dir = out_data / "dataset";
   const fs::path source_file = out_data / "source.json";
   if (fs::exists(source_file, ec)) {
-    const auto cached = nlohmann::json::parse(read_file(source_file), nullptr, false);
+    nlohmann::json cached(nlohmann::json::value_t::discarded);
+    try {
+      cached = read_json_file(source_file);
+    } catch (const Error&) {
+    }
     check(!cached.is_discarded() && cached == source,
           "'" + out_data.string() + "' holds data prepared from another corpus or vocabulary (" +
               source_file.string() + ": " + (cached.is_discarded() ? "unreadable" : cached.dump()) +
@@ -106,12 +110,13 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
     log("study: training a " + std::to_string(vocab_size) + "-token BPE on " + std::to_string(docs.size()) +
         " documents of " + data.string() + " and preparing shards in " + out_data.string());
     fs::create_directories(out_data);
-    save_bpe(train_bpe_on_files({data}, vocab_size, threads), tok_dir);
+    save_bpe(train_bpe_on_files({data}, vocab_size, threads), tok_dir, /*force=*/true);
     PrepareOptions p;
     p.inputs = {data};
     p.tokenizer = tok_dir.string();
     p.out = ds_dir;
     p.threads = threads;
+    p.force = true;  // the study's own cache folder, redone after a crash
     const PrepareSummary s = prepare_dataset(p);
     log("study: " + std::to_string(s.train_tokens) + " train / " + std::to_string(s.val_tokens) +
         " val tokens (" + s.tokenizer_identity + ")");

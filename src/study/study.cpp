@@ -1,13 +1,11 @@
 #include "study/study.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -15,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json.h"
+#include "core/lock.h"
+#include "core/signals.h"
 #include "core/file.h"
 #include "core/threads.h"
 #include "io/checkpoint.h"
@@ -35,27 +36,6 @@ using Json = nlohmann::ordered_json;
 constexpr const char* kStudyFile = "study.json";
 constexpr const char* kGradFile = "grad_at_init.json";
 
-// One study per OUT at a time: a second process would interleave runs and
-// overwrite study.json. The lock dies with the process.
-class DirectoryLock {
- public:
-  explicit DirectoryLock(const fs::path& dir) {
-    const fs::path p = dir / ".lock";
-    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    check(fd_ >= 0, "cannot open '" + p.string() + "'");
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw Error("another study is running in '" + dir.string() + "' (it holds " + p.string() + ")");
-    }
-  }
-  ~DirectoryLock() { ::close(fd_); }
-  DirectoryLock(const DirectoryLock&) = delete;
-  DirectoryLock& operator=(const DirectoryLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -75,9 +55,11 @@ std::string seconds_text(double s) {
 std::optional<nlohmann::json> read_json_if_exists(const fs::path& p) {
   std::error_code ec;
   if (!fs::exists(p, ec)) return std::nullopt;
-  auto j = nlohmann::json::parse(read_file(p), nullptr, false);
-  if (j.is_discarded()) return std::nullopt;  // torn by a crash mid-write elsewhere: redo
-  return j;
+  try {
+    return read_json_file(p);
+  } catch (const Error&) {
+    return std::nullopt;  // torn by a crash mid-write elsewhere: redo
+  }
 }
 
 // study.json is ours, but it sits in the user's folder and is read back on
@@ -172,7 +154,9 @@ class Study {
     out_ = fs::absolute(o_.out).lexically_normal();
     fs::create_directories(out_ / "runs", ec);
     check(!ec, "cannot create '" + (out_ / "runs").string() + "': " + ec.message());
-    DirectoryLock lock(out_);
+    // One study per OUT at a time: a second process would interleave runs
+    // and overwrite study.json.
+    const DirectoryLock lock(out_, "study");
     set_threads(o_.threads);
 
     check_budget_matches();
@@ -242,7 +226,13 @@ class Study {
     const fs::path p = out_ / kStudyFile;
     std::error_code ec;
     if (fs::exists(p, ec)) {
-      study_ = Json::parse(read_file(p), nullptr, false);
+      try {
+        const std::string text = read_file(p, kMaxJsonFileBytes);
+        check_json_depth(text, p.string());
+        study_ = Json::parse(text, nullptr, false);
+      } catch (const Error&) {
+        study_ = Json(nullptr);
+      }
       check(!study_.is_discarded() && study_.is_object() && study_.contains("runs"),
             p.string() + " is not a study file; use another --out");
       validate_study_file(study_, p);
@@ -370,8 +360,7 @@ class Study {
     TrainResult result = train(t);
     // Outside a training run a signal ends the process at once; everything
     // on disk is written atomically, so a rerun resumes from there.
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
+    set_graceful_stop(false);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rec["seconds"] = rec.value("seconds", 0.0) + secs;
     ++summary_.ran;
@@ -478,6 +467,7 @@ bool run_report(const fs::path& out, std::string* message) {
     return false;
   }
   if (pid == 0) {
+    unblock_stop_signals_for_exec();
     const std::string s = script.string(), o = out.string();
     ::execlp(py.c_str(), py.c_str(), s.c_str(), o.c_str(), static_cast<char*>(nullptr));
     std::fprintf(stderr, "cannot run %s\n", py.c_str());

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/lock.h"
 #include "core/threads.h"
 #include "data/prepare.h"
 #include "tokenizer/byte_unicode.h"
@@ -186,12 +187,9 @@ BpeVocab train_bpe_on_files(const std::vector<fs::path>& inputs, int vocab_size,
   return train_bpe(texts, vocab_size, threads);
 }
 
-void save_bpe(const BpeVocab& vocab, const fs::path& dir) {
+void save_bpe(const BpeVocab& vocab, const fs::path& dir, bool force) {
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !fs::exists(dir / "encoder.json", ec))
-    throw Error("--out '" + dir.string() +
-                "' exists and is not a tokenizer folder (no encoder.json); it would be "
-                "replaced whole, so choose a new folder or remove it");
+  DirectoryLock lock = claim_output_directory(dir, {"encoder.json", "vocab.bpe"}, force, "a tokenizer", "tokenizer train");
   nlohmann::ordered_json encoder = nlohmann::ordered_json::object();
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
     const std::string& t = vocab.tokens[id];
@@ -207,6 +205,7 @@ void save_bpe(const BpeVocab& vocab, const fs::path& dir) {
     publish_directory(staging, dir);
   } catch (...) {
     fs::remove_all(staging, ec);
+    lock.abandon();
     throw;
   }
 }

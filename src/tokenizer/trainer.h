@@ -33,6 +33,7 @@ BpeVocab train_bpe(std::span<const std::string> documents, int vocab_size, int t
 BpeVocab train_bpe_on_files(const std::vector<fs::path>& inputs, int vocab_size, int threads);
 
 // Writes dir/encoder.json and dir/vocab.bpe, publishing the folder atomically.
-void save_bpe(const BpeVocab& vocab, const fs::path& dir);
+// Refuses a folder that holds anything else, or a tokenizer without force.
+void save_bpe(const BpeVocab& vocab, const fs::path& dir, bool force = false);
 
 }  // namespace gpt2lab

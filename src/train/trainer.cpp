@@ -6,13 +6,16 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
+#include <exception>
 #include <limits>
 #include <utility>
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json.h"
+#include "core/lock.h"
+#include "core/signals.h"
 #include "core/threads.h"
 #include "dist/dist.h"
 #include "io/checkpoint.h"
@@ -20,65 +23,29 @@
 #include "model/gpt2.h"
 #include "train/dataloader.h"
 #include "train/diagnostics.h"
+#include "train/metrics_log.h"
+#include "train/provenance.h"
+#include "train/run_dir.h"
 
 namespace gpt2lab {
 
 namespace {
 
-std::atomic<int> g_stop_signals{0};
-
-void on_signal(int) {
-  // A second signal means "now": leave without saving.
-  if (g_stop_signals.fetch_add(1) >= 1) _exit(130);
-}
-
-constexpr const char* kCheckpointDir = "checkpoint";
-constexpr const char* kMetricsFile = "metrics.jsonl";
-constexpr const char* kRunConfigFile = "config.json";
-constexpr const char* kResultFile = "result.json";
-constexpr const char* kOptimizerFile = "optimizer.safetensors";
-constexpr const char* kStateFile = "state.json";
-
-// metrics.jsonl, appended line by line; flushed per line, fsynced before a
-// checkpoint records its length.
-class MetricsLog {
- public:
-  MetricsLog(const fs::path& path, size_t truncate_to) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error("cannot open '" + path.string() + "' for writing");
-    if (::ftruncate(fd_, static_cast<off_t>(truncate_to)) != 0 ||
-        ::lseek(fd_, static_cast<off_t>(truncate_to), SEEK_SET) < 0)
-      throw Error("cannot truncate '" + path.string() + "'");
-    size_ = truncate_to;
-  }
-  ~MetricsLog() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  void write(const nlohmann::json& row) {
-    const std::string line = row.dump() + "\n";
-    const char* p = line.data();
-    size_t left = line.size();
-    while (left > 0) {
-      ssize_t n = ::write(fd_, p, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw Error("cannot append to '" + path_.string() + "' (disk full?)");
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-    size_ += line.size();
-  }
-  void sync() { ::fsync(fd_); }
-  size_t size() const { return size_; }
-
- private:
-  fs::path path_;
-  int fd_ = -1;
-  size_t size_ = 0;
-};
+using run_dir::kCheckpoint;
+using run_dir::kConfig;
+using run_dir::kMetrics;
+using run_dir::kOptimizer;
+using run_dir::kResult;
+using run_dir::kState;
 
 double finite_or_nan(double x) { return x; }
+
+// A loss for result.json: JSON has no NaN or inf (nlohmann would write null),
+// so those are written as the strings "nan", "inf" and "-inf".
+nlohmann::json loss_json(double x) {
+  if (std::isfinite(x)) return x;
+  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+}
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
@@ -109,71 +76,32 @@ std::string non_finite_state(const GPT2<float>& model, const AdamW& opt) {
   return "";
 }
 
-// state.json is read back from disk on --resume, so it is checked like any
-// outside input: a torn or edited file must be an Error naming the field,
-// not a negative data position indexing before the batch windows or a
-// metrics length that would extend metrics.jsonl with zeros.
-CheckpointState read_checkpoint_state(const fs::path& path, const fs::path& metrics) {
-  const std::string where = path.string();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(where + ": not valid JSON (" + e.what() + ")");
-  }
-  std::error_code ec;
-  const uint64_t have = fs::exists(metrics, ec) ? fs::file_size(metrics, ec) : 0;
-  check(!ec, "cannot read the size of " + metrics.string() + ": " + ec.message());
-  return checkpoint_state_from_json(j, have, where, metrics.string());
-}
-
-// A crash inside save_checkpoint leaves its staging directory behind (or,
-// right after the exchange, the previous checkpoint under the staging name).
-// Neither is ever read again, so each start removes them; at a model's size
-// they would otherwise fill the disk over many crashes. On a filesystem
-// without RENAME_EXCHANGE a crash between publish_directory's two renames
-// leaves the previous checkpoint only under a staging name ending in ".old":
-// that one is removed only while a whole checkpoint is in place. Any other
-// staging directory goes even when there is no checkpoint yet (a crash
-// inside the first save), else it would outlive every later run.
-void remove_stale_staging(const fs::path& run) {
-  std::error_code ec;
-  const bool have_checkpoint = fs::exists(run / kCheckpointDir / kStateFile, ec);
-  const std::string prefix = std::string(kCheckpointDir) + ".tmp-";
-  std::vector<fs::path> stale;
-  for (const auto& e : fs::directory_iterator(run, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
-    if (have_checkpoint || !name.ends_with(".old")) stale.push_back(e.path());
-  }
-  // Removed after the listing: a directory changed while it is read may
-  // skip entries.
-  for (const auto& p : stale) fs::remove_all(p, ec);
-}
-
 // `progress` holds step, last_loss, and for the final checkpoint final and
 // val_loss; the rest of the state is taken from the objects.
 void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW& opt, const float* m_full,
                      const float* v_full, const DataLoader& loader, const CheckpointState& progress,
-                     MetricsLog& metrics, const TrainOptions& o) {
-  const fs::path target = run / kCheckpointDir;
+                     MetricsLog& metrics, const TrainOptions& o, const nlohmann::json& run_config,
+                     const std::string& tokenizer_sha256) {
+  const fs::path target = run / kCheckpoint;
   const fs::path staging = make_staging_directory(target);
   try {
     nlohmann::json extra = {{"seed", o.seed}};
     if (!o.tokenizer.empty()) extra["tokenizer"] = o.tokenizer;
+    if (!tokenizer_sha256.empty()) extra["tokenizer_sha256"] = tokenizer_sha256;
     write_model_files(staging, model, extra);
     std::vector<TensorToWrite> moments;
     for (const auto& t : model.layout().tensors()) {
       moments.push_back({"m." + t.name, t.shape, m_full + t.offset});
       moments.push_back({"v." + t.name, t.shape, v_full + t.offset});
     }
-    write_safetensors(staging / kOptimizerFile, moments, {{"format", "gpt2lab-adamw"}});
+    write_safetensors(staging / kOptimizer, moments, {{"format", "gpt2lab-adamw"}});
     metrics.sync();
     nlohmann::json state = {{"step", progress.step},
                             {"adam_t", opt.t()},
                             {"data_position", loader.global_position()},
                             {"metrics_bytes", metrics.size()},
-                            {"seed", o.seed}};
+                            {"seed", o.seed},
+                            {"run_config", run_config}};
     // Only finite losses: JSON has no inf/NaN (nlohmann writes null), and the
     // reader refuses anything but a finite number.
     auto recorded = [](double x) { return std::isfinite(x) && x >= 0; };
@@ -182,7 +110,7 @@ void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW&
       state["final"] = true;
       if (recorded(progress.val_loss)) state["val_loss"] = progress.val_loss;
     }
-    write_file_atomic(staging / kStateFile, state.dump(2) + "\n");
+    write_file_atomic(staging / kState, state.dump(2) + "\n");
     publish_directory(staging, target);
   } catch (...) {
     std::error_code ec;
@@ -193,13 +121,7 @@ void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW&
 
 }  // namespace
 
-void install_stop_handlers() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
+void install_stop_handlers() { set_graceful_stop(true); }
 
 nlohmann::json to_json(const TrainOptions& o) {
   return {{"model", to_json(o.model)},
@@ -293,7 +215,7 @@ TrainOptions train_options_from_json(const nlohmann::json& j, const std::string&
     o.threads = json_integer<int>(j, "threads", where);
     o.tokenizer = j.at("tokenizer").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
-    throw Error(where + ": " + e.what());
+    throw Error(where + ": " + json_error_text(e));
   }
   return o;
 }
@@ -312,17 +234,22 @@ void validate(const TrainOptions& o) {
   positive(o.accum, "--accum");
   positive(o.steps, "--steps");
   positive(o.eval_batches, "--eval-batches");
-  check(o.schedule.lr > 0 && std::isfinite(o.schedule.lr), "--lr must be positive");
+  check(o.schedule.lr > 0 && std::isfinite(o.schedule.lr), "--lr must be a finite number > 0");
   // The optimizer runs in float; a larger value would not convert (UB).
   check(o.schedule.lr <= std::numeric_limits<float>::max(), "--lr must be at most 3.4e38 (a float)");
   non_negative(o.schedule.min_lr, "--min-lr");
+  check(o.schedule.min_lr <= o.schedule.lr, "--min-lr " + std::to_string(o.schedule.min_lr) +
+                                                " is above the peak --lr " + std::to_string(o.schedule.lr) +
+                                                "; the schedule decays from --lr down to --min-lr");
   check(o.schedule.warmup >= 0, "--warmup must be >= 0");
+  check(o.schedule.warmup <= o.steps, "--warmup " + std::to_string(o.schedule.warmup) + " is longer than --steps " +
+                                          std::to_string(o.steps) + ": the peak learning rate would never be reached");
   non_negative(o.grad_clip, "--grad-clip");
   non_negative(o.max_loss, "--max-loss");
   non_negative(o.adam.weight_decay, "--weight-decay");
   check(o.adam.beta1 >= 0 && o.adam.beta1 < 1 && o.adam.beta2 >= 0 && o.adam.beta2 < 1,
         "--beta1 and --beta2 must be in [0, 1)");
-  check(o.adam.eps > 0, "--eps must be positive");
+  check(o.adam.eps > 0 && std::isfinite(o.adam.eps), "--eps must be a finite number > 0");
   check(o.eval_every >= 0 && o.save_every >= 0 && o.diag_every >= 0 && o.log_every >= 0,
         "--eval-every, --save-every, --diag-every and --log-every must be >= 0");
   check(!o.out.empty(), "--out is required");
@@ -355,29 +282,48 @@ TrainResult train(TrainOptions o) {
   }
   o.world = world;
   check(o.zero == 0 || o.zero == 1, "--zero must be 0 or 1");
+  // Every option is checked before anything in --out is removed or written.
+  validate(o);
+  o.data = resolved_spec(o.data);
+  o.init_from = resolved_spec(o.init_from);
   size_t metrics_keep = 0;
   long start_step = 0;
   CheckpointState state;
-  const bool have_checkpoint = fs::exists(run / kCheckpointDir / kStateFile, ec);
-
-  if (o.resume) {
-    check(fs::exists(run / kRunConfigFile, ec),
-          "--resume: '" + run.string() + "' has no config.json; it is not a training run");
-    if (have_checkpoint) {
-      state = read_checkpoint_state(run / kCheckpointDir / kStateFile, run / kMetricsFile);
-      metrics_keep = state.metrics_bytes;
-      start_step = state.step;
+  // One process owns a run directory (rank 0 for an MPI job): checked
+  // without writing, locked, then checked again under the lock.
+  DirectoryLock lock;
+  // A run refused before it wrote anything leaves no folder behind.
+  struct AbandonOnThrow {
+    DirectoryLock& lock;
+    int before = std::uncaught_exceptions();
+    ~AbandonOnThrow() {
+      if (std::uncaught_exceptions() > before) lock.abandon();
     }
-  } else if (root && (fs::exists(run / kRunConfigFile, ec) || fs::exists(run / kMetricsFile, ec))) {
-    check(o.force, "'" + run.string() +
-                       "' already holds a training run; pass --resume to continue it or --force to start over");
-    for (const char* f : {kCheckpointDir, kMetricsFile, kResultFile, kRunConfigFile}) fs::remove_all(run / f, ec);
+  } abandon_on_throw{lock};
+  nlohmann::json saved_config;
+  if (root) {
+    run_dir::check_target(run, o.force, o.resume);
+    lock = DirectoryLock(run, "train");
+    run_dir::check_target(run, o.force, o.resume);
+    if (o.resume) {
+      check(fs::exists(run / kConfig, ec),
+            "--resume: '" + run.string() + "' has no config.json; it is not a training run");
+      saved_config = read_json_file(run / kConfig);
+    } else if (run_dir::is_run(run)) {
+      run_dir::remove_run_files(run);  // --force (check_target refused otherwise)
+    }
   }
+  const bool have_checkpoint = o.resume && fs::exists(run / kCheckpoint / kState, ec);
+  if (have_checkpoint) {
+    state = run_dir::read_state(run);
+    metrics_keep = state.metrics_bytes;
+    start_step = state.step;
+  }
+  if (root && o.resume) check_resume_identity(run, saved_config, state, !have_checkpoint && !o.init_from.empty());
   // Every rank must agree on where the run starts, and on whether its first
   // step evaluates (root alone evaluates, but the final save is collective).
   dist.broadcast(&start_step, sizeof start_step);
   dist.broadcast(&state.final, sizeof state.final);
-  validate(o);
   set_threads(o.threads);
 
   // Data first: cheap to check, and the most likely thing to be wrong.
@@ -398,7 +344,7 @@ TrainResult train(TrainOptions o) {
   // The model: from a checkpoint (resume, fine-tune) or fresh.
   std::unique_ptr<GPT2<float>> model;
   if (o.resume && have_checkpoint) {
-    model = std::make_unique<GPT2<float>>(load_model(run / kCheckpointDir));
+    model = std::make_unique<GPT2<float>>(load_model(run / kCheckpoint));
   } else if (!o.init_from.empty()) {
     model = std::make_unique<GPT2<float>>(load_model(o.init_from));
   } else {
@@ -418,19 +364,12 @@ TrainResult train(TrainOptions o) {
                                      " but the model's vocab_size is " + std::to_string(mc.vocab_size) +
                                      " (was it prepared with another tokenizer?)");
   o.schedule.steps = o.steps;
-  if (o.tokenizer.empty()) {
-    // Record the dataset's tokenizer with the checkpoints, so that sampling
-    // decodes with the vocabulary the model was trained on.
-    const fs::path meta = fs::path(o.data) / "meta.json";
-    if (fs::exists(meta, ec)) {
-      try {
-        const auto j = nlohmann::json::parse(read_file(meta));
-        if (j.contains("tokenizer") && j["tokenizer"].contains("spec")) o.tokenizer = j["tokenizer"]["spec"].get<std::string>();
-      } catch (const nlohmann::json::exception&) {
-        // meta.json is informational here; a malformed one only loses the record.
-      }
-    }
-  }
+  // Record the dataset's tokenizer (resolved, with its sha256) with the
+  // checkpoints, so that sampling decodes with the vocabulary the model was
+  // trained on, from any directory.
+  const TokenizerRecord tokenizer = tokenizer_record(o.tokenizer, o.data);
+  o.tokenizer = tokenizer.spec;
+  if (!o.init_from.empty() && !(o.resume && have_checkpoint)) check_init_from_tokenizer(o.init_from, tokenizer.sha256);
 
   // ZeRO-1: rank r updates (and keeps Adam moments for) its shard only.
   const size_t buffer = model->buffer_size();
@@ -442,7 +381,7 @@ TrainResult train(TrainOptions o) {
   // Full-size moments, for reading and writing checkpoints (any rank count).
   std::vector<float> m_full, v_full;
   if (o.resume && have_checkpoint) {
-    SafetensorsFile f = SafetensorsFile::open(run / kCheckpointDir / kOptimizerFile);
+    SafetensorsFile f = SafetensorsFile::open(run / kCheckpoint / kOptimizer);
     m_full.assign(buffer, 0.0f);
     v_full.assign(buffer, 0.0f);
     for (const auto& t : model->layout().tensors()) {
@@ -473,12 +412,20 @@ TrainResult train(TrainOptions o) {
   };
 
   std::unique_ptr<MetricsLog> metrics_log;
+  nlohmann::json run_config;  // config.json as written at the run's start
   if (root) {
     fs::create_directories(run, ec);
     check(!ec, "cannot create run directory '" + run.string() + "': " + ec.message());
-    remove_stale_staging(run);
-    if (!o.resume) write_file_atomic(run / kRunConfigFile, to_json(o).dump(2) + "\n");
-    metrics_log = std::make_unique<MetricsLog>(run / kMetricsFile, metrics_keep);
+    run_dir::remove_stale_staging(run);
+    if (!o.resume) {
+      run_config = to_json(o);
+      run_config["data_identity"] = run_dir::data_identity(o.data);
+      if (!o.init_from.empty()) run_config["init_from_identity"] = checkpoint_identity(o.init_from);
+      write_file_atomic(run / kConfig, run_config.dump(2) + "\n");
+    } else {
+      run_config = saved_config;
+    }
+    metrics_log = std::make_unique<MetricsLog>(run / kMetrics, metrics_keep);
   }
   // Other ranks log nothing: their rows go to a sink.
   struct Metrics {
@@ -542,7 +489,7 @@ TrainResult train(TrainOptions o) {
     // checkpoint but not the final evaluation: the loop below finishes it.
     bool completed = false;
     try {
-      const auto r = nlohmann::json::parse(read_file(run / kResultFile));
+      const auto r = read_json_file(run / kResult);
       completed = r.value("status", "") == "completed" && r.value("steps", -1L) == start_step;
     } catch (const std::exception&) {
       // No or unreadable result.json: finish the run.
@@ -634,6 +581,7 @@ TrainResult train(TrainOptions o) {
       result.status = "diverged";
       result.reason = why;
       result.steps_done = step;
+      result.last_loss = loss;  // the diverged step's, finite or not
       if (tty) std::fputc('\n', stderr);
       if (!o.quiet) std::fprintf(stderr, "train: diverged at step %ld (%s); last good checkpoint kept\n", step, why.c_str());
       break;
@@ -665,14 +613,14 @@ TrainResult train(TrainOptions o) {
         std::fprintf(stderr, "%s\n", line);
     }
     // A signal may reach the ranks at different moments: stop together.
-    const bool stop = dist.allreduce_max(g_stop_signals.load() > 0 ? 1 : 0) > 0;
+    const bool stop = dist.allreduce_max(stop_requested() ? 1 : 0) > 0;
     if (stop || (o.save_every > 0 && (step + 1) % o.save_every == 0) || step + 1 == o.steps) {
       // The final checkpoint waits for the final eval row so that it is
       // included; every other one is written here.
       if (step + 1 != o.steps || stop) {
         if (refuse_non_finite_checkpoint(step + 1)) break;
         const auto [mf, vf] = gather_moments();
-        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, progress(step + 1, false), *metrics_log, o);
+        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, progress(step + 1, false), *metrics_log, o, run_config, tokenizer.sha256);
         saved_at_end = step + 1 == o.steps;
       }
     }
@@ -688,20 +636,20 @@ TrainResult train(TrainOptions o) {
     if (saved_at_end || !refuse_non_finite_checkpoint(o.steps)) {
       if (!saved_at_end) {
         const auto [mf, vf] = gather_moments();
-        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, progress(o.steps, true), *metrics_log, o);
+        if (root) save_checkpoint(run, *model, opt, mf, vf, train_loader, progress(o.steps, true), *metrics_log, o, run_config, tokenizer.sha256);
       }
       result.steps_done = o.steps;
     }
   }
-  nlohmann::json r = {{"status", result.status}, {"steps", result.steps_done}, {"last_loss", result.last_loss}};
+  nlohmann::json r = {{"status", result.status}, {"steps", result.steps_done}, {"last_loss", loss_json(result.last_loss)}};
   if (result.last_val_loss >= 0) r["val_loss"] = result.last_val_loss;
   if (!result.reason.empty()) r["reason"] = result.reason;
-  if (root) write_file_atomic(run / kResultFile, r.dump(2) + "\n");
+  if (root) write_file_atomic(run / kResult, r.dump(2) + "\n");
   if (!o.quiet && result.status == "completed")
     std::fprintf(stderr, "train: done, %ld steps, loss %.4f%s; checkpoint in %s\n", result.steps_done,
                  result.last_loss,
                  result.last_val_loss >= 0 ? (", val loss " + std::to_string(result.last_val_loss)).c_str() : "",
-                 (run / kCheckpointDir).c_str());
+                 (run / kCheckpoint).c_str());
   return result;
 }
 
@@ -736,6 +684,10 @@ CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t met
   if (auto it = j.find("final"); it != j.end()) {
     check(it->is_boolean(), where + ": field 'final' must be true or false");
     s.final = it->get<bool>();
+  }
+  if (auto it = j.find("run_config"); it != j.end()) {
+    check(it->is_object(), where + ": field 'run_config' must be an object");
+    s.run_config = *it;
   }
   check(s.metrics_bytes <= metrics_size, where + ": field 'metrics_bytes' = " + std::to_string(s.metrics_bytes) +
                                              " but " + metrics_where + " has " + std::to_string(metrics_size) +

@@ -75,6 +75,10 @@ struct CheckpointState {
   // only result.json left to write.
   bool final = false;
   double val_loss = -1;
+  // The run's config.json as it was when the run started (null in
+  // checkpoints written before it was recorded): --resume refuses a
+  // config.json edited since.
+  nlohmann::json run_config;
 };
 
 // Checks and converts a parsed state.json; `metrics_size` is the current size
@@ -86,6 +90,9 @@ CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t met
 struct TrainResult {
   std::string status;  // "completed", "diverged", "interrupted"
   long steps_done = 0;
+  // The last step's train loss; for a diverged run the loss of the step that
+  // diverged, NaN/inf included (result.json then writes it as the string
+  // "nan", "inf" or "-inf", JSON having no such numbers).
   double last_loss = 0, last_val_loss = -1;
   std::string reason;  // for diverged
 };
@@ -93,7 +100,9 @@ struct TrainResult {
 // Runs (or with o.resume, continues) a training run. Throws Error on bad input.
 TrainResult train(TrainOptions o);
 
-// Set by SIGINT/SIGTERM; the loop finishes its step, saves and returns.
+// From now on SIGINT/SIGTERM make the loop finish its step, save and return
+// (a second signal exits at once); see core/signals.h for how, and call
+// start_signal_watcher() first thing in main.
 void install_stop_handlers();
 
 }  // namespace gpt2lab

@@ -85,6 +85,7 @@ TEST_F(PrepareTest, WritesShardsAndMetaWithEveryKthDocumentInVal) {
   EXPECT_EQ(meta["sources"][2]["split"], "val");
   // Deterministic: a second run (replacing the first) writes the same bytes.
   const std::string before = read_file(options_.out / "train.bin");
+  options_.force = true;
   prepare_dataset(options_);
   EXPECT_EQ(read_file(options_.out / "train.bin"), before);
 }
@@ -109,7 +110,13 @@ TEST_F(PrepareTest, RefusesBadInputsAndWritesNothing) {
 TEST_F(PrepareTest, RefusesAVocabularyTooLargeForUint16) {
   BpeVocab big;
   for (int b = 0; b < 256; ++b) big.tokens.emplace_back(1, static_cast<char>(b));
-  for (int i = 0; big.tokens.size() < 65536; ++i) big.tokens.push_back("x" + std::to_string(i));
+  // Two-byte tokens, each made by its merge (a tokenizer is validated on
+  // load: every multi-byte token must be reachable).
+  for (int i = 0; big.tokens.size() < 65536; ++i) {
+    const std::string a(1, static_cast<char>(i / 256)), b(1, static_cast<char>(i % 256));
+    big.tokens.push_back(a + b);
+    big.merges.emplace_back(a, b);
+  }
   big.tokens.emplace_back("<|endoftext|>");
   save_bpe(big, root_ / "big");
   options_.tokenizer = (root_ / "big").string();
@@ -120,7 +127,7 @@ TEST_F(PrepareTest, RefusesAVocabularyTooLargeForUint16) {
 TEST_F(PrepareTest, RefusesToReplaceAFolderThatIsNoDataset) {
   fs::create_directories(options_.out);
   write_file_atomic(options_.out / "precious.txt", "keep me");
-  EXPECT_NE(prepare_error().find("is not a prepared dataset"), std::string::npos)
+  EXPECT_NE(prepare_error().find("are not a prepared dataset"), std::string::npos)
       << prepare_error();
   EXPECT_TRUE(fs::exists(options_.out / "precious.txt"));
 }

@@ -1,0 +1,48 @@
+// What a run was trained on, recorded by identity rather than by name, and
+// checked again where a name could now point at something else: --resume
+// (the run's config.json, its data, its --init-from checkpoint) and the
+// tokenizer a checkpoint is sampled with.
+//
+// Paths are recorded resolved (absolute), so a run or checkpoint works from
+// any working directory; contents by sha256 where gpt2lab already knows it
+// (meta.json records the tokenizer's) or it is cheap to compute.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "train/trainer.h"
+
+namespace gpt2lab {
+
+namespace fs = std::filesystem;
+
+// A path as recorded: absolute and normalized ("gpt2" and "" unchanged).
+std::string resolved_spec(const std::string& spec);
+
+// The tokenizer to record with a run's checkpoints: `given` (--tokenizer) or
+// else the one data/meta.json names, resolved, with its content sha256.
+// Refuses a --tokenizer whose content differs from the one the data was
+// prepared with.
+struct TokenizerRecord {
+  std::string spec, sha256;
+};
+TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data);
+
+// A checkpoint's identity for --init-from: the sha256 of its config.json and
+// of its weights file.
+nlohmann::json checkpoint_identity(const fs::path& dir);
+
+// Fine-tuning on data prepared with another tokenizer than the checkpoint's
+// trains on ids that mean other text: refused when both are known.
+void check_init_from_tokenizer(const fs::path& init_from, const std::string& data_tokenizer_sha256);
+
+// --resume: the run's config.json must be what its checkpoint recorded, the
+// checkpoint's model config what the run built, and the data (and an
+// --init-from checkpoint still to be read) what the run started with.
+void check_resume_identity(const fs::path& run, const nlohmann::json& saved_config, const CheckpointState& state,
+                           bool init_from_will_be_read);
+
+}  // namespace gpt2lab

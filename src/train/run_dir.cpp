@@ -1,0 +1,145 @@
+#include "train/run_dir.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "core/file.h"
+#include "core/json.h"
+#include "core/lock.h"
+#include "tokenizer/sha256.h"
+
+namespace gpt2lab::run_dir {
+
+namespace {
+
+// Names gpt2lab may leave in a folder that holds no run yet: the lock, and
+// temp files and staging folders of writes that a kill interrupted.
+bool is_leftover(const std::string& name) {
+  if (name == kLockFile) return true;
+  for (const char* prefix : {"checkpoint.tmp-", "config.json.tmp-", "result.json.tmp-"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+bool is_run(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / kConfig, ec)) return false;
+  try {
+    const nlohmann::json j = read_json_file(dir / kConfig);
+    return j.is_object() && j.contains("model") && j.contains("data") && j.contains("steps") &&
+           j.contains("batch_size");
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void check_target(const fs::path& dir, bool force, bool resume) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  check(fs::is_directory(dir, ec), "--out '" + dir.string() + "' exists and is not a directory");
+  if (is_run(dir)) {
+    check(resume || force, "'" + dir.string() +
+                               "' already holds a training run; pass --resume to continue it or --force to start over");
+    return;
+  }
+  std::vector<std::string> foreign;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!is_leftover(name)) foreign.push_back(name);
+  }
+  check(!ec, "cannot list '" + dir.string() + "': " + ec.message());
+  if (foreign.empty()) return;
+  std::sort(foreign.begin(), foreign.end());
+  std::string shown;
+  for (size_t i = 0; i < std::min<size_t>(foreign.size(), 3); ++i) shown += (i ? ", " : "") + foreign[i];
+  if (foreign.size() > 3) shown += ", ... (" + std::to_string(foreign.size()) + " entries)";
+  throw Error("--out '" + dir.string() + "' is not empty and holds no training run (it has " + shown +
+              "); a run writes config.json, metrics.jsonl, result.json and checkpoint/ there, so choose a new "
+              "or empty folder");
+}
+
+void remove_run_files(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* f : {kCheckpoint, kMetrics, kResult, kConfig}) fs::remove_all(dir / f, ec);
+}
+
+// A crash inside a checkpoint save leaves its staging directory behind (or,
+// right after the exchange, the previous checkpoint under the staging name).
+// Neither is ever read again, so each start removes them; at a model's size
+// they would otherwise fill the disk over many crashes. On a filesystem
+// without RENAME_EXCHANGE a crash between publish_directory's two renames
+// leaves the previous checkpoint only under a staging name ending in ".old":
+// that one is removed only while a whole checkpoint is in place. Any other
+// staging directory goes even when there is no checkpoint yet (a crash
+// inside the first save), else it would outlive every later run. Callers hold
+// the run's lock, so no live save owns any of them.
+void remove_stale_staging(const fs::path& dir) {
+  std::error_code ec;
+  const bool have_checkpoint = fs::exists(dir / kCheckpoint / kState, ec);
+  const std::string prefix = std::string(kCheckpoint) + ".tmp-";
+  std::vector<fs::path> stale;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !e.is_directory(ec)) continue;
+    if (have_checkpoint || !name.ends_with(".old")) stale.push_back(e.path());
+  }
+  // Removed after the listing: a directory changed while it is read may
+  // skip entries.
+  for (const auto& p : stale) fs::remove_all(p, ec);
+}
+
+// state.json is read back from disk on --resume, so it is checked like any
+// outside input: a torn or edited file must be an Error naming the field,
+// not a negative data position indexing before the batch windows or a
+// metrics length that would extend metrics.jsonl with zeros.
+CheckpointState read_state(const fs::path& dir) {
+  const fs::path path = dir / kCheckpoint / kState, metrics = dir / kMetrics;
+  const nlohmann::json j = read_json_file(path);
+  std::error_code ec;
+  const uint64_t have = fs::exists(metrics, ec) ? fs::file_size(metrics, ec) : 0;
+  check(!ec, "cannot read the size of " + metrics.string() + ": " + ec.message());
+  return checkpoint_state_from_json(j, have, path.string(), metrics.string());
+}
+
+nlohmann::json data_identity(const fs::path& data) {
+  const fs::path abs = fs::absolute(data).lexically_normal();
+  nlohmann::json id = {{"path", abs.string()}};
+  std::error_code ec;
+  std::vector<std::pair<std::string, uint64_t>> shards;
+  for (const auto& e : fs::directory_iterator(abs, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".bin") && e.is_regular_file(ec)) shards.emplace_back(name, e.file_size(ec));
+  }
+  std::sort(shards.begin(), shards.end());
+  nlohmann::json files = nlohmann::json::object();
+  for (const auto& [name, bytes] : shards) files[name] = bytes;
+  id["shards"] = files;
+  if (fs::is_regular_file(abs / "meta.json", ec))
+    id["meta_sha256"] = sha256_hex(read_file(abs / "meta.json", kMaxJsonFileBytes * 4));
+  return id;
+}
+
+std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    return std::abs(x - y) <= 1e-9 * std::max(std::abs(x), std::abs(y)) ? "" : (at.empty() ? "/" : at);
+  }
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      const std::string here = at + "/" + it.key();
+      if (!b.contains(it.key())) return here;
+      const std::string d = first_difference(*it, b.at(it.key()), here);
+      if (!d.empty()) return d;
+    }
+    for (auto it = b.begin(); it != b.end(); ++it)
+      if (!a.contains(it.key())) return at + "/" + it.key();
+    return "";
+  }
+  return a == b ? "" : (at.empty() ? "/" : at);
+}
+
+}  // namespace gpt2lab::run_dir

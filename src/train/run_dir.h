@@ -1,0 +1,61 @@
+// The run directory (`train --out`): its file names, what counts as a run,
+// what gpt2lab may remove there, and how its checkpoint state is read back.
+//
+//   config.json     every option of the run, resolved (the model included),
+//                   plus the identity of its data (and of --init-from)
+//   metrics.jsonl   one JSON object per line
+//   checkpoint/     config.json + model.safetensors + optimizer.safetensors
+//                   + state.json (published in one rename)
+//   result.json     how the run ended
+//   .gpt2lab.lock   held by the one process that trains there (core/lock.h)
+//
+// Anything else in the folder is the user's and is never touched.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "train/trainer.h"
+
+namespace gpt2lab::run_dir {
+
+namespace fs = std::filesystem;
+
+inline constexpr const char* kCheckpoint = "checkpoint";
+inline constexpr const char* kMetrics = "metrics.jsonl";
+inline constexpr const char* kConfig = "config.json";
+inline constexpr const char* kResult = "result.json";
+inline constexpr const char* kOptimizer = "optimizer.safetensors";
+inline constexpr const char* kState = "state.json";
+
+// True if dir/config.json is a training run's (not, say, a checkpoint's).
+bool is_run(const fs::path& dir);
+
+// Before a run writes into dir (read-only; throws Error): dir must be missing,
+// hold nothing but gpt2lab's own leftovers, or hold a run; a run is replaced
+// only with force and continued only with resume.
+void check_target(const fs::path& dir, bool force, bool resume);
+
+// --force: removes the run's own files, nothing else.
+void remove_run_files(const fs::path& dir);
+
+// Staging folders of interrupted checkpoint saves (see the .cpp).
+void remove_stale_staging(const fs::path& dir);
+
+// checkpoint/state.json, validated against metrics.jsonl.
+CheckpointState read_state(const fs::path& dir);
+
+// Where a run's data came from and what it held: the resolved path, each
+// shard's name and size, and the sha256 of meta.json (which records the
+// tokenizer's and, since this release, the shards' sha256). Cheap: no shard
+// is read.
+nlohmann::json data_identity(const fs::path& data);
+
+// The first place where two JSON values differ, as a JSON pointer ("" if
+// equal); numbers compare with a relative tolerance of 1e-9.
+std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, const std::string& at = "");
+
+}  // namespace gpt2lab::run_dir

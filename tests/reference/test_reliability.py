@@ -1,0 +1,349 @@
+"""Reliability, round two (issue 13): each case below failed on the code
+before its fix. Ownership of a run directory, never destroying what gpt2lab
+did not write, output errors that fail, identity rather than names, wrong
+results from accepted input, resource limits and error messages.
+
+Each case runs the real CLI on tiny models and data made here.
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from shards import make_dataset, read_metrics  # noqa: E402
+
+BIN = os.path.abspath(os.environ["GPT2LAB_BIN"])
+failures = []
+MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "64", "--vocab-size", "97"]
+SHORT = ["-B", "4", "-T", "32", "--eval-every", "0", "--diag-every", "0", "--quiet", "--threads", "1"]
+
+
+def expect(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def run(*args, cwd=None, timeout=120, stdout=None):
+    if stdout is not None:
+        return subprocess.run([BIN, *args], cwd=cwd, timeout=timeout, stdout=stdout, stderr=subprocess.PIPE, text=True)
+    return subprocess.run([BIN, *args], cwd=cwd, timeout=timeout, capture_output=True, text=True)
+
+
+def train(data, out, *extra, cwd=None):
+    return run("train", *MODEL, "--data", data, "--out", out, *SHORT, *extra, cwd=cwd)
+
+
+def write_corpus(d, seed, n=6):
+    """n documents of seeded pseudo-words: enough distinct pairs for a 300-token BPE."""
+    import random
+    rng = random.Random(seed)
+    os.makedirs(d)
+    for i in range(n):
+        words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 7)))
+                 for _ in range(400)]
+        open(os.path.join(d, f"d{i}.txt"), "w").write(" ".join(words) + ".\n")
+    return d
+
+
+def listing(d):
+    return sorted(os.listdir(d))
+
+
+def ownership(tmp, data):
+    """Two trains on one --out; --resume of a live run; --out that is not a run."""
+    out = os.path.join(tmp, "live")
+    first = subprocess.Popen([BIN, "train", *MODEL, "--data", data, "--out", out, *SHORT, "--steps", "100000",
+                              "--save-every", "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not os.path.exists(os.path.join(out, "checkpoint")) and time.time() < deadline:
+        time.sleep(0.05)
+    second = train(data, out, "--steps", "10", "--force")
+    expect(second.returncode == 1 and "in use by another gpt2lab process" in second.stderr
+           and f"pid {first.pid}" in second.stderr, "a second train on a live run is refused, naming the holder's pid")
+    resumed = train(data, out, "--steps", "100000", "--save-every", "20", "--resume")
+    expect(resumed.returncode == 1 and "in use" in resumed.stderr, "--resume of a run still training is refused")
+    expect(first.poll() is None, "the live run is unharmed by both attempts")
+    first.send_signal(2)
+    first.communicate(timeout=120)
+    expect(first.returncode == 0, "the live run then stops cleanly on SIGINT")
+    rows = read_metrics(out)  # every line parses: no interleaved writer
+    expect(len(rows) > 0 and json.load(open(os.path.join(out, "result.json")))["status"] == "interrupted",
+           "its metrics.jsonl parses line by line and result.json says interrupted")
+    again = train(data, out, "--steps", "1", "--resume", "--save-every", "20")
+    # The lock died with the process: a later --resume is not refused as in use.
+    expect(again.returncode == 0 and "in use" not in again.stderr, "the lock is released when its holder exits")
+
+    notrun = os.path.join(tmp, "notes")
+    os.makedirs(notrun)
+    open(os.path.join(notrun, "todo.txt"), "w").write("keep me")
+    r = train(data, notrun, "--steps", "5")
+    expect(r.returncode == 1 and "holds no training run" in r.stderr and listing(notrun) == ["todo.txt"],
+           "train --out into a folder that is not a run is refused and writes nothing there")
+    r = train(data, notrun, "--steps", "5", "--force")
+    expect(r.returncode == 1 and listing(notrun) == ["todo.txt"], "... also with --force")
+    ckpt = os.path.join(tmp, "model")
+    run("init", *MODEL, "--out", ckpt)
+    before = listing(ckpt)
+    r = train(data, ckpt, "--steps", "5", "--force")
+    expect(r.returncode == 1 and listing(ckpt) == before, "train --force --out CHECKPOINT deletes nothing")
+    r = train(data, os.path.join(tmp, "notes", "todo.txt"), "--steps", "5")
+    expect(r.returncode == 1 and "not a directory" in r.stderr, "train --out FILE is refused")
+    # A run with files of the user's own in it: --force replaces only the run's files.
+    run_dir = os.path.join(tmp, "mine")
+    train(data, run_dir, "--steps", "5")
+    open(os.path.join(run_dir, "notes.md"), "w").write("mine")
+    r = train(data, run_dir, "--steps", "5", "--force")
+    expect(r.returncode == 0 and open(os.path.join(run_dir, "notes.md")).read() == "mine",
+           "train --force over a run keeps the user's own files in it")
+
+
+def no_destruction(tmp, data):
+    """Outputs replaced only when ours, only with --force, never with foreign files."""
+    corpus = write_corpus(os.path.join(tmp, "corpus"), 1)
+    tok = os.path.join(tmp, "tok")
+    r = run("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--out", tok)
+    expect(r.returncode == 0, "tokenizer train writes a new folder")
+    r = run("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--out", tok)
+    expect(r.returncode == 1 and "--force" in r.stderr, "tokenizer train over a tokenizer needs --force")
+    open(os.path.join(tok, "README"), "w").write("mine")
+    r = run("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--out", tok, "--force")
+    expect(r.returncode == 1 and os.path.exists(os.path.join(tok, "README")),
+           "tokenizer train --force never deletes a file it did not write")
+    os.remove(os.path.join(tok, "README"))
+
+    ds = os.path.join(tmp, "ds")
+    args = ["prepare", "--input", corpus, "--tokenizer", tok, "--val-every", "3", "--out", ds]
+    expect(run(*args).returncode == 0, "prepare writes a new dataset")
+    r = run(*args)
+    expect(r.returncode == 1 and "--force" in r.stderr, "prepare over an existing dataset needs --force")
+    expect(run(*args, "--force").returncode == 0, "prepare --force replaces a dataset")
+    open(os.path.join(ds, "notes.txt"), "w").write("mine")
+    r = run(*args, "--force")
+    expect(r.returncode == 1 and os.path.exists(os.path.join(ds, "notes.txt")),
+           "prepare --force never deletes a file it did not write")
+
+    ckpt = os.path.join(tmp, "ck")
+    run("init", *MODEL, "--out", ckpt)
+    open(os.path.join(ckpt, "generation_config.json"), "w").write("{}")
+    r = run("init", *MODEL, "--out", ckpt, "--force")
+    expect(r.returncode == 1 and os.path.exists(os.path.join(ckpt, "generation_config.json")),
+           "init --force over a checkpoint with other files keeps them (refused)")
+    r = run("convert", "--input", ckpt, "--out", os.path.join(tmp, "m.bin"))
+    r = run("convert", "--input", os.path.join(tmp, "m.bin"), "--out", ckpt, "--force")
+    expect(r.returncode == 1 and os.path.exists(os.path.join(ckpt, "generation_config.json")),
+           "convert --force over a checkpoint with other files keeps them (refused)")
+    os.remove(os.path.join(ckpt, "generation_config.json"))
+    expect(run("init", *MODEL, "--out", ckpt, "--force").returncode == 0, "init --force replaces its own checkpoint")
+
+
+def output_errors(tmp, data):
+    """Writes to a full device fail with a message and a non-zero exit."""
+    if not os.path.exists("/dev/full"):
+        print("SKIP  /dev/full is absent", flush=True)
+        return
+    ckpt = os.path.join(tmp, "samp")
+    run("init", *MODEL, "--out", ckpt)
+    with open("/dev/full", "w") as full:
+        r = run("sample", "--model", ckpt, "--prompt-ids", "1 2 3", "--format", "ids", "--max-new-tokens", "50",
+                stdout=full)
+        expect(r.returncode == 1 and "cannot write standard output" in r.stderr, "sample > /dev/full fails")
+        r = run("info", ckpt, stdout=full)
+        expect(r.returncode == 1 and "cannot write standard output" in r.stderr, "info > /dev/full fails")
+        r = run("init", *MODEL, "--out", os.path.join(tmp, "init-full"), stdout=full)
+        expect(r.returncode == 1, "init's summary > /dev/full fails")
+    r = run("sample", "--model", ckpt, "--prompt-ids", "1 2 3", "--temperature", "nan")
+    expect(r.returncode == 1 and r.stdout == "" and "--temperature" in r.stderr,
+           "--temperature nan is refused before anything is printed")
+    r = run("sample", "--model", ckpt, "--prompt-ids", "1 2 3", "--top-p", "nan")
+    expect(r.returncode != 0 and r.stdout == "", "--top-p nan is refused before anything is printed")
+
+
+def identity(tmp, data):
+    """Resolved paths recorded; content checked on resume and sample."""
+    rel_parent = os.path.dirname(data)
+    out = os.path.join(tmp, "rel")
+    r = train(os.path.basename(data), out, "--steps", "10", "--save-every", "5", cwd=rel_parent)
+    expect(r.returncode == 0, "a run with a relative --data trains")
+    cfg = json.load(open(os.path.join(out, "config.json")))
+    expect(os.path.isabs(cfg["data"]), "config.json records --data resolved")
+    r = train(os.path.basename(data), out, "--steps", "20", "--resume", cwd=rel_parent)
+    expect(r.returncode == 0, "--resume with the same relative --data is the same data")
+    r = run("train", "--out", out, "--steps", "30", "--resume", "--quiet", cwd="/")
+    expect(r.returncode == 0, "--resume works from another working directory")
+
+    # Same path, other content: refused.
+    other = os.path.join(tmp, "data2")
+    shutil.copytree(data, other)
+    out2 = os.path.join(tmp, "swap")
+    train(other, out2, "--steps", "10", "--save-every", "5")
+    make_dataset(other, 97, n_train=50000, n_val=4000, seed=7)
+    r = train(other, out2, "--steps", "20", "--resume")
+    expect(r.returncode == 1 and "not what the run started with" in r.stderr,
+           "--resume refuses data replaced under the same path")
+
+    # Hand-edited config.json of the run, and of its checkpoint.
+    out3 = os.path.join(tmp, "edit")
+    train(data, out3, "--steps", "10", "--save-every", "5")
+    path = os.path.join(out3, "config.json")
+    original = open(path).read()
+    for key, value in (("world", 2), ("shuffle", True)):
+        c = json.loads(original)
+        c[key] = value
+        open(path, "w").write(json.dumps(c))
+        r = train(data, out3, "--steps", "20", "--resume")
+        expect(r.returncode == 1 and f"field '{key}'" in r.stderr, f"--resume refuses a config.json with {key} edited")
+    open(path, "w").write(original)
+    cpath = os.path.join(out3, "checkpoint", "config.json")
+    c = json.load(open(cpath))
+    c["norm"] = "post"
+    open(cpath, "w").write(json.dumps(c))
+    r = train(data, out3, "--steps", "20", "--resume")
+    expect(r.returncode == 1 and "field 'norm'" in r.stderr, "--resume refuses a checkpoint whose config was edited")
+
+    # A checkpoint decodes only with the tokenizer it was trained with.
+    corpus = write_corpus(os.path.join(tmp, "corpus2"), 2)
+    tok = os.path.join(tmp, "tok2")
+    run("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--out", tok)
+    ds = os.path.join(tmp, "ds2")
+    run("prepare", "--input", corpus, "--tokenizer", tok, "--val-every", "3", "--out", ds)
+    out4 = os.path.join(tmp, "tokrun")
+    m300 = [a if a != "97" else "300" for a in MODEL]
+    short16 = [a if a != "32" else "16" for a in SHORT]
+    r = run("train", *m300, "--data", ds, "--out", out4, *short16, "--steps", "4")
+    expect(r.returncode == 0, "a run on a dataset of a 300-token tokenizer trains")
+    rec = json.load(open(os.path.join(out4, "checkpoint", "config.json")))
+    expect(os.path.isabs(rec.get("tokenizer", "")) and len(rec.get("tokenizer_sha256", "")) == 64,
+           "its checkpoint records the tokenizer resolved, with its sha256")
+    r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--prompt", "abc", "--max-new-tokens", "3", cwd="/")
+    expect(r.returncode == 0, "sample finds the checkpoint's tokenizer from another directory")
+    other_corpus = write_corpus(os.path.join(tmp, "corpus3"), 3)
+    run("tokenizer", "train", "--input", other_corpus, "--vocab-size", "300", "--out", tok, "--force")
+    r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--prompt", "abc", "--max-new-tokens", "3")
+    expect(r.returncode == 1 and "not the one this model was trained with" in r.stderr,
+           "sample refuses a different tokenizer at the recorded path")
+    r = run("train", *m300, "--data", ds, "--out", os.path.join(tmp, "tokflag"), *short16, "--steps", "4",
+            "--tokenizer", tok)
+    expect(r.returncode == 1 and "not the tokenizer the data" in r.stderr,
+           "train refuses a --tokenizer other than the data's")
+
+
+def accepted_input(tmp, data):
+    """Input that used to be accepted and give wrong results."""
+    # An untied HF head.
+    src = os.path.join(tmp, "tied")
+    run("init", *MODEL, "--out", src)
+    untied = os.path.join(tmp, "untied")
+    shutil.copytree(src, untied)
+    c = json.load(open(os.path.join(untied, "config.json")))
+    c["tie_word_embeddings"] = False
+    json.dump(c, open(os.path.join(untied, "config.json"), "w"))
+    r = run("sample", "--model", untied, "--prompt-ids", "1", "--max-new-tokens", "2", "--format", "ids")
+    expect(r.returncode == 1 and "tie_word_embeddings" in r.stderr, "an untied HF head is refused, not ignored")
+
+    # Schedules that make no sense.
+    r = train(data, os.path.join(tmp, "s1"), "--steps", "10", "--lr", "1e-3", "--min-lr", "1e-2")
+    expect(r.returncode == 1 and "--min-lr" in r.stderr, "a final lr above the peak is refused")
+    r = train(data, os.path.join(tmp, "s2"), "--steps", "10", "--min-lr", "-5")
+    expect(r.returncode == 1 and "--min-lr" in r.stderr, "a negative --min-lr is refused, not replaced by lr/10")
+    r = train(data, os.path.join(tmp, "s3"), "--steps", "10", "--warmup", "50")
+    expect(r.returncode == 1 and "--warmup" in r.stderr, "a warmup longer than the run is refused")
+    r = train(data, os.path.join(tmp, "s4"), "--steps", "10", "--eps", "inf")
+    expect(r.returncode == 1 and "--eps" in r.stderr, "an infinite --eps is refused")
+    for bad in ("s1", "s2", "s3", "s4"):
+        expect(not os.path.exists(os.path.join(tmp, bad)), f"refused run {bad} left no folder")
+
+    # --init-from: model flags would be ignored; a changed --init-from on resume.
+    base = os.path.join(tmp, "base")
+    train(data, base, "--steps", "4")
+    r = run("train", "--init-from", os.path.join(base, "checkpoint"), "--n-layer", "4", "--data", data,
+            "--out", os.path.join(tmp, "ft"), *SHORT, "--steps", "4")
+    expect(r.returncode == 1 and "--n-layer" in r.stderr, "--init-from with a model flag is refused, naming it")
+    ft = os.path.join(tmp, "ft2")
+    r = run("train", "--init-from", os.path.join(base, "checkpoint"), "--data", data, "--out", ft, *SHORT,
+            "--steps", "4", "--save-every", "2")
+    expect(r.returncode == 0, "--init-from alone fine-tunes")
+    r = run("train", "--init-from", os.path.join(tmp, "tied"), "--data", data, "--out", ft, *SHORT, "--steps", "8",
+            "--resume")
+    expect(r.returncode == 1 and "--init-from differs" in r.stderr,
+           "--resume compares --init-from exactly (it matched --init by substring before)")
+
+    # result.json holds the diverged step's own loss.
+    div = os.path.join(tmp, "div")
+    r = train(data, div, "--steps", "30", "--max-loss", "4.0", "--lr", "1e-3")
+    res = json.load(open(os.path.join(div, "result.json")))
+    last = [row for row in read_metrics(div) if row.get("diverged")]
+    expect(res["status"] == "diverged" and last and res["last_loss"] == last[-1]["loss"],
+           f"result.json's last_loss is the diverged step's loss ({res.get('last_loss')})")
+
+
+def limits_and_messages(tmp):
+    """Bounded parsing, non-regular files, numbers as typed, no raw JSON errors."""
+    d = os.path.join(tmp, "fifo")
+    os.makedirs(d)
+    os.mkfifo(os.path.join(d, "config.json"))
+    try:
+        r = run("info", d, timeout=20)
+        expect(r.returncode == 1 and "not a regular file" in r.stderr, "info on a FIFO config.json is refused at once")
+    except subprocess.TimeoutExpired:
+        expect(False, "info on a FIFO config.json is refused at once (it blocked)")
+    good = os.path.join(tmp, "good")
+    run("init", *MODEL, "--out", good)
+    os.remove(os.path.join(d, "config.json"))
+    shutil.copy(os.path.join(good, "config.json"), d)
+    os.mkfifo(os.path.join(d, "model.safetensors"))
+    try:
+        r = run("info", d, timeout=20)
+        expect(r.returncode == 1 and "not a regular file" in r.stderr, "info on a FIFO weights file is refused at once")
+    except subprocess.TimeoutExpired:
+        expect(False, "info on a FIFO weights file is refused at once (it blocked)")
+
+    deep = os.path.join(tmp, "deep")
+    shutil.copytree(good, deep)
+    header = b"[" * 5_000_000
+    with open(os.path.join(deep, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", len(header)) + header)
+    t0 = time.time()
+    r = run("info", deep)
+    expect(r.returncode == 1 and "nested" in r.stderr, f"a 5M-deep safetensors header is refused ({time.time() - t0:.2f} s)")
+    big = os.path.join(tmp, "big")
+    shutil.copytree(good, big)
+    with open(os.path.join(big, "config.json"), "w") as f:
+        f.write(" " * (20 << 20) + "{}")
+    r = run("info", big)
+    expect(r.returncode == 1 and "refusing to read" in r.stderr, "a 20 MB config.json is refused before it is read")
+
+    c = json.load(open(os.path.join(good, "config.json")))
+    weird = os.path.join(tmp, "weird")
+    shutil.copytree(good, weird)
+    text = json.dumps(c).replace('"n_embd": 64', '"n_embd": 9223372036854775808')
+    open(os.path.join(weird, "config.json"), "w").write(text)
+    r = run("info", weird)
+    expect(r.returncode == 1 and "9223372036854775808" in r.stderr and "-9223372036854775808" not in r.stderr,
+           "n_embd 2^63 is shown as written")
+    open(os.path.join(weird, "config.json"), "w").write('{"n_layer": 2,')
+    r = run("info", weird)
+    expect(r.returncode == 1 and "[json.exception" not in r.stderr and r.stderr.count(weird) == 1,
+           "a torn config.json: no raw JSON exception text, the path once")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        data = make_dataset(os.path.join(tmp, "data"), 97)
+        for case in (ownership, no_destruction, output_errors, identity, accepted_input):
+            print(f"--- {case.__name__}", flush=True)
+            case(tmp, data)
+        print("--- limits_and_messages", flush=True)
+        limits_and_messages(tmp)
+    if failures:
+        raise SystemExit(f"{len(failures)} check(s) failed")
+    print("all reliability checks passed")
+
+
+if __name__ == "__main__":
+    main()
