@@ -2,27 +2,30 @@
 // --decode), for scripting and for checking against other tokenizers.
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.h"
 #include "cli/output.h"
 #include "core/error.h"
 #include "core/threads.h"
+#include "tokenizer/stream_encoder.h"
 #include "tokenizer/tokenizer.h"
 
 namespace gpt2lab::cli {
 namespace {
 
-std::string read_stdin() {
-  std::string data;
-  char buf[1 << 16];
+// Reads standard input in blocks, handing each to `take`.
+template <class F>
+void read_stdin(F&& take) {
+  std::string buf(1 << 20, '\0');
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) data.append(buf, n);
+  while ((n = std::fread(buf.data(), 1, buf.size(), stdin)) > 0) take(std::string_view(buf.data(), n));
   if (std::ferror(stdin)) throw Error("cannot read standard input");
-  return data;
 }
 
-std::vector<int> parse_ids(const std::string& text) {
+// `offset`: where `text` starts in standard input, for messages.
+std::vector<int> parse_ids(std::string_view text, size_t offset) {
   std::vector<int> ids;
   size_t i = 0;
   const size_t n = text.size();
@@ -33,14 +36,14 @@ std::vector<int> parse_ids(const std::string& text) {
       continue;
     }
     if (c < '0' || c > '9')
-      throw Error("standard input, byte " + std::to_string(i) + ": expected a token id (a "
+      throw Error("standard input, byte " + std::to_string(offset + i) + ": expected a token id (a "
                   "decimal number), found '" + std::string(1, c) + "'");
     int64_t v = 0;
     const size_t start = i;
     while (i < n && text[i] >= '0' && text[i] <= '9') {
       v = v * 10 + (text[i] - '0');
       if (v > INT32_MAX)
-        throw Error("standard input, byte " + std::to_string(start) + ": token id too large");
+        throw Error("standard input, byte " + std::to_string(offset + start) + ": token id too large");
       ++i;
     }
     ids.push_back(static_cast<int>(v));
@@ -48,12 +51,13 @@ std::vector<int> parse_ids(const std::string& text) {
   return ids;
 }
 
-std::string format_ids(const std::vector<int>& ids) {
+// Ids separated by spaces; `first` says whether any were written before.
+std::string format_ids(const std::vector<int>& ids, bool first) {
   std::string out;
   out.reserve(ids.size() * 6 + 1);
   char buf[16];
   for (size_t k = 0; k < ids.size(); ++k) {
-    if (k) out.push_back(' ');
+    if (k || !first) out.push_back(' ');
     unsigned v = static_cast<unsigned>(ids[k]);
     int len = 0;
     do {
@@ -62,8 +66,46 @@ std::string format_ids(const std::vector<int>& ids) {
     } while (v);
     while (len) out.push_back(buf[--len]);
   }
-  out.push_back('\n');
   return out;
+}
+
+// --decode, streamed: ids are parsed up to the last separator of what has
+// arrived; the bytes they decode to are written at once (raw bytes
+// concatenate exactly, whatever a token boundary cuts).
+void decode_stream(const Tokenizer& tok) {
+  std::string pending;
+  size_t offset = 0;
+  auto flush_through = [&](size_t end) {
+    write_stdout(tok.decode(parse_ids(std::string_view(pending).substr(0, end), offset)));
+    offset += end;
+    pending.erase(0, end);
+  };
+  read_stdin([&](std::string_view block) {
+    pending.append(block);
+    const size_t sep = pending.find_last_of(" \n\t\r,");
+    if (sep != std::string::npos) flush_through(sep + 1);
+  });
+  flush_through(pending.size());
+}
+
+// Encoding, streamed with exact cuts (tokenizer/stream_encoder.h).
+void encode_stream(const Tokenizer& tok, bool allow_special, size_t chunk) {
+  StreamEncoder enc(tok, allow_special, num_threads(), chunk);
+  std::vector<int> ids;
+  bool first = true;
+  auto emit = [&] {
+    if (ids.empty()) return;
+    write_stdout(format_ids(ids, first));
+    first = false;
+    ids.clear();
+  };
+  read_stdin([&](std::string_view block) {
+    enc.push(block, ids);
+    emit();
+  });
+  enc.finish(ids);
+  emit();
+  write_stdout("\n");
 }
 
 void add(CLI::App& app) {
@@ -71,6 +113,7 @@ void add(CLI::App& app) {
     std::string tokenizer = "gpt2";
     bool decode = false, allow_special = false;
     int threads = 0;
+    size_t chunk = size_t{8} << 20;
   };
   auto o = std::make_shared<Options>();
   auto* sub = app.add_subcommand(
@@ -80,16 +123,15 @@ void add(CLI::App& app) {
   sub->add_flag("--decode", o->decode, "Read token ids, write the raw bytes they stand for");
   sub->add_flag("--allow-special", o->allow_special,
                 "Encode <|endoftext|> in the text as the special token (default: as plain text)");
+  sub->add_option("--chunk-bytes", o->chunk, "Testing aid: text held before an exact cut is sought")
+      ->check(CLI::Range(size_t{64}, size_t{1} << 34))
+      ->group("");
   add_threads_flag(sub, o->threads);
   sub->callback([o] {
     set_threads(o->threads);
     const Tokenizer tok = Tokenizer::resolve(o->tokenizer);
-    const std::string in = read_stdin();
-    if (o->decode) {
-      write_stdout(tok.decode(parse_ids(in)));
-    } else {
-      write_stdout(format_ids(tok.encode_parallel(in, o->allow_special, num_threads())));
-    }
+    if (o->decode) decode_stream(tok);
+    else encode_stream(tok, o->allow_special, o->chunk);
   });
 }
 
