@@ -20,8 +20,10 @@ void add(CLI::App& app) {
   auto* sub = app.add_subcommand("info", "Show a checkpoint's configuration and parameter counts");
   sub->add_option("dir", *dir, "Checkpoint directory")->required();
   sub->callback([dir] {
+    // Validated as every loader does (shapes against config.json), without
+    // reading the tensors.
+    validate_checkpoint(*dir);
     const ModelConfig c = load_config(*dir);
-    // Validates the weights file too, without loading the tensors.
     SafetensorsFile file = SafetensorsFile::open(fs::path(*dir) / kWeightsFile);
     std::printf("checkpoint   %s\n", dir->c_str());
     std::printf("n_layer      %d\nn_head       %d\nn_embd       %d\nblock_size   %d\n", c.n_layer,

@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
       ": train, sample and study GPT-2 models (Pre-LN/Post-LN, init schemes)",
       "gpt2lab"};
   app.require_subcommand(1);
+  // A repeated flag takes its last value, as most command lines do (a
+  // script appends an override); list options still collect every value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", GPT2LAB_VERSION);
   auto& commands = cli::registry();
   std::sort(commands.begin(), commands.end(),

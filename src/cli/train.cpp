@@ -31,6 +31,7 @@ void add(CLI::App& app) {
       "bit-identically. A NaN/inf loss or gradient norm (or a loss above --max-loss) ends the run\n"
       "as 'diverged' in metrics.jsonl and result.json, keeping the last good checkpoint.");
   add_model_flags(sub, o->model);
+  sub->get_option("--vocab-size")->description("Vocabulary size (V); default: the data's tokenizer's (meta.json)");
   auto* init_from = sub->add_option("--init-from", o->t.init_from,
                                     "Start from this checkpoint (fine-tuning); the model flags are then taken from it");
   sub->add_option("--data", o->t.data, "Directory with train*.bin and val*.bin shards (llm.c format)");
@@ -100,7 +101,15 @@ void add(CLI::App& app) {
     // Resolve the flags as for a new run; --resume then checks them against
     // the run's config.json, so re-running the same command with --resume
     // works and a changed setting is refused rather than silently ignored.
-    if (init_from->count() == 0 && !t.resume) t.model = o->model.to_config();
+    if (init_from->count() == 0 && !t.resume) {
+      // The vocabulary comes from the data (meta.json) unless given; a given
+      // one that contradicts the data is refused by train().
+      if (!sub->get_option("--vocab-size")->count() && !t.data.empty()) {
+        const int data_vocab = tokenizer_record("", t.data).vocab_size;
+        if (data_vocab > 0) o->model.vocab_size = data_vocab;
+      }
+      t.model = o->model.to_config();
+    }
     t.seed = o->model.seed;
     t.schedule.kind = parse_schedule(o->schedule);
     // Unset means lr/10; a given value is taken as given (validate refuses a

@@ -70,22 +70,14 @@ ModelConfig load_config(const fs::path& dir) {
   return config_from_json(read_config_json(dir), (dir / kConfigFile).string());
 }
 
-GPT2<float> load_model(const fs::path& dir) {
-  const nlohmann::json raw = read_config_json(dir);
-  const ModelConfig config = config_from_json(raw, (dir / kConfigFile).string());
-  // gpt2lab's GPT-2 ties the LM head to wte; a model with its own head would
-  // load and run with the wrong one, silently.
-  if (auto it = raw.find("tie_word_embeddings"); it != raw.end())
-    check(it->is_boolean() && it->get<bool>(),
-          (dir / kConfigFile).string() + ": tie_word_embeddings is " + it->dump() +
-              "; gpt2lab supports only GPT-2's tied LM head (lm_head = wte), so this model cannot be loaded");
-  const fs::path path = dir / kWeightsFile;
-  SafetensorsFile file = SafetensorsFile::open(path);
-  const ParamLayout layout(config);
-  const std::string where = path.string();
+// Maps the file's tensor names onto the layout's and checks that every tensor
+// is present with its exact shape, without reading any data. "transformer."
+// is optional (HF's GPT2Model vs GPT2LMHeadModel); attention mask buffers and
+// the tied head are skipped.
+namespace {
 
-  // Map file names onto ours: "transformer." is optional (HF's GPT2Model vs
-  // GPT2LMHeadModel); attention mask buffers and the tied head are skipped.
+std::map<std::string, std::string> match_tensors(const SafetensorsFile& file, const ParamLayout& layout) {
+  const std::string where = file.path().string();
   std::map<std::string, std::string> by_ours;
   for (const auto& [name, entry] : file.tensors()) {
     if (ends_with(name, ".attn.bias") || ends_with(name, ".attn.masked_bias")) continue;
@@ -108,8 +100,43 @@ GPT2<float> load_model(const fs::path& dir) {
           where + ": lm_head.weight has shape " + shape_text(head->shape) + ", expected the tied " +
               shape_text(layout.tensors()[0].shape));
   }
+  return by_ours;
+}
+
+struct OpenCheckpoint {
+  ModelConfig config;
+  SafetensorsFile file;
+  std::map<std::string, std::string> names;  // ours -> the file's
+};
+
+// Everything load_model checks before it reads a tensor.
+OpenCheckpoint open_checkpoint(const fs::path& dir) {
+  const nlohmann::json raw = read_config_json(dir);
+  const ModelConfig config = config_from_json(raw, (dir / kConfigFile).string());
+  // gpt2lab's GPT-2 ties the LM head to wte; a model with its own head would
+  // load and run with the wrong one, silently.
+  if (auto it = raw.find("tie_word_embeddings"); it != raw.end())
+    check(it->is_boolean() && it->get<bool>(),
+          (dir / kConfigFile).string() + ": tie_word_embeddings is " + it->dump() +
+              "; gpt2lab supports only GPT-2's tied LM head (lm_head = wte), so this model cannot be loaded");
+  SafetensorsFile file = SafetensorsFile::open(dir / kWeightsFile);
+  auto names = match_tensors(file, ParamLayout(config));
+  return {config, std::move(file), std::move(names)};
+}
+
+}  // namespace
+
+void validate_checkpoint(const fs::path& dir) { (void)open_checkpoint(dir); }
+
+GPT2<float> load_model(const fs::path& dir) {
+  const OpenCheckpoint ck = open_checkpoint(dir);
+  const SafetensorsFile& file = ck.file;
+  const auto& by_ours = ck.names;
+  const ModelConfig& config = ck.config;
+  const ParamLayout layout(config);
+  const std::string where = file.path().string();
   GPT2<float> model(config);
-  for (const auto& t : layout.tensors()) file.read_f32(by_ours[t.name], model.params() + t.offset);
+  for (const auto& t : layout.tensors()) file.read_f32(by_ours.at(t.name), model.params() + t.offset);
   if (file.find("lm_head.weight")) {
     // A stored head must be the tied one: compared bit for bit with wte.
     const auto& wte = layout.tensors()[0];

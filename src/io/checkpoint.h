@@ -43,6 +43,10 @@ ModelConfig load_config(const fs::path& dir);
 // attn.bias / attn.masked_bias buffers and a tied lm_head.weight.
 GPT2<float> load_model(const fs::path& dir);
 
+// Validates a checkpoint as load_model does (config, every tensor's presence
+// and shape, a tied head) without reading the tensors; throws Error.
+void validate_checkpoint(const fs::path& dir);
+
 // True if dir looks like a model checkpoint (has config.json).
 bool is_checkpoint_dir(const fs::path& dir);
 

@@ -56,6 +56,9 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
       const auto& t = j["tokenizer"];
       if (t.contains("spec") && t["spec"].is_string()) meta_rec.spec = t["spec"].get<std::string>();
       if (t.contains("sha256") && t["sha256"].is_string()) meta_rec.sha256 = t["sha256"].get<std::string>();
+      if (t.contains("vocab_size") && t["vocab_size"].is_number_integer() && t["vocab_size"].get<int64_t>() > 0 &&
+          t["vocab_size"].get<int64_t>() <= (1 << 24))
+        meta_rec.vocab_size = static_cast<int>(t["vocab_size"].get<int64_t>());
     }
   }
   if (given.empty()) {
@@ -64,10 +67,10 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
     if (!meta_rec.spec.empty() && meta_rec.spec != "gpt2" && fs::path(meta_rec.spec).is_relative() &&
         !fs::exists(meta_rec.spec, ec))
       return meta_rec;
-    return {resolved_spec(meta_rec.spec), meta_rec.sha256};
+    return {resolved_spec(meta_rec.spec), meta_rec.sha256, meta_rec.vocab_size};
   }
   const Tokenizer tok = Tokenizer::resolve(given);
-  TokenizerRecord rec{resolved_spec(given), tok.content_hash()};
+  TokenizerRecord rec{resolved_spec(given), tok.content_hash(), tok.vocab_size()};
   check(meta_rec.sha256.empty() || meta_rec.sha256 == rec.sha256,
         "--tokenizer " + given + " (sha256 " + rec.sha256.substr(0, 12) + "...) is not the tokenizer the data in '" +
             data.string() + "' was prepared with (" + meta_rec.spec + ", sha256 " + meta_rec.sha256.substr(0, 12) +

@@ -28,6 +28,7 @@ std::string resolved_spec(const std::string& spec);
 // prepared with.
 struct TokenizerRecord {
   std::string spec, sha256;
+  int vocab_size = 0;  // 0: not known
 };
 TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data);
 

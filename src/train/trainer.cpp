@@ -369,6 +369,14 @@ TrainResult train(TrainOptions o) {
   // trained on, from any directory.
   const TokenizerRecord tokenizer = tokenizer_record(o.tokenizer, o.data);
   o.tokenizer = tokenizer.spec;
+  // A model whose vocabulary is not the data's tokenizer's trains (ids are
+  // below vocab_size) but cannot be sampled with it, and a larger one wastes
+  // its loss on ids that never occur: refused when the size is known.
+  check(tokenizer.vocab_size == 0 || tokenizer.vocab_size == mc.vocab_size,
+        "the model's vocab_size is " + std::to_string(mc.vocab_size) + " but the data in '" + o.data +
+            "' was prepared with a tokenizer of " + std::to_string(tokenizer.vocab_size) +
+            " tokens (meta.json); train with --vocab-size " + std::to_string(tokenizer.vocab_size) +
+            " (the default for such data)");
   if (!o.init_from.empty() && !(o.resume && have_checkpoint)) check_init_from_tokenizer(o.init_from, tokenizer.sha256);
 
   // ZeRO-1: rank r updates (and keeps Adam moments for) its shard only.

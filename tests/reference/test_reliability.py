@@ -232,6 +232,17 @@ def identity(tmp, data):
     expect(r.returncode == 1 and "not the tokenizer the data" in r.stderr,
            "train refuses a --tokenizer other than the data's")
 
+    # The vocabulary comes from the data; a contradicting one is refused.
+    no_vocab = [a for i, a in enumerate(MODEL) if a != "--vocab-size" and MODEL[i - 1] != "--vocab-size"]
+    out5 = os.path.join(tmp, "vocab-default")
+    r = run("train", *no_vocab, "--data", ds, "--out", out5, *short16, "--steps", "2")
+    expect(r.returncode == 0 and json.load(open(os.path.join(out5, "config.json")))["model"]["vocab_size"] == 300,
+           "train takes the vocabulary size from the data's meta.json")
+    r = run("train", *no_vocab, "--vocab-size", "50257", "--data", ds, "--out", os.path.join(tmp, "v2"), *short16,
+            "--steps", "2")
+    expect(r.returncode == 1 and "50257" in r.stderr and "300" in r.stderr,
+           "an explicit --vocab-size that contradicts the data is refused, naming both")
+
 
 def accepted_input(tmp, data):
     """Input that used to be accepted and give wrong results."""
@@ -245,6 +256,21 @@ def accepted_input(tmp, data):
     json.dump(c, open(os.path.join(untied, "config.json"), "w"))
     r = run("sample", "--model", untied, "--prompt-ids", "1", "--max-new-tokens", "2", "--format", "ids")
     expect(r.returncode == 1 and "tie_word_embeddings" in r.stderr, "an untied HF head is refused, not ignored")
+
+    # info validates the weights against config.json like every loader.
+    liar = os.path.join(tmp, "liar")
+    shutil.copytree(src, liar)
+    c = json.load(open(os.path.join(liar, "config.json")))
+    c["n_layer"] = 3
+    json.dump(c, open(os.path.join(liar, "config.json"), "w"))
+    r = run("info", liar)
+    expect(r.returncode == 1 and "missing tensor" in r.stderr, "info refuses a config.json that lies about n_layer")
+
+    # A repeated flag takes its last value.
+    rep = os.path.join(tmp, "rep")
+    r = train(data, rep, "--steps", "2", "-T", "16")
+    expect(r.returncode == 0 and json.load(open(os.path.join(rep, "config.json")))["seq_len"] == 16,
+           "a repeated flag (-T 32 ... -T 16) takes the last value")
 
     # Schedules that make no sense.
     r = train(data, os.path.join(tmp, "s1"), "--steps", "10", "--lr", "1e-3", "--min-lr", "1e-2")
