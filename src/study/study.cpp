@@ -36,6 +36,34 @@ using Json = nlohmann::ordered_json;
 constexpr const char* kStudyFile = "study.json";
 constexpr const char* kGradFile = "grad_at_init.json";
 
+// A study writes study.json, runs/, data/, report.md, report.html and
+// figures/ into OUT: refused unless OUT is missing, empty, a study, or what a
+// study killed before its study.json leaves (runs/ and its own data/), so
+// that a report never overwrites a file of the user's.
+void check_study_folder(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  check(fs::is_directory(out, ec), "--out '" + out.string() + "' exists and is not a folder");
+  if (fs::exists(out / kStudyFile, ec)) return;
+  auto only = [&](const fs::path& dir, std::initializer_list<const char*> names) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string n = e.path().filename().string();
+      bool ok = false;
+      for (const char* allowed : names) ok = ok || n == allowed || n.rfind(std::string(allowed) + ".tmp-", 0) == 0;
+      if (!ok) return n;
+    }
+    return std::string();
+  };
+  std::string foreign = only(out, {"runs", "data", kLockFile});
+  if (foreign.empty() && fs::is_directory(out / "data", ec))
+    if (const std::string d = only(out / "data", {"source.json", "tokenizer", "dataset"}); !d.empty())
+      foreign = "data/" + d;
+  if (!foreign.empty())
+    throw Error("--out '" + out.string() + "' holds '" + foreign +
+                "' and no study.json: it is not a study folder; the study would write its runs, data and report "
+                "there, so choose a new or empty folder");
+}
+
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -152,6 +180,7 @@ class Study {
   StudySummary run() {
     std::error_code ec;
     out_ = fs::absolute(o_.out).lexically_normal();
+    check_study_folder(out_);
     fs::create_directories(out_ / "runs", ec);
     check(!ec, "cannot create '" + (out_ / "runs").string() + "': " + ec.message());
     // One study per OUT at a time: a second process would interleave runs

@@ -141,6 +141,13 @@ def no_destruction(tmp, data):
     os.remove(os.path.join(ckpt, "generation_config.json"))
     expect(run("init", *MODEL, "--out", ckpt, "--force").returncode == 0, "init --force replaces its own checkpoint")
 
+    mine = os.path.join(tmp, "my-notes")
+    os.makedirs(mine)
+    open(os.path.join(mine, "report.md"), "w").write("mine")
+    r = run("study", "--preset", "grad-at-init", "--data", corpus, "--out", mine, "--budget", "quick")
+    expect(r.returncode == 1 and "not a study folder" in r.stderr and listing(mine) == ["report.md"],
+           "study --out a folder that is not a study is refused (its report.md would be overwritten)")
+
 
 def output_errors(tmp, data):
     """Writes to a full device fail with a message and a non-zero exit."""
