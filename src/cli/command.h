@@ -31,4 +31,8 @@ struct Registrar {
 // --threads N, the same in every subcommand; applied before the command runs.
 void add_threads_flag(CLI::App* sub, int& threads);
 
+// Validator for unsigned 64-bit flags (--seed): a plain decimal that fits.
+// CLI11's own conversion saturates (-1 and 2^64 both became 2^64 - 1).
+CLI::Validator uint64_text();
+
 }  // namespace gpt2lab::cli

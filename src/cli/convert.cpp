@@ -33,8 +33,17 @@ void add(CLI::App& app) {
     if (to == "hf") {
       save_model(o->out, model, o->force);
     } else {
+      // Only an llm.c model file is ours to replace (and only with --force):
+      // never a device, a FIFO, a folder or any other file.
       std::error_code ec;
-      check(o->force || !fs::exists(o->out, ec), "'" + o->out + "' exists; pass --force to replace it");
+      const auto st = fs::symlink_status(o->out, ec);
+      if (fs::exists(st)) {
+        check(fs::is_regular_file(st), "--out '" + o->out + "' exists and is not a regular file; refusing to replace it");
+        check(is_llmc_file(o->out), "--out '" + o->out +
+                                        "' exists and is not an llm.c model file; gpt2lab never replaces a file it "
+                                        "did not write, so choose another name");
+        check(o->force, "'" + o->out + "' exists; pass --force to replace it");
+      }
       save_llmc(o->out, model, o->dtype == "bf16");
     }
     std::printf("wrote %s (%s%s): %zu parameters\n", o->out.c_str(), to == "hf" ? "checkpoint directory" : "llm.c file",

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
 #include <cerrno>
 #include <cstdio>
@@ -25,6 +27,18 @@ void add_threads_flag(CLI::App* sub, int& threads) {
                   "Threads for kernels and BLAS (0 = all cores)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
+}
+
+CLI::Validator uint64_text() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+          return "'" + s + "' is not an integer in [0, 18446744073709551615]";
+        return "";
+      },
+      "UINT64");
 }
 
 }  // namespace gpt2lab::cli

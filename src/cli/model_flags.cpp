@@ -1,5 +1,6 @@
 #include "cli/model_flags.h"
 
+#include "cli/command.h"
 #include "core/error.h"
 
 namespace gpt2lab::cli {
@@ -20,7 +21,9 @@ void add_model_flags(CLI::App* sub, ModelFlags& f) {
   sub->add_option("--final-norm", f.final_norm,
                   "Final LayerNorm before the LM head: on, off, auto (on for pre, off for post)")
       ->check(CLI::IsMember({"on", "off", "auto"}))->capture_default_str();
-  sub->add_option("--seed", f.seed, "Random seed (init, data order, sampling)")->capture_default_str();
+  sub->add_option("--seed", f.seed, "Random seed (init, data order, sampling)")
+      ->check(uint64_text())
+      ->capture_default_str();
 }
 
 ModelConfig ModelFlags::to_config() const {

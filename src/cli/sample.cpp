@@ -50,7 +50,7 @@ void add(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--repetition-penalty", o->s.repetition_penalty, "CTRL repetition penalty (1 = off)")
       ->check(CLI::Range(1e-3, 1e3))->capture_default_str();
-  sub->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")->capture_default_str();
+  sub->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")->check(uint64_text())->capture_default_str();
   sub->add_option("--num-samples", o->num_samples, "Independent samples (seeds seed, seed+1, ...)")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   sub->add_flag("--stop-at-eot", o->s.stop_at_eot, "Stop at <|endoftext|>");
@@ -84,7 +84,9 @@ void add(CLI::App& app) {
                 std::to_string(c.vocab_size) + "; pass the tokenizer it was trained with (--tokenizer DIR)");
       // A path names whatever sits there now: the content must be the one
       // the model was trained with, when the checkpoint records it.
-      if (cfg.contains("tokenizer_sha256") && cfg["tokenizer_sha256"].is_string()) {
+      if (cfg.contains("tokenizer_sha256")) {
+        check(cfg["tokenizer_sha256"].is_string(),
+              (fs::path(o->model) / "config.json").string() + ": field 'tokenizer_sha256' must be a string");
         const std::string want = cfg["tokenizer_sha256"].get<std::string>(), have = tok->content_hash();
         check(want == have, "tokenizer '" + spec + "' (sha256 " + have.substr(0, 12) +
                                 "...) is not the one this model was trained with (sha256 " + want.substr(0, 12) +

@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/model_flags.h"
 #include "core/error.h"
+#include "core/json.h"
 #include "io/checkpoint.h"
 #include "train/provenance.h"
 #include "train/trainer.h"
@@ -117,7 +118,7 @@ void add(CLI::App& app) {
     t.schedule.min_lr = sub->get_option("--min-lr")->count() ? o->min_lr : t.schedule.lr / 10;
     if (t.resume) {
       const fs::path cfg = fs::path(t.out) / "config.json";
-      const nlohmann::json saved_json = read_config_json(t.out);
+      const nlohmann::json saved_json = read_json_file(cfg);
       TrainOptions given = t;
       given.model = o->model.to_config();
       const nlohmann::json given_json = to_json(given);

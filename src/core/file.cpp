@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -62,6 +63,27 @@ OpenedFile open_regular_file(const fs::path& path) {
   return {fd, static_cast<uint64_t>(st.st_size)};
 }
 
+std::string read_file_tail(const fs::path& path, uint64_t end, size_t max_bytes) {
+  const OpenedFile f = open_regular_file(path);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{f.fd};
+  end = std::min(end, f.size);
+  const uint64_t begin = end > max_bytes ? end - max_bytes : 0;
+  std::string data(static_cast<size_t>(end - begin), '\0');
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pread(f.fd, data.data() + done, data.size() - done, static_cast<off_t>(begin + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("cannot read '" + path.string() + "': " + errno_text());
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  data.resize(done);
+  return data;
+}
+
 std::string read_file(const fs::path& path, size_t max_bytes) {
   const OpenedFile f = open_regular_file(path);
   struct Closer {
@@ -96,7 +118,7 @@ AtomicFileWriter::AtomicFileWriter(fs::path path) : path_(std::move(path)) {
   tmp_ += unique_suffix();
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0)
-    throw Error("cannot create '" + tmp_.string() + "': " + errno_text());
+    throw Error("cannot write '" + path_.string() + "' (creating its temp file failed): " + errno_text());
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -105,15 +127,15 @@ AtomicFileWriter::~AtomicFileWriter() {
 }
 
 void AtomicFileWriter::write(const void* data, size_t bytes) {
-  write_all(fd_, data, bytes, tmp_);
+  write_all(fd_, data, bytes, path_);  // named as the user knows it, not by its temp name
 }
 
 void AtomicFileWriter::commit() {
   if (::fsync(fd_) != 0)
-    throw Error("cannot flush '" + tmp_.string() + "' to disk: " + errno_text());
+    throw Error("cannot flush '" + path_.string() + "' to disk: " + errno_text());
   if (::close(fd_) != 0) {
     fd_ = -1;
-    throw Error("cannot close '" + tmp_.string() + "': " + errno_text());
+    throw Error("cannot close '" + path_.string() + "': " + errno_text());
   }
   fd_ = -1;
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)

@@ -22,6 +22,10 @@ namespace fs = std::filesystem;
 // allocated.
 std::string read_file(const fs::path& path, size_t max_bytes = SIZE_MAX);
 
+// The last at most `max_bytes` bytes of the first `end` bytes of a regular
+// file (a log's tail without reading the log).
+std::string read_file_tail(const fs::path& path, uint64_t end, size_t max_bytes);
+
 // Opens a regular file for reading (O_NONBLOCK, so a FIFO cannot block the
 // open itself) and returns its descriptor and size; throws Error naming the
 // path when it is missing, unreadable or not a regular file.

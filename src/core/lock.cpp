@@ -114,7 +114,8 @@ void check_output_directory(const fs::path& dir, const std::vector<std::string>&
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     if (name == kLockFile) continue;
-    if (std::find(ours.begin(), ours.end(), name) != ours.end()) {
+    // One of our names, but a folder (or a link, a FIFO): not something we wrote.
+    if (std::find(ours.begin(), ours.end(), name) != ours.end() && e.is_regular_file(ec) && !e.is_symlink(ec)) {
       have_ours = true;
       continue;
     }

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
+#include "core/json.h"
 #include "core/lock.h"
 #include "core/threads.h"
 #include "data/data_dir.h"
@@ -47,6 +48,27 @@ std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs) {
   return docs;
 }
 
+namespace {
+
+// Shards under our names are ours only beside our meta.json: llm.c's own
+// data folders hold train.bin/val.bin too.
+void check_own_dataset(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out / "train.bin", ec) && !fs::exists(out / "val.bin", ec) && !fs::exists(out / "meta.json", ec))
+    return;
+  bool ours = false;
+  try {
+    const nlohmann::json meta = read_json_file(out / "meta.json");
+    ours = meta.is_object() && meta.value("format", "") == "gpt2lab dataset";
+  } catch (const Error&) {
+  }
+  check(ours, "--out '" + out.string() +
+                  "' holds token shards or a meta.json that gpt2lab's prepare did not write (no gpt2lab meta.json); "
+                  "gpt2lab never replaces files it did not write, so choose a new or empty folder");
+}
+
+}  // namespace
+
 PrepareSummary prepare_dataset(const PrepareOptions& o) {
   check(o.val_every >= 2, "--val-every must be at least 2 (got " +
                               std::to_string(o.val_every) + "); K means every K-th document "
@@ -57,6 +79,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   // a refused run leaves no folder behind.
   const std::vector<std::string> ours = {"train.bin", "val.bin", "meta.json"};
   check_output_directory(o.out, ours, o.force, "a prepared dataset");
+  check_own_dataset(o.out);
   const Tokenizer tok = Tokenizer::resolve(o.tokenizer);
   check(tok.vocab_size() <= 65536,
         "tokenizer '" + o.tokenizer + "' has " + std::to_string(tok.vocab_size()) +
@@ -110,7 +133,9 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
       {"shards", {{"train", "train.bin"}, {"val", "val.bin"},
                   {"format", "llm.c token shard: 256 x int32 header (magic 20240520, "
                              "version 1, token count), then uint16 tokens"}}},
-      {"tokenizer", {{"spec", o.tokenizer},
+      // Resolved: a relative path would be read against whichever directory
+      // train runs in.
+      {"tokenizer", {{"spec", o.tokenizer == "gpt2" ? o.tokenizer : fs::absolute(o.tokenizer).lexically_normal().string()},
                      {"name", tok.name()},
                      {"identity", tok.identity()},
                      {"sha256", tok.content_hash()},

@@ -63,7 +63,11 @@ nlohmann::json read_config_json(const fs::path& dir) {
   std::error_code ec;
   check(fs::is_directory(dir, ec), "'" + dir.string() + "' is not a directory (expected a checkpoint directory with config.json and model.safetensors)");
   check(fs::exists(path, ec), "'" + dir.string() + "' has no config.json: not a model checkpoint");
-  return read_json_file(path);
+  nlohmann::json j = read_json_file(path);
+  if (j.is_object() && j.contains("model") && j.contains("steps") && !j.contains("n_layer"))
+    throw Error("'" + dir.string() + "' is a training run, not a checkpoint: its model is in " +
+                (dir / "checkpoint").string());
+  return j;
 }
 
 ModelConfig load_config(const fs::path& dir) {

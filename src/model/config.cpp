@@ -95,8 +95,9 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["n_ctx"] = c.block_size;
   j["vocab_size"] = c.vocab_size;
   j["layer_norm_epsilon"] = c.layer_norm_epsilon;
-  j["bos_token_id"] = 50256;
-  j["eos_token_id"] = 50256;
+  // GPT-2's tokenizers (and gpt2lab's) put <|endoftext|> last.
+  j["bos_token_id"] = c.vocab_size - 1;
+  j["eos_token_id"] = c.vocab_size - 1;
   j["tie_word_embeddings"] = true;
   j["norm"] = to_string(c.norm);
   j["init"] = to_string(c.init);

@@ -181,11 +181,27 @@ class Study {
     std::error_code ec;
     out_ = fs::absolute(o_.out).lexically_normal();
     check_study_folder(out_);
+    // Checked before anything is created: a refused study leaves no folder.
+    check(fs::exists(o_.data, ec), "--data '" + o_.data.string() + "' does not exist");
+    const fs::path data_abs = fs::weakly_canonical(o_.data, ec), out_abs = fs::weakly_canonical(out_, ec);
+    auto under = [](const fs::path& a, const fs::path& b) {  // a inside (or equal to) b
+      return std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
+    };
+    check(!under(data_abs, out_abs) && !under(out_abs, data_abs),
+          "--out '" + o_.out.string() + "' and --data '" + o_.data.string() + "' overlap; the study writes into --out, so keep them apart");
     fs::create_directories(out_ / "runs", ec);
     check(!ec, "cannot create '" + (out_ / "runs").string() + "': " + ec.message());
     // One study per OUT at a time: a second process would interleave runs
     // and overwrite study.json.
     const DirectoryLock lock(out_, "study");
+    // SIGINT/SIGTERM stop the study between steps and phases, never in the
+    // middle of a file it writes; a second signal ends it at once.
+    set_graceful_stop(true);
+    struct Restore {
+      ~Restore() { set_graceful_stop(false); }
+    } restore;
+    for (const auto& e : fs::directory_iterator(out_, ec))  // temp files of a killed study
+      if (e.path().filename().string().rfind(std::string(kStudyFile) + ".tmp-", 0) == 0) fs::remove(e.path(), ec);
     set_threads(o_.threads);
 
     check_budget_matches();
@@ -204,8 +220,11 @@ class Study {
 
     for (size_t i = 0; i < runs.size(); ++i) {
       const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " + runs[i].name;
-      if (runs[i].kind == RunKind::grad_at_init) do_grad_at_init(runs[i], tag);
-      else do_train(runs[i], tag);
+      if (!stop_requested()) {
+        if (runs[i].kind == RunKind::grad_at_init) do_grad_at_init(runs[i], tag);
+        else do_train(runs[i], tag);
+      }
+      if (stop_requested()) summary_.interrupted = true;
       if (summary_.interrupted) {
         save_study_file();
         log_("study: interrupted; rerun the same command to carry on (finished runs are kept)");
@@ -385,11 +404,7 @@ class Study {
          (t.model.residual_scale ? "+scale" : "") + ", lr " + nlohmann::json(t.schedule.lr).dump() + ", warmup " +
          std::to_string(t.schedule.warmup) + ", " + std::to_string(t.steps) + " steps)");
     const auto t0 = std::chrono::steady_clock::now();
-    install_stop_handlers();
     TrainResult result = train(t);
-    // Outside a training run a signal ends the process at once; everything
-    // on disk is written atomically, so a rerun resumes from there.
-    set_graceful_stop(false);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rec["seconds"] = rec.value("seconds", 0.0) + secs;
     ++summary_.ran;

@@ -1,6 +1,13 @@
 #include "tokenizer/sha256.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+
+#include "core/error.h"
+#include "core/file.h"
+
 #include <cstring>
 
 namespace gpt2lab {
@@ -97,6 +104,38 @@ std::string Sha256::hex_digest() {
 std::string sha256_hex(std::string_view data) {
   Sha256 h;
   h.update(data);
+  return h.hex_digest();
+}
+
+std::string sha256_file(const std::string& path, bool sample) {
+  const OpenedFile f = open_regular_file(path);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{f.fd};
+  Sha256 h;
+  std::string buf(size_t{1} << 20, '\0');
+  auto read_at = [&](uint64_t offset, size_t bytes) {
+    size_t done = 0;
+    while (done < bytes) {
+      const ssize_t n = ::pread(f.fd, buf.data() + done, bytes - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      check(n >= 0, "cannot read '" + path + "'");
+      if (n == 0) break;
+      done += static_cast<size_t>(n);
+    }
+    h.update(std::string_view(buf.data(), done));
+  };
+  if (!sample) {
+    for (uint64_t off = 0; off < f.size; off += buf.size()) read_at(off, static_cast<size_t>(std::min<uint64_t>(buf.size(), f.size - off)));
+  } else {
+    h.update("size " + std::to_string(f.size) + "\n");
+    constexpr uint64_t kBlock = 4096, kBlocks = 256;
+    for (uint64_t i = 0; i < kBlocks; ++i) {
+      const uint64_t off = f.size > kBlock ? (f.size - kBlock) * i / (kBlocks - 1) : 0;
+      read_at(off, static_cast<size_t>(std::min(kBlock, f.size - std::min(off, f.size))));
+    }
+  }
   return h.hex_digest();
 }
 

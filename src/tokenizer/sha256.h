@@ -25,4 +25,10 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view data);
 
+// The SHA-256 of a regular file's content, read in blocks. With `sample`
+// set, of its size and of 256 blocks of 4 KiB spread evenly over it (for
+// files too large to read at every start), which any rewrite of more than a
+// few blocks changes.
+std::string sha256_file(const std::string& path, bool sample = false);
+
 }  // namespace gpt2lab

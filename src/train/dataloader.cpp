@@ -15,8 +15,11 @@ std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& s
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (!e.is_regular_file() || e.path().extension() != ".bin") continue;
-    if (name == split + ".bin" || name.rfind(split + "_", 0) == 0) files.push_back(e.path());
+    if (e.path().extension() != ".bin") continue;
+    if (name != split + ".bin" && name.rfind(split + "_", 0) != 0) continue;
+    // A shard's name on a FIFO, device or folder is an error, not "no shard".
+    check(e.is_regular_file(), "'" + e.path().string() + "' is not a regular file; a token shard must be one");
+    files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   check(!files.empty(), "data directory '" + dir.string() + "' has no " + split + ".bin or " + split +

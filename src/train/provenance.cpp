@@ -16,23 +16,7 @@ namespace gpt2lab {
 
 namespace {
 
-std::string file_sha256(const fs::path& path) {
-  const OpenedFile f = open_regular_file(path);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{f.fd};
-  Sha256 h;
-  std::string buf(1 << 20, '\0');
-  for (;;) {
-    const ssize_t n = ::read(f.fd, buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    check(n >= 0, "cannot read '" + path.string() + "'");
-    if (n == 0) break;
-    h.update(std::string_view(buf.data(), static_cast<size_t>(n)));
-  }
-  return h.hex_digest();
-}
+std::string file_sha256(const fs::path& path) { return sha256_file(path.string()); }
 
 std::string field_text(const nlohmann::json& j, const std::string& pointer) {
   const nlohmann::json::json_pointer p(pointer);
@@ -50,24 +34,39 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
   TokenizerRecord meta_rec;
   std::error_code ec;
   const fs::path meta = data / "meta.json";
-  if (fs::is_regular_file(meta, ec)) {
+  if (fs::exists(meta, ec)) {
+    // What meta.json says is recorded with every checkpoint: a malformed
+    // one is refused, not skipped.
+    const std::string where = meta.string();
     const nlohmann::json j = read_json_file(meta);
-    if (j.is_object() && j.contains("tokenizer") && j["tokenizer"].is_object()) {
+    check(j.is_object(), where + ": expected a JSON object");
+    if (j.contains("tokenizer")) {
       const auto& t = j["tokenizer"];
-      if (t.contains("spec") && t["spec"].is_string()) meta_rec.spec = t["spec"].get<std::string>();
-      if (t.contains("sha256") && t["sha256"].is_string()) meta_rec.sha256 = t["sha256"].get<std::string>();
-      if (t.contains("vocab_size") && t["vocab_size"].is_number_integer() && t["vocab_size"].get<int64_t>() > 0 &&
-          t["vocab_size"].get<int64_t>() <= (1 << 24))
+      check(t.is_object(), where + ": field 'tokenizer' must be an object");
+      auto text = [&](const char* key) {
+        if (!t.contains(key)) return std::string();
+        check(t[key].is_string(), where + ": field 'tokenizer." + key + "' must be a string");
+        return t[key].get<std::string>();
+      };
+      meta_rec.spec = text("spec");
+      meta_rec.sha256 = text("sha256");
+      if (t.contains("vocab_size")) {
+        check(t["vocab_size"].is_number_integer() && t["vocab_size"].get<int64_t>() > 0 &&
+                  t["vocab_size"].get<int64_t>() <= (1 << 24),
+              where + ": field 'tokenizer.vocab_size' = " + t["vocab_size"].dump() + " is not a vocabulary size");
         meta_rec.vocab_size = static_cast<int>(t["vocab_size"].get<int64_t>());
+      }
     }
   }
   if (given.empty()) {
-    // An older meta.json may name its tokenizer relative to where prepare
-    // ran: resolved here only if it exists from here.
-    if (!meta_rec.spec.empty() && meta_rec.spec != "gpt2" && fs::path(meta_rec.spec).is_relative() &&
-        !fs::exists(meta_rec.spec, ec))
-      return meta_rec;
-    return {resolved_spec(meta_rec.spec), meta_rec.sha256, meta_rec.vocab_size};
+    // A meta.json written before paths were resolved may name its tokenizer
+    // relative to wherever prepare ran: kept as written (resolving it here
+    // could name a different folder); the sha256 still identifies it.
+    if (!meta_rec.spec.empty() && meta_rec.spec != "gpt2" && fs::path(meta_rec.spec).is_relative()) return meta_rec;
+    check(meta_rec.spec.empty() || meta_rec.spec == "gpt2" || fs::exists(meta_rec.spec, ec),
+          meta.string() + " names the tokenizer '" + meta_rec.spec +
+              "', which does not exist (moved?); pass it with --tokenizer DIR");
+    return meta_rec;
   }
   const Tokenizer tok = Tokenizer::resolve(given);
   TokenizerRecord rec{resolved_spec(given), tok.content_hash(), tok.vocab_size()};
@@ -95,14 +94,52 @@ void check_init_from_tokenizer(const fs::path& init_from, const std::string& dat
             "...); fine-tuning would read the data's token ids as other text");
 }
 
+void check_state_consistency(const fs::path& run, const CheckpointState& state, const nlohmann::json& saved_config,
+                             long micro_batches_per_step) {
+  const std::string where = (run / run_dir::kCheckpoint / run_dir::kState).string();
+  auto refuse = [&](const std::string& what) {
+    throw Error("--resume: " + where + " is inconsistent (" + what +
+                "); it was edited or damaged: restore it, or start over with --force");
+  };
+  if (state.seed >= 0 && saved_config.contains("seed") && saved_config["seed"].is_number_integer() &&
+      saved_config["seed"].get<int64_t>() != state.seed)
+    refuse("seed " + std::to_string(state.seed) + ", the run's is " + saved_config["seed"].dump());
+  // One optimizer update and accum x ranks batches per step, from step 0.
+  if (state.adam_t != state.step)
+    refuse("adam_t " + std::to_string(state.adam_t) + " after " + std::to_string(state.step) + " steps");
+  if (state.data_position != static_cast<int64_t>(state.step) * micro_batches_per_step)
+    refuse("data_position " + std::to_string(state.data_position) + " after " + std::to_string(state.step) +
+           " steps of " + std::to_string(micro_batches_per_step) + " batches");
+  if (state.step == 0) return;
+  // The metrics the checkpoint kept end with its last step's train row.
+  const std::string tail = read_file_tail(run / run_dir::kMetrics, state.metrics_bytes, 1 << 16);
+  long last_step = -1;
+  for (size_t end = tail.size(); end > 0 && last_step < 0;) {
+    const size_t start = tail.rfind('\n', end - 1);
+    const size_t from = start == std::string::npos ? 0 : start + 1;
+    try {
+      const nlohmann::json row = nlohmann::json::parse(tail.substr(from, end - from));
+      if (row.is_object() && row.contains("loss") && row.contains("lr") && row["step"].is_number_integer())
+        last_step = row["step"].get<long>();
+    } catch (const std::exception&) {
+    }
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  if (last_step != state.step - 1)
+    refuse("step " + std::to_string(state.step) + " but the metrics it kept (metrics_bytes " +
+           std::to_string(state.metrics_bytes) + ") end with " +
+           (last_step < 0 ? std::string("no train step") : "step " + std::to_string(last_step)));
+}
+
 void check_resume_identity(const fs::path& run, const nlohmann::json& saved_config, const CheckpointState& state,
                            bool init_from_will_be_read) {
   const std::string cfg_path = (run / run_dir::kConfig).string();
   if (state.run_config.is_object()) {
     const std::string d = run_dir::first_difference(state.run_config, saved_config);
     if (!d.empty()) throw Error("--resume: " + cfg_path + " field '" + d.substr(1) + "' is " + field_text(saved_config, d) +
-                         " but the run's checkpoint recorded " + field_text(state.run_config, d) +
-                         " (checkpoint/state.json): config.json was edited after the run started; restore it");
+                         " but checkpoint/state.json recorded " + field_text(state.run_config, d) +
+                         " when the run started: one of them was edited since; restore it");
   }
   if (saved_config.contains("model") && fs::exists(run / run_dir::kCheckpoint / kConfigFile)) {
     const nlohmann::json built = to_json(config_from_json(saved_config["model"], cfg_path + ": model"));

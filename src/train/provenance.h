@@ -40,6 +40,12 @@ nlohmann::json checkpoint_identity(const fs::path& dir);
 // trains on ids that mean other text: refused when both are known.
 void check_init_from_tokenizer(const fs::path& init_from, const std::string& data_tokenizer_sha256);
 
+// --resume: a checkpoint's state.json must agree with itself and the run:
+// the seed, one update and `micro_batches_per_step` batches per step, and the
+// metrics it kept ending with its last step.
+void check_state_consistency(const fs::path& run, const CheckpointState& state, const nlohmann::json& saved_config,
+                             long micro_batches_per_step);
+
 // --resume: the run's config.json must be what its checkpoint recorded, the
 // checkpoint's model config what the run built, and the data (and an
 // --init-from checkpoint still to be read) what the run started with.

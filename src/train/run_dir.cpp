@@ -62,6 +62,39 @@ void check_target(const fs::path& dir, bool force, bool resume) {
               "or empty folder");
 }
 
+void check_removable(const fs::path& dir, const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  for (const char* f : {kMetrics, kResult, kConfig}) {
+    const auto st = fs::symlink_status(dir / f, ec);
+    check(!fs::exists(st) || fs::is_regular_file(st),
+          "'" + (dir / f).string() + "' is not a file gpt2lab wrote (a folder or a link); --force will not remove it");
+  }
+  const fs::path ckpt = dir / kCheckpoint;
+  if (fs::exists(fs::symlink_status(ckpt, ec))) {
+    check(fs::is_directory(fs::symlink_status(ckpt, ec)), "'" + ckpt.string() + "' is not a checkpoint folder");
+    for (const auto& e : fs::directory_iterator(ckpt, ec)) {
+      const std::string n = e.path().filename().string();
+      const bool ours = (n == kConfig || n == "model.safetensors" || n == kOptimizer || n == kState) &&
+                        e.is_regular_file(ec) && !e.is_symlink(ec);
+      check(ours, "'" + e.path().string() +
+                      "' is not a file of a gpt2lab checkpoint; --force would delete it, so it is refused (move it "
+                      "out first)");
+    }
+  }
+  // An input of the new run inside what --force removes would be deleted
+  // before it is read (--init-from RUN/checkpoint, --data RUN/...).
+  for (const std::string& in : inputs) {
+    if (in.empty() || in == "gpt2") continue;
+    const fs::path p = fs::weakly_canonical(in, ec);
+    for (const char* f : {kCheckpoint, kMetrics, kResult, kConfig}) {
+      const fs::path ours = fs::weakly_canonical(dir / f, ec);
+      const auto [a, b] = std::mismatch(ours.begin(), ours.end(), p.begin(), p.end());
+      check(a != ours.end(), "--force would delete '" + (dir / f).string() + "', which holds the input '" + in +
+                                 "' of this run; copy it elsewhere first");
+    }
+  }
+}
+
 void remove_run_files(const fs::path& dir) {
   std::error_code ec;
   for (const char* f : {kCheckpoint, kMetrics, kResult, kConfig}) fs::remove_all(dir / f, ec);
@@ -115,8 +148,15 @@ nlohmann::json data_identity(const fs::path& data) {
     if (name.ends_with(".bin") && e.is_regular_file(ec)) shards.emplace_back(name, e.file_size(ec));
   }
   std::sort(shards.begin(), shards.end());
+  // Content, not only sizes: a shard rewritten with other tokens of the same
+  // size is other data. Read whole up to 1 GiB in all (about a second);
+  // beyond that sampled (sha256_file), so a start does not read terabytes.
+  uint64_t total = 0;
+  for (const auto& s : shards) total += s.second;
+  const bool sample = total > (uint64_t{1} << 30);
   nlohmann::json files = nlohmann::json::object();
-  for (const auto& [name, bytes] : shards) files[name] = bytes;
+  for (const auto& [name, bytes] : shards)
+    files[name] = {{"bytes", bytes}, {sample ? "sampled_sha256" : "sha256", sha256_file((abs / name).string(), sample)}};
   id["shards"] = files;
   if (fs::is_regular_file(abs / "meta.json", ec))
     id["meta_sha256"] = sha256_hex(read_file(abs / "meta.json", kMaxJsonFileBytes * 4));

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,11 @@ bool is_run(const fs::path& dir);
 // hold nothing but gpt2lab's own leftovers, or hold a run; a run is replaced
 // only with force and continued only with resume.
 void check_target(const fs::path& dir, bool force, bool resume);
+
+// Before --force removes a run: its files must be what gpt2lab wrote (no
+// user file inside checkpoint/, no folder named metrics.jsonl), and none of
+// `inputs` (--data, --init-from, --tokenizer) may lie inside them.
+void check_removable(const fs::path& dir, const std::vector<std::string>& inputs);
 
 // --force: removes the run's own files, nothing else.
 void remove_run_files(const fs::path& dir);

@@ -42,6 +42,14 @@ double finite_or_nan(double x) { return x; }
 
 // A loss for result.json: JSON has no NaN or inf (nlohmann would write null),
 // so those are written as the strings "nan", "inf" and "-inf".
+// A number as a person would type it back (%g), not std::to_string's fixed
+// six decimals or a 300-digit expansion.
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
 nlohmann::json loss_json(double x) {
   if (std::isfinite(x)) return x;
   return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
@@ -227,7 +235,7 @@ void validate(const TrainOptions& o) {
     check(v > 0, std::string(flag) + " must be positive, got " + std::to_string(v));
   };
   auto non_negative = [](double v, const char* flag) {
-    check(v >= 0 && std::isfinite(v), std::string(flag) + " must be >= 0");
+    check(v >= 0 && std::isfinite(v), std::string(flag) + " must be a finite number >= 0 (got " + number_text(v) + ")");
   };
   positive(o.batch_size, "--batch-size");
   positive(o.seq_len, "--seq-len");
@@ -238,9 +246,15 @@ void validate(const TrainOptions& o) {
   // The optimizer runs in float; a larger value would not convert (UB).
   check(o.schedule.lr <= std::numeric_limits<float>::max(), "--lr must be at most 3.4e38 (a float)");
   non_negative(o.schedule.min_lr, "--min-lr");
-  check(o.schedule.min_lr <= o.schedule.lr, "--min-lr " + std::to_string(o.schedule.min_lr) +
-                                                " is above the peak --lr " + std::to_string(o.schedule.lr) +
+  check(o.schedule.min_lr <= o.schedule.lr, "--min-lr " + number_text(o.schedule.min_lr) + " is above the peak --lr " +
+                                                number_text(o.schedule.lr) +
                                                 "; the schedule decays from --lr down to --min-lr");
+  // The optimizer runs in float: a rate that rounds to zero (or to a
+  // denormal) would "train" without moving a weight.
+  check(static_cast<float>(o.schedule.lr) >= std::numeric_limits<float>::min(),
+        "--lr " + number_text(o.schedule.lr) + " is too small for the float optimizer (at least 1.2e-38)");
+  check(o.schedule.min_lr == 0 || static_cast<float>(o.schedule.min_lr) >= std::numeric_limits<float>::min(),
+        "--min-lr " + number_text(o.schedule.min_lr) + " is too small for the float optimizer (0 or at least 1.2e-38)");
   check(o.schedule.warmup >= 0, "--warmup must be >= 0");
   check(o.schedule.warmup <= o.steps, "--warmup " + std::to_string(o.schedule.warmup) + " is longer than --steps " +
                                           std::to_string(o.steps) + ": the peak learning rate would never be reached");
@@ -310,7 +324,9 @@ TrainResult train(TrainOptions o) {
             "--resume: '" + run.string() + "' has no config.json; it is not a training run");
       saved_config = read_json_file(run / kConfig);
     } else if (run_dir::is_run(run)) {
-      run_dir::remove_run_files(run);  // --force (check_target refused otherwise)
+      // --force (check_target refused otherwise)
+      run_dir::check_removable(run, {o.data, o.init_from, o.tokenizer});
+      run_dir::remove_run_files(run);
     }
   }
   const bool have_checkpoint = o.resume && fs::exists(run / kCheckpoint / kState, ec);
@@ -319,7 +335,10 @@ TrainResult train(TrainOptions o) {
     metrics_keep = state.metrics_bytes;
     start_step = state.step;
   }
-  if (root && o.resume) check_resume_identity(run, saved_config, state, !have_checkpoint && !o.init_from.empty());
+  if (root && o.resume) {
+    check_resume_identity(run, saved_config, state, !have_checkpoint && !o.init_from.empty());
+    if (have_checkpoint) check_state_consistency(run, state, saved_config, static_cast<long>(o.accum) * world);
+  }
   // Every rank must agree on where the run starts, and on whether its first
   // step evaluates (root alone evaluates, but the final save is collective).
   dist.broadcast(&start_step, sizeof start_step);
@@ -337,8 +356,15 @@ TrainResult train(TrainOptions o) {
     } catch (const Error&) {
       if (!o.quiet) std::fprintf(stderr, "note: no val*.bin in %s, evaluation is off\n", o.data.c_str());
     }
-    if (!val_files.empty())
+    if (!val_files.empty()) {
       val_loader = std::make_unique<DataLoader>(val_files, o.batch_size, o.seq_len, false, o.seed);
+      // More batches than the split holds would evaluate the same windows
+      // again (and a huge count would run for ever).
+      check(static_cast<size_t>(o.eval_batches) <= val_loader->num_windows(),
+            "--eval-batches " + std::to_string(o.eval_batches) + " exceeds the " +
+                std::to_string(val_loader->num_windows()) + " batches of B=" + std::to_string(o.batch_size) +
+                " x T=" + std::to_string(o.seq_len) + " that the validation split of '" + o.data + "' holds");
+    }
   }
 
   // The model: from a checkpoint (resume, fine-tune) or fresh.
@@ -692,6 +718,11 @@ CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t met
   if (auto it = j.find("final"); it != j.end()) {
     check(it->is_boolean(), where + ": field 'final' must be true or false");
     s.final = it->get<bool>();
+  }
+  if (auto it = j.find("seed"); it != j.end()) {
+    check(it->is_number_integer(), where + ": field 'seed' must be an integer");
+    if (!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+      s.seed = it->get<int64_t>();
   }
   if (auto it = j.find("run_config"); it != j.end()) {
     check(it->is_object(), where + ": field 'run_config' must be an object");

@@ -79,6 +79,7 @@ struct CheckpointState {
   // checkpoints written before it was recorded): --resume refuses a
   // config.json edited since.
   nlohmann::json run_config;
+  int64_t seed = -1;  // -1: not recorded (seeds above 2^63 are not compared)
 };
 
 // Checks and converts a parsed state.json; `metrics_size` is the current size
