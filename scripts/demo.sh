@@ -23,7 +23,7 @@ else
   [ -f "$OUT/config.json" ] && RESUME=--resume   # an interrupted demo continues
   $B train --data data/sotu_gpt2 --out "$OUT" $RESUME \
     --n-layer 4 --n-head 4 --n-embd 256 --block-size 128 --norm pre --init gpt2 \
-    -B 8 -T 128 --steps "$STEPS" --lr 1e-3 --warmup 40 --min-lr 1e-4 \
+    -B 8 -T 128 --steps "$STEPS" --lr 1e-3 --warmup $((STEPS / 10)) --min-lr 1e-4 \
     --eval-every 100 --eval-batches 10 --diag-every 100 --save-every 100 --threads "$THREADS" --seed 1337
 fi
 

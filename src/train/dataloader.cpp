@@ -8,7 +8,7 @@
 
 namespace gpt2lab {
 
-std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& split) {
+std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& split, bool required) {
   std::error_code ec;
   check(fs::is_directory(dir, ec), "data directory '" + dir.string() +
                                        "' does not exist (make one with `gpt2lab prepare`)");
@@ -22,7 +22,7 @@ std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& s
     files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
-  check(!files.empty(), "data directory '" + dir.string() + "' has no " + split + ".bin or " + split +
+  check(!files.empty() || !required, "data directory '" + dir.string() + "' has no " + split + ".bin or " + split +
                             "_*.bin shards");
   return files;
 }

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 class TokenShard;
 
 // Shard files of a split in DIR: DIR/<split>.bin or DIR/<split>_*.bin, sorted.
-std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& split);
+std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& split, bool required = true);
 
 class DataLoader {
  public:

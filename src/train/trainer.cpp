@@ -350,21 +350,13 @@ TrainResult train(TrainOptions o) {
                           dist.rank(), world);
   std::unique_ptr<DataLoader> val_loader;
   if (root) {
-    std::vector<fs::path> val_files;
-    try {
-      val_files = find_split_files(o.data, "val");
-    } catch (const Error&) {
-      if (!o.quiet) std::fprintf(stderr, "note: no val*.bin in %s, evaluation is off\n", o.data.c_str());
-    }
-    if (!val_files.empty()) {
+    // No val shard turns evaluation off; a val shard that cannot be read is
+    // an error (find_split_files).
+    const std::vector<fs::path> val_files = find_split_files(o.data, "val", /*required=*/false);
+    if (val_files.empty() && !o.quiet)
+      std::fprintf(stderr, "note: no val*.bin in %s, evaluation is off\n", o.data.c_str());
+    if (!val_files.empty())
       val_loader = std::make_unique<DataLoader>(val_files, o.batch_size, o.seq_len, false, o.seed);
-      // More batches than the split holds would evaluate the same windows
-      // again (and a huge count would run for ever).
-      check(static_cast<size_t>(o.eval_batches) <= val_loader->num_windows(),
-            "--eval-batches " + std::to_string(o.eval_batches) + " exceeds the " +
-                std::to_string(val_loader->num_windows()) + " batches of B=" + std::to_string(o.batch_size) +
-                " x T=" + std::to_string(o.seq_len) + " that the validation split of '" + o.data + "' holds");
-    }
   }
 
   // The model: from a checkpoint (resume, fine-tune) or fresh.
@@ -385,6 +377,12 @@ TrainResult train(TrainOptions o) {
   const ModelConfig& mc = model->config();
   check(o.seq_len <= mc.block_size, "--seq-len " + std::to_string(o.seq_len) + " exceeds the model's block_size " +
                                         std::to_string(mc.block_size));
+  // More eval batches than the split holds would evaluate the same windows
+  // again (and a huge count would run for ever).
+  check(!val_loader || static_cast<size_t>(o.eval_batches) <= val_loader->num_windows(),
+        "--eval-batches " + std::to_string(o.eval_batches) + " exceeds the " +
+            std::to_string(val_loader ? val_loader->num_windows() : 0) + " batches of B=" + std::to_string(o.batch_size) +
+            " x T=" + std::to_string(o.seq_len) + " that the validation split of '" + o.data + "' holds");
   const int max_tok = std::max(train_loader.max_token(), val_loader ? val_loader->max_token() : 0);
   check(max_tok < mc.vocab_size, "data in '" + o.data + "' holds token id " + std::to_string(max_tok) +
                                      " but the model's vocab_size is " + std::to_string(mc.vocab_size) +

@@ -8,6 +8,7 @@ Each case runs the real CLI on tiny models and data made here.
 import json
 import os
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -315,6 +316,101 @@ def accepted_input(tmp, data):
            f"result.json's last_loss is the diverged step's loss ({res.get('last_loss')})")
 
 
+def second_pass(tmp, data):
+    """The rest of each class, found by a second adversarial pass."""
+    ck = os.path.join(tmp, "sp-run")
+    train(data, ck, "--steps", "6", "--save-every", "3")
+    fifo = os.path.join(tmp, "sp-fifo")
+    os.mkfifo(fifo)
+    r = run("convert", "--input", os.path.join(ck, "checkpoint"), "--to", "llmc", "--out", fifo, "--force")
+    expect(r.returncode == 1 and stat.S_ISFIFO(os.stat(fifo).st_mode), "convert --force never replaces a FIFO/device")
+    shard = os.path.join(data, "train.bin")
+    before = open(shard, "rb").read(64)
+    r = run("convert", "--input", os.path.join(ck, "checkpoint"), "--to", "llmc", "--out", shard, "--force")
+    expect(r.returncode == 1 and open(shard, "rb").read(64) == before, "convert --force never replaces a token shard")
+
+    r = train(data, ck, "--steps", "6", "--force", "--init-from", os.path.join(ck, "checkpoint"))
+    expect(r.returncode == 1 and os.path.exists(os.path.join(ck, "checkpoint", "model.safetensors")),
+           "train --force refuses to delete the checkpoint it is told to start from")
+    open(os.path.join(ck, "checkpoint", "notes.txt"), "w").write("mine")
+    r = train(data, ck, "--steps", "6", "--force")
+    expect(r.returncode == 1 and os.path.exists(os.path.join(ck, "checkpoint", "notes.txt")),
+           "train --force keeps a user file inside checkpoint/ (refused)")
+    os.remove(os.path.join(ck, "checkpoint", "notes.txt"))
+
+    corpus = write_corpus(os.path.join(tmp, "sp-corpus"), 9)
+    tok = os.path.join(tmp, "sp-tok")
+    os.makedirs(os.path.join(tok, "encoder.json"))
+    open(os.path.join(tok, "encoder.json", "mine.txt"), "w").write("mine")
+    r = run("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--out", tok, "--force")
+    expect(r.returncode == 1 and os.path.exists(os.path.join(tok, "encoder.json", "mine.txt")),
+           "a folder named like one of our files is not ours to delete")
+    llmc = os.path.join(tmp, "sp-llmc")
+    shutil.copytree(data, llmc)
+    r = run("prepare", "--input", corpus, "--out", llmc, "--force", "--val-every", "3")
+    expect(r.returncode == 1 and "did not write" in r.stderr, "prepare --force never replaces llm.c shards of the user's")
+    r = run("study", "--preset", "grad-at-init", "--data", corpus, "--out", corpus, "--budget", "quick")
+    expect(r.returncode == 1 and not os.path.exists(os.path.join(corpus, "data")),
+           "study --out equal to --data is refused and writes nothing there")
+
+    for bad in ("-1", "18446744073709551616"):
+        r = run("init", *MODEL, "--seed", bad, "--out", os.path.join(tmp, "sp-seed"))
+        expect(r.returncode != 0 and not os.path.exists(os.path.join(tmp, "sp-seed")), f"--seed {bad} is refused")
+    r = train(data, os.path.join(tmp, "sp-lr"), "--steps", "4", "--lr", "1e-50")
+    expect(r.returncode == 1 and "too small" in r.stderr, "an lr that underflows a float is refused")
+    r = run("train", *MODEL, "--data", data, "--out", os.path.join(tmp, "sp-ev"), "-B", "4", "-T", "32", "--quiet",
+            "--steps", "2", "--eval-batches", "1000000")
+    expect(r.returncode == 1 and "--eval-batches" in r.stderr, "--eval-batches beyond the validation split is refused")
+    fdata = os.path.join(tmp, "sp-fdata")
+    shutil.copytree(data, fdata)
+    os.remove(os.path.join(fdata, "val.bin"))
+    os.mkfifo(os.path.join(fdata, "val.bin"))
+    r = train(fdata, os.path.join(tmp, "sp-f"), "--steps", "2")
+    expect(r.returncode == 1 and "not a regular file" in r.stderr, "a FIFO val.bin is an error, not 'no val shard'")
+    mdata = os.path.join(tmp, "sp-mdata")
+    shutil.copytree(data, mdata)
+    open(os.path.join(mdata, "meta.json"), "w").write('{"tokenizer": 5}')
+    r = train(mdata, os.path.join(tmp, "sp-m"), "--steps", "2")
+    expect(r.returncode == 1 and "meta.json" in r.stderr, "a malformed meta.json is refused, not ignored")
+    cfg = json.load(open(os.path.join(ck, "checkpoint", "config.json")))
+    expect(cfg["eos_token_id"] == 96 and cfg["bos_token_id"] == 96, "bos/eos ids are the vocabulary's last id")
+
+    # state.json edited: each field checked against the rest.
+    st_path = os.path.join(ck, "checkpoint", "state.json")
+    original = open(st_path).read()
+    for key, value in (("metrics_bytes", 0), ("adam_t", 1000), ("data_position", 99999), ("step", 1000),
+                       ("seed", 7)):
+        st = json.loads(original)
+        st[key] = value
+        open(st_path, "w").write(json.dumps(st))
+        r = train(data, ck, "--steps", "9", "--resume")
+        expect(r.returncode == 1 and ("inconsistent" in r.stderr or "out of range" in r.stderr),
+               f"--resume refuses a state.json with {key} edited")
+    open(st_path, "w").write(original)
+
+    # Data rewritten with other tokens of the same size.
+    d5 = os.path.join(tmp, "sp-d5")
+    shutil.copytree(data, d5)
+    r5 = os.path.join(tmp, "sp-r5")
+    train(d5, r5, "--steps", "4", "--save-every", "2")
+    make_dataset(d5, 97, seed=11)
+    r = train(d5, r5, "--steps", "8", "--resume")
+    expect(r.returncode == 1 and "not what the run started with" in r.stderr,
+           "--resume refuses shards rewritten with other tokens of the same size")
+
+    # SIGINT during a study's grad-at-init phase: a graceful stop.
+    st_out = os.path.join(tmp, "sp-study")
+    big_corpus = write_corpus(os.path.join(tmp, "sp-corpus-40"), 10, n=40)
+    p = subprocess.Popen([BIN, "study", "--preset", "grad-at-init", "--data", big_corpus, "--out", st_out, "--budget",
+                          "quick", "--threads", "1", "--no-report"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(1.0)
+    p.send_signal(2)
+    out, err = p.communicate(timeout=300)
+    leftovers = [n for n in os.listdir(st_out) if ".tmp-" in n] if os.path.isdir(st_out) else []
+    expect(p.returncode == 0 and not leftovers, f"a SIGINT during a study stops it cleanly (exit {p.returncode})")
+
+
 def limits_and_messages(tmp):
     """Bounded parsing, non-regular files, numbers as typed, no raw JSON errors."""
     d = os.path.join(tmp, "fifo")
@@ -368,7 +464,7 @@ def limits_and_messages(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         data = make_dataset(os.path.join(tmp, "data"), 97)
-        for case in (ownership, no_destruction, output_errors, identity, accepted_input,
+        for case in (ownership, no_destruction, output_errors, identity, accepted_input, second_pass,
                      lambda t, d: limits_and_messages(t)):
             name = getattr(case, "__name__", "case")
             print(f"--- {name if name != '<lambda>' else 'limits_and_messages'}", flush=True)
