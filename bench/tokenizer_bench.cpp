@@ -23,7 +23,7 @@
 
 #include "core/file.h"
 #include "core/threads.h"
-#include "data/data_dir.h"
+#include "core/data_dir.h"
 #include "data/prepare.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"

@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+python3 scripts/check_layers.py   # no include goes up a layer (src/ folders)
 (cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j 2 --timeout 1800)
 
 if [ "${SANITIZE:-1}" != 0 ]; then

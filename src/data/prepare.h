@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "core/data_dir.h"   // default_corpus_dir, default_dataset_dir
+#include "core/documents.h"  // list_documents
+
 namespace gpt2lab {
 
 namespace fs = std::filesystem;
@@ -32,13 +35,6 @@ struct PrepareSummary {
   std::string tokenizer_identity;
 };
 
-// The default corpus and dataset (data_dir.h): data/sotu and data/sotu_gpt2.
-fs::path default_corpus_dir();
-fs::path default_dataset_dir();
-
-// Every document the inputs name, sorted by path; throws Error on a missing
-// input.
-std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs);
 
 PrepareSummary prepare_dataset(const PrepareOptions& options);
 

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json.h"
-#include "data/data_dir.h"
+#include "core/data_dir.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/sha256.h"

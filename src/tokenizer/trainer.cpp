@@ -9,7 +9,7 @@
 #include "core/file.h"
 #include "core/lock.h"
 #include "core/threads.h"
-#include "data/prepare.h"
+#include "core/documents.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"

@@ -67,15 +67,4 @@ float clip_factor(double norm, double max_norm) {
   return coef < 1.0 ? static_cast<float>(coef) : 1.0f;
 }
 
-double clip_grad_norm(float* grads, size_t n, double max_norm) {
-  const double norm = global_norm(grads, n);
-  const float c = clip_factor(norm, max_norm);
-  if (c < 1.0f) {
-    const long len = static_cast<long>(n);
-#pragma omp parallel for schedule(static)
-    for (long i = 0; i < len; ++i) grads[i] *= c;
-  }
-  return norm;
-}
-
 }  // namespace gpt2lab

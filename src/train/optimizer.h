@@ -60,7 +60,4 @@ double global_norm(const float* grads, size_t n);
 // is below 1, else 1 (also when max_norm is 0: clipping off).
 float clip_factor(double norm, double max_norm);
 
-// Scales the gradients in place by clip_factor. Returns the norm before.
-double clip_grad_norm(float* grads, size_t n, double max_norm);
-
 }  // namespace gpt2lab

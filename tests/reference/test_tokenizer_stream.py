@@ -85,6 +85,11 @@ def main():
                 back = subprocess.run([BIN, "tokenize", "--decode"], stdin=f, capture_output=True).stdout
             expect(back == text, f"{name}: --decode gives the bytes back")
 
+        if os.environ.get("ASAN_OPTIONS"):
+            # ASan keeps freed memory in quarantine (256 MB) and maps shadow
+            # memory: peak RSS says nothing there. The ids are checked above.
+            print("SKIP  peak memory of a 32 MB line: not measurable under AddressSanitizer", flush=True)
+            raise SystemExit(0 if not failures else f"{len(failures)} check(s) failed")
         path = os.path.join(tmp, "big.txt")
         with open(path, "wb") as f:
             for s in range(32):

@@ -70,7 +70,10 @@ with tempfile.TemporaryDirectory() as tmp:
             p.send_signal(signal.SIGKILL)
             kills += 1
         p.wait()
-    r = train(data, c, "--resume")
+    # The same command plus --resume, as documented: if every kill landed
+    # before config.json existed (a slow, sanitized start-up), this starts
+    # the run, and only the full command knows its settings.
+    r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True)
     # Same options as run a except save-every; metrics do not depend on it.
     got = stable(read_metrics(c))
     if got != ref:  # say where, so that a failure can be understood from the log

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/file.h"
-#include "data/data_dir.h"
+#include "core/data_dir.h"
 #include "gpt2_files.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer_impl.h"

@@ -12,4 +12,8 @@ inline constexpr std::string_view kDataEnvVar = "GPT2LAB_DATA";
 
 std::filesystem::path data_directory();
 
+// The default corpus and dataset: data/sotu and data/sotu_gpt2.
+std::filesystem::path default_corpus_dir();
+std::filesystem::path default_dataset_dir();
+
 }  // namespace gpt2lab

@@ -1,4 +1,4 @@
-#include "data/data_dir.h"
+#include "core/data_dir.h"
 
 #include <cstdlib>
 #include <string>
@@ -10,5 +10,8 @@ std::filesystem::path data_directory() {
   if (env != nullptr && *env != '\0') return env;
   return std::filesystem::path(GPT2LAB_SOURCE_DIR) / "data";
 }
+
+std::filesystem::path default_corpus_dir() { return data_directory() / "sotu"; }
+std::filesystem::path default_dataset_dir() { return data_directory() / "sotu_gpt2"; }
 
 }  // namespace gpt2lab

@@ -1,0 +1,44 @@
+#include "core/documents.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/data_dir.h"
+#include "core/error.h"
+
+namespace gpt2lab {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs) {
+  std::vector<fs::path> docs;
+  for (const auto& input : inputs) {
+    std::error_code ec;
+    if (fs::is_directory(input, ec)) {
+      auto it = fs::recursive_directory_iterator(input, ec);
+      if (ec) throw Error("cannot list input folder '" + input.string() + "': " + ec.message());
+      for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) throw Error("cannot list input folder '" + input.string() + "': " + ec.message());
+        const std::string name = it->path().filename().string();
+        if (!name.empty() && name[0] == '.') {
+          if (it->is_directory()) it.disable_recursion_pending();
+          continue;
+        }
+        if (it->is_regular_file()) docs.push_back(it->path().lexically_normal());
+      }
+    } else if (fs::exists(input, ec)) {
+      docs.push_back(input.lexically_normal());
+    } else {
+      throw Error("input '" + input.string() + "' does not exist" +
+                  (input == default_corpus_dir()
+                       ? " (the default corpus: run scripts/setup.sh or scripts/fetch_data.sh)"
+                       : ""));
+    }
+  }
+  std::sort(docs.begin(), docs.end(),
+            [](const fs::path& a, const fs::path& b) { return a.string() < b.string(); });
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  return docs;
+}
+
+}  // namespace gpt2lab
