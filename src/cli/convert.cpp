@@ -30,8 +30,17 @@ void add(CLI::App& app) {
       check(is_checkpoint_dir(o->input), "'" + o->input + "' is neither an llm.c model file nor a checkpoint directory");
     const std::string to = o->to.empty() ? (from_llmc ? "hf" : "llmc") : o->to;
     GPT2<float> model = from_llmc ? load_llmc(o->input) : load_model(o->input);
+    // What the checkpoint records beside its weights (its tokenizer, by path
+    // and sha256, and its seed) travels with it; an llm.c file has no place
+    // for it.
+    nlohmann::json extra = nlohmann::json::object();
+    if (!from_llmc) {
+      const nlohmann::json cfg = read_config_json(o->input);
+      for (const char* key : {"tokenizer", "tokenizer_sha256", "seed"})
+        if (cfg.contains(key)) extra[key] = cfg[key];
+    }
     if (to == "hf") {
-      save_model(o->out, model, o->force);
+      save_model(o->out, model, o->force, extra);
     } else {
       // Only an llm.c model file is ours to replace (and only with --force):
       // never a device, a FIFO, a folder or any other file.
@@ -45,6 +54,9 @@ void add(CLI::App& app) {
         check(o->force, "'" + o->out + "' exists; pass --force to replace it");
       }
       save_llmc(o->out, model, o->dtype == "bf16");
+      if (extra.contains("tokenizer"))
+        std::fprintf(stderr, "note: an llm.c file cannot record the tokenizer; this model was trained with %s\n",
+                     extra["tokenizer"].dump().c_str());
     }
     std::printf("wrote %s (%s%s): %zu parameters\n", o->out.c_str(), to == "hf" ? "checkpoint directory" : "llm.c file",
                 to == "llmc" ? (o->dtype == "bf16" ? ", bf16" : ", fp32") : "", model.layout().num_parameters());

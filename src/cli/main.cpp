@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 
 #include "cli/command.h"
 #include "cli/output.h"
@@ -28,6 +29,46 @@ void add_threads_flag(CLI::App* sub, int& threads) {
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
 }
+
+namespace {
+
+// CLI11 converts numbers leniently: hex (0x10), and 64-bit values that
+// saturate silently (--steps 2^63 became 2^63 - 1). Every numeric option
+// gets a strict check of the text first: plain decimal (with a fraction and
+// exponent for reals), within the 64-bit range; the option's own range
+// check (and the library's validation) then applies as before.
+std::string strict_number(const std::string& s, const std::string& type) {
+  const char* b = s.data();
+  const char* e = s.data() + s.size();
+  bool ok = false;
+  if (type == "UINT") {
+    uint64_t v;
+    const auto r = std::from_chars(b, e, v);
+    ok = r.ec == std::errc() && r.ptr == e;
+  } else if (type == "INT") {
+    int64_t v;
+    const auto r = std::from_chars(b, e, v);
+    ok = r.ec == std::errc() && r.ptr == e;
+  } else {
+    double v;
+    const auto r = std::from_chars(b, e, v, std::chars_format::general);
+    ok = r.ec == std::errc() && r.ptr == e;
+  }
+  if (ok && !s.empty()) return "";
+  return "'" + s + "' is not a " + (type == "FLOAT" ? std::string("decimal number") : "decimal integer") +
+         (type == "FLOAT" ? "" : " within 64 bits");
+}
+
+void add_strict_number_checks(CLI::App* app) {
+  for (CLI::Option* opt : app->get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
+    opt->check(CLI::Validator([type](std::string& s) { return strict_number(s, type); }, ""));
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) add_strict_number_checks(sub);
+}
+
+}  // namespace
 
 CLI::Validator uint64_text() {
   return CLI::Validator(
@@ -85,6 +126,7 @@ int main(int argc, char** argv) {
   std::sort(commands.begin(), commands.end(),
             [](const cli::Command& a, const cli::Command& b) { return a.order < b.order; });
   for (auto& c : commands) c.add(app);
+  cli::add_strict_number_checks(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -97,6 +139,12 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpt2lab: error: out of memory\n");
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path that cannot be resolved or listed (the working directory was
+    // deleted, a permission): the user's environment, not our bug.
+    std::fflush(stdout);
+    std::fprintf(stderr, "gpt2lab: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpt2lab: internal error: %s\n", e.what());

@@ -68,6 +68,9 @@ void add(CLI::App& app) {
     check(p1->count() + p2->count() + p3->count() == 1, "give the prompt with --prompt, --prompt-file or --prompt-ids");
     o->s.context = o->context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
     validate(o->s);  // before anything is loaded or printed
+    check(o->s.seed <= UINT64_MAX - static_cast<uint64_t>(o->num_samples - 1),
+          "--seed " + std::to_string(o->s.seed) + " with --num-samples " + std::to_string(o->num_samples) +
+              " runs past the largest seed (samples use seed, seed+1, ...)");
     const nlohmann::json cfg = read_config_json(o->model);
     GPT2<float> model = load_model(o->model);
     const ModelConfig& c = model.config();

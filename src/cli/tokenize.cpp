@@ -74,9 +74,15 @@ std::string format_ids(const std::vector<int>& ids, bool first) {
 // concatenate exactly, whatever a token boundary cuts).
 void decode_stream(const Tokenizer& tok) {
   std::string pending;
-  size_t offset = 0;
+  size_t offset = 0, ids_before = 0;
   auto flush_through = [&](size_t end) {
-    write_stdout(tok.decode(parse_ids(std::string_view(pending).substr(0, end), offset)));
+    const std::vector<int> ids = parse_ids(std::string_view(pending).substr(0, end), offset);
+    for (size_t i = 0; i < ids.size(); ++i)  // positions count from the start of the input
+      check(ids[i] < tok.vocab_size(), "token id " + std::to_string(ids[i]) + " at position " +
+                                           std::to_string(ids_before + i) + " is outside the vocabulary of " +
+                                           std::to_string(tok.vocab_size()) + " tokens");
+    write_stdout(tok.decode(ids));
+    ids_before += ids.size();
     offset += end;
     pending.erase(0, end);
   };

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "core/documents.h"
 #include "core/error.h"
 #include "core/lock.h"
 #include "core/threads.h"
@@ -36,6 +37,7 @@ void add(CLI::App& app) {
   train->callback([f] {
     set_threads(f->threads);
     check_output_directory(f->out, {"encoder.json", "vocab.bpe"}, f->force, "a tokenizer");  // before the work
+    check_output_apart(f->out, std::vector<fs::path>(f->inputs.begin(), f->inputs.end()));
     const auto start = std::chrono::steady_clock::now();
     const BpeVocab vocab = train_bpe_on_files(
         std::vector<fs::path>(f->inputs.begin(), f->inputs.end()), f->vocab_size, f->threads);

@@ -41,4 +41,18 @@ std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs) {
   return docs;
 }
 
+void check_output_apart(const fs::path& out, const std::vector<fs::path>& inputs) {
+  std::error_code ec;
+  const fs::path o = fs::weakly_canonical(out, ec);
+  auto within = [](const fs::path& a, const fs::path& b) {  // a equal to or inside b
+    return std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
+  };
+  for (const auto& in : inputs) {
+    const fs::path i = fs::weakly_canonical(in, ec);
+    if (within(o, i) || within(i, o))
+      throw Error("--out '" + out.string() + "' overlaps the input '" + in.string() +
+                  "'; a rerun would read the output as documents (or replace the input), so keep them apart");
+  }
+}
+
 }  // namespace gpt2lab

@@ -107,8 +107,15 @@ namespace gpt2lab {
 void check_output_directory(const fs::path& dir, const std::vector<std::string>& ours, bool force,
                             const std::string& kind) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) return;
-  check(fs::is_directory(dir, ec), "--out '" + dir.string() + "' exists and is not a folder");
+  const auto st = fs::symlink_status(dir, ec);
+  // Replaced whole by a rename: a link would be replaced by a folder and
+  // what it points to left behind.
+  check(!fs::is_symlink(st), "--out '" + dir.string() + "' is a symbolic link; give the folder itself");
+  std::error_code cwd_ec;
+  check(fs::weakly_canonical(dir, ec) != fs::current_path(cwd_ec),
+        "--out '" + dir.string() + "' is the current directory, which would be replaced whole; give another folder");
+  if (!fs::exists(st)) return;
+  check(fs::is_directory(st), "--out '" + dir.string() + "' exists and is not a folder");
   std::vector<std::string> foreign;
   bool have_ours = false;
   for (const auto& e : fs::directory_iterator(dir, ec)) {

@@ -21,6 +21,7 @@ sigset_t stop_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);  // the terminal went away: stop like SIGTERM
   return set;
 }
 
@@ -62,6 +63,11 @@ void start_signal_watcher() {
 void set_graceful_stop(bool on) {
   start_signal_watcher();
   g_graceful.store(on);
+  // A run whose progress goes to a pipe that closed keeps training (the
+  // writes fail with EPIPE) instead of dying without a checkpoint.
+  struct sigaction sa {};
+  sa.sa_handler = on ? SIG_IGN : SIG_DFL;
+  sigaction(SIGPIPE, &sa, nullptr);
 }
 
 bool stop_requested() { return g_requests.load() > 0; }
@@ -71,6 +77,9 @@ void clear_stop_request() { g_requests.store(0); }
 void unblock_stop_signals_for_exec() {
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, nullptr);  // an ignored signal stays ignored across exec
 }
 
 }  // namespace gpt2lab

@@ -1,4 +1,4 @@
-// SIGINT and SIGTERM without signal handlers on compute threads.
+// SIGINT, SIGTERM and SIGHUP without signal handlers on compute threads.
 //
 // oneDNN's JIT GEMM kernels (Debian's libdnnl 2.7; fixed upstream in 3.11,
 // oneDNN issue #4845) point the stack pointer into a heap workspace while

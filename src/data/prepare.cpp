@@ -45,6 +45,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   const std::vector<std::string> ours = {"train.bin", "val.bin", "meta.json"};
   check_output_directory(o.out, ours, o.force, "a prepared dataset");
   check_own_dataset(o.out);
+  check_output_apart(o.out, o.inputs);
   const Tokenizer tok = Tokenizer::resolve(o.tokenizer);
   check(tok.vocab_size() <= 65536,
         "tokenizer '" + o.tokenizer + "' has " + std::to_string(tok.vocab_size()) +

@@ -170,7 +170,9 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
           at + ": field 'data_offsets' must be [begin, end] with non-negative integers");
     e.begin = (*off)[0].get<uint64_t>();
     e.end = (*off)[1].get<uint64_t>();
-    check(e.begin <= e.end && e.end <= data_size,
+    check(e.begin <= e.end, at + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                                "] are reversed (begin after end)");
+    check(e.end <= data_size,
           at + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
               ") fall outside the " + std::to_string(data_size) +
               "-byte data section (truncated file?)");

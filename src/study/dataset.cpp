@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "tokenizer/sha256.h"
 #include "data/prepare.h"
 #include "data/token_shard.h"
 #include "tokenizer/tokenizer.h"
@@ -90,9 +91,13 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
   check(!docs.empty(), "--data '" + data_arg.string() + "' holds no text files (and no train.bin)");
   uintmax_t bytes = 0;
   for (const auto& p : docs) bytes += fs::file_size(p, ec);
+  // By content: a document edited in place (same size) is other data.
+  Sha256 content;
+  for (const auto& p : docs) content.update(p.string() + "\n" + sha256_file(p.string()) + "\n");
   const nlohmann::json source = {{"corpus", data.string()},
                                  {"documents", docs.size()},
                                  {"bytes", bytes},
+                                 {"sha256", content.hex_digest()},
                                  {"vocab_size", vocab_size}};
   const fs::path tok_dir = out_data / "tokenizer", ds_dir = out_data / "dataset";
   const fs::path source_file = out_data / "source.json";

@@ -3,6 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <string>
+
+#include "core/error.h"
 
 namespace gpt2lab {
 
@@ -61,6 +64,14 @@ void StreamEncoder::encode_into(std::string_view text, std::vector<int>& out) co
   std::vector<std::string_view> segments;
   for (size_t pos = 0; pos < text.size();) {
     const size_t cut = text.size() - pos > 2 * kSegment ? find_cut(text, pos + kSegment) : text.size();
+    // BPE over a run without any exact cut takes memory in proportion to it
+    // (about 47 bytes per byte): refused past kMaxRun instead.
+    // [pos + kSegment, cut) holds no cut.
+    if (cut - pos > kMaxRun + kSegment)
+      throw Error("the input holds a run of more than " + std::to_string(kMaxRun >> 20) + " MiB (from byte " +
+                  std::to_string(consumed_ + pos) +
+                  ") with no point where it can be tokenized in parts with the same ids (e.g. one letter "
+                  "repeated); gpt2lab refuses it rather than use memory in proportion to it");
     segments.push_back(text.substr(pos, cut - pos));
     pos = cut;
   }
@@ -81,12 +92,19 @@ void StreamEncoder::push(std::string_view text, std::vector<int>& out) {
     const size_t cut = find_cut(pending_, std::max(start + chunk_, scanned_));
     if (cut >= pending_.size()) {
       scanned_ = pending_.size() - 1;  // the last byte's cut needs the next one
+      // A run without a cut cannot be held for ever either.
+      if (pending_.size() - start > 2 * chunk_ + kMaxRun)
+        throw Error("the input holds a run of more than " + std::to_string(kMaxRun >> 20) + " MiB (after byte " +
+                    std::to_string(consumed_ + start + chunk_) +
+                    ") with no point where it can be tokenized in parts with the same ids (e.g. one letter "
+                    "repeated); gpt2lab refuses it rather than use memory in proportion to it");
       break;
     }
     encode_into(std::string_view(pending_).substr(start, cut - start), out);
     start = cut;
   }
   if (start > 0) {
+    consumed_ += start;
     pending_.erase(0, start);
     scanned_ = scanned_ > start ? scanned_ - start : 0;
   }

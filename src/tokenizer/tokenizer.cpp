@@ -575,7 +575,8 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
 
   const std::string bpe = read_file(merges_path);
   std::vector<std::pair<std::string, std::string>> merges;
-  size_t pos = 0;
+  // A UTF-8 byte order mark (editors add one) is skipped, as in encoder.json.
+  size_t pos = bpe.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   int line_no = 0;
   while (pos < bpe.size()) {
     size_t end = bpe.find('\n', pos);
@@ -592,8 +593,7 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
                                              : spelling_to_bytes(line.substr(space + 1));
     if (!a || !b || a->empty() || b->empty())
       throw Error(merges_path.string() + ":" + std::to_string(line_no) +
-                  ": expected two token spellings separated by one space, found \"" +
-                  std::string(line) + "\"");
+                  ": expected two token spellings separated by one space, found " + shown(line));
     merges.emplace_back(std::move(*a), std::move(*b));
   }
   std::string name = fs::weakly_canonical(dir).filename().string();

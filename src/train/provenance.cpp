@@ -40,6 +40,11 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
     const std::string where = meta.string();
     const nlohmann::json j = read_json_file(meta);
     check(j.is_object(), where + ": expected a JSON object");
+    check(!j.contains("format") || j["format"] == "gpt2lab dataset",
+          where + ": field 'format' is " + (j.contains("format") ? j["format"].dump() : "") + ", not \"gpt2lab dataset\"");
+    check(!j.contains("version") || j["version"] == 1,
+          where + ": version " + (j.contains("version") ? j["version"].dump() : "") +
+              " is not one this gpt2lab reads (1); prepare the data again with this version");
     if (j.contains("tokenizer")) {
       const auto& t = j["tokenizer"];
       check(t.is_object(), where + ": field 'tokenizer' must be an object");
@@ -50,9 +55,12 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
       };
       meta_rec.spec = text("spec");
       meta_rec.sha256 = text("sha256");
+      check(meta_rec.sha256.empty() ||
+                (meta_rec.sha256.size() == 64 && meta_rec.sha256.find_first_not_of("0123456789abcdef") == std::string::npos),
+            where + ": field 'tokenizer.sha256' is not a sha256 (64 lower-case hex digits)");
       if (t.contains("vocab_size")) {
         check(t["vocab_size"].is_number_integer() && t["vocab_size"].get<int64_t>() > 0 &&
-                  t["vocab_size"].get<int64_t>() <= (1 << 24),
+                  t["vocab_size"].get<int64_t>() <= 65536,  // token shards hold uint16 ids
               where + ": field 'tokenizer.vocab_size' = " + t["vocab_size"].dump() + " is not a vocabulary size");
         meta_rec.vocab_size = static_cast<int>(t["vocab_size"].get<int64_t>());
       }
@@ -66,10 +74,21 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
     check(meta_rec.spec.empty() || meta_rec.spec == "gpt2" || fs::exists(meta_rec.spec, ec),
           meta.string() + " names the tokenizer '" + meta_rec.spec +
               "', which does not exist (moved?); pass it with --tokenizer DIR");
-    return meta_rec;
+    if (meta_rec.spec.empty()) return meta_rec;
+    // What meta.json says of the tokenizer is checked against the tokenizer
+    // itself: it is what every checkpoint of the run will record.
+    const Tokenizer tok = Tokenizer::resolve(meta_rec.spec);
+    check(meta_rec.sha256.empty() || meta_rec.sha256 == tok.content_hash(),
+          meta.string() + " records tokenizer sha256 " + meta_rec.sha256.substr(0, 12) + "... but '" + meta_rec.spec +
+              "' now holds sha256 " + tok.content_hash().substr(0, 12) +
+              "...: the tokenizer changed since the data was prepared; prepare it again");
+    check(meta_rec.vocab_size == 0 || meta_rec.vocab_size == tok.vocab_size(),
+          meta.string() + " records a vocabulary of " + std::to_string(meta_rec.vocab_size) + " tokens but '" +
+              meta_rec.spec + "' has " + std::to_string(tok.vocab_size()));
+    return {meta_rec.spec, tok.content_hash(), tok.vocab_size(), true};
   }
   const Tokenizer tok = Tokenizer::resolve(given);
-  TokenizerRecord rec{resolved_spec(given), tok.content_hash(), tok.vocab_size()};
+  TokenizerRecord rec{resolved_spec(given), tok.content_hash(), tok.vocab_size(), false};
   check(meta_rec.sha256.empty() || meta_rec.sha256 == rec.sha256,
         "--tokenizer " + given + " (sha256 " + rec.sha256.substr(0, 12) + "...) is not the tokenizer the data in '" +
             data.string() + "' was prepared with (" + meta_rec.spec + ", sha256 " + meta_rec.sha256.substr(0, 12) +

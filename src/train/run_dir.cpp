@@ -62,6 +62,23 @@ void check_target(const fs::path& dir, bool force, bool resume) {
               "or empty folder");
 }
 
+void check_checkpoint_folder(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path ckpt = dir / kCheckpoint;
+  const auto st = fs::symlink_status(ckpt, ec);
+  if (!fs::exists(st)) return;
+  check(fs::is_directory(st) && !fs::is_symlink(st),
+        "'" + ckpt.string() + "' is not a checkpoint folder gpt2lab wrote (a link or a file); move it away");
+  for (const auto& e : fs::directory_iterator(ckpt, ec)) {
+    const std::string n = e.path().filename().string();
+    const bool ours = (n == kConfig || n == "model.safetensors" || n == kOptimizer || n == kState) &&
+                      e.is_regular_file(ec) && !e.is_symlink(ec);
+    check(ours, "'" + e.path().string() +
+                    "' is not a file of a gpt2lab checkpoint, and a checkpoint is replaced whole at every save; "
+                    "move it out of the run's checkpoint folder");
+  }
+}
+
 void check_removable(const fs::path& dir, const std::vector<std::string>& inputs) {
   std::error_code ec;
   for (const char* f : {kMetrics, kResult, kConfig}) {
@@ -69,18 +86,7 @@ void check_removable(const fs::path& dir, const std::vector<std::string>& inputs
     check(!fs::exists(st) || fs::is_regular_file(st),
           "'" + (dir / f).string() + "' is not a file gpt2lab wrote (a folder or a link); --force will not remove it");
   }
-  const fs::path ckpt = dir / kCheckpoint;
-  if (fs::exists(fs::symlink_status(ckpt, ec))) {
-    check(fs::is_directory(fs::symlink_status(ckpt, ec)), "'" + ckpt.string() + "' is not a checkpoint folder");
-    for (const auto& e : fs::directory_iterator(ckpt, ec)) {
-      const std::string n = e.path().filename().string();
-      const bool ours = (n == kConfig || n == "model.safetensors" || n == kOptimizer || n == kState) &&
-                        e.is_regular_file(ec) && !e.is_symlink(ec);
-      check(ours, "'" + e.path().string() +
-                      "' is not a file of a gpt2lab checkpoint; --force would delete it, so it is refused (move it "
-                      "out first)");
-    }
-  }
+  check_checkpoint_folder(dir);
   // An input of the new run inside what --force removes would be deleted
   // before it is read (--init-from RUN/checkpoint, --data RUN/...).
   for (const std::string& in : inputs) {

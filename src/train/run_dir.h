@@ -45,6 +45,10 @@ void check_target(const fs::path& dir, bool force, bool resume);
 // `inputs` (--data, --init-from, --tokenizer) may lie inside them.
 void check_removable(const fs::path& dir, const std::vector<std::string>& inputs);
 
+// RUN/checkpoint is replaced whole at every save: it must be a real folder
+// holding only the four files a checkpoint is made of.
+void check_checkpoint_folder(const fs::path& dir);
+
 // --force: removes the run's own files, nothing else.
 void remove_run_files(const fs::path& dir);
 

@@ -91,6 +91,7 @@ void save_checkpoint(const fs::path& run, const GPT2<float>& model, const AdamW&
                      MetricsLog& metrics, const TrainOptions& o, const nlohmann::json& run_config,
                      const std::string& tokenizer_sha256) {
   const fs::path target = run / kCheckpoint;
+  run_dir::check_checkpoint_folder(run);  // a file put there since the last save is not deleted with it
   const fs::path staging = make_staging_directory(target);
   try {
     nlohmann::json extra = {{"seed", o.seed}};
@@ -246,7 +247,7 @@ void validate(const TrainOptions& o) {
   // The optimizer runs in float; a larger value would not convert (UB).
   check(o.schedule.lr <= std::numeric_limits<float>::max(), "--lr must be at most 3.4e38 (a float)");
   non_negative(o.schedule.min_lr, "--min-lr");
-  check(o.schedule.min_lr <= o.schedule.lr, "--min-lr " + number_text(o.schedule.min_lr) + " is above the peak --lr " +
+  check(o.schedule.kind == ScheduleKind::constant || o.schedule.min_lr <= o.schedule.lr, "--min-lr " + number_text(o.schedule.min_lr) + " is above the peak --lr " +
                                                 number_text(o.schedule.lr) +
                                                 "; the schedule decays from --lr down to --min-lr");
   // The optimizer runs in float: a rate that rounds to zero (or to a
@@ -263,7 +264,18 @@ void validate(const TrainOptions& o) {
   non_negative(o.adam.weight_decay, "--weight-decay");
   check(o.adam.beta1 >= 0 && o.adam.beta1 < 1 && o.adam.beta2 >= 0 && o.adam.beta2 < 1,
         "--beta1 and --beta2 must be in [0, 1)");
-  check(o.adam.eps > 0 && std::isfinite(o.adam.eps), "--eps must be a finite number > 0");
+  check(o.adam.eps >= std::numeric_limits<float>::min() && o.adam.eps <= 1,
+        "--eps " + number_text(o.adam.eps) + " must be in [1.2e-38, 1] (AdamW's epsilon; 1e-8 is usual)");
+  // Float fields that would round to zero or a denormal act as if unset.
+  auto float_or_zero = [](double v, const char* flag) {
+    check(v == 0 || std::abs(v) >= std::numeric_limits<float>::min(),
+          std::string(flag) + " " + number_text(v) + " is too small for a float (0, or at least 1.2e-38)");
+  };
+  float_or_zero(o.adam.weight_decay, "--weight-decay");
+  float_or_zero(o.adam.beta1, "--beta1");
+  float_or_zero(o.adam.beta2, "--beta2");
+  check(o.grad_clip == 0 || o.grad_clip >= 1e-20,
+        "--grad-clip " + number_text(o.grad_clip) + " would scale every update to nothing (0 turns clipping off)");
   check(o.eval_every >= 0 && o.save_every >= 0 && o.diag_every >= 0 && o.log_every >= 0,
         "--eval-every, --save-every, --diag-every and --log-every must be >= 0");
   check(!o.out.empty(), "--out is required");
@@ -334,6 +346,10 @@ TrainResult train(TrainOptions o) {
     state = run_dir::read_state(run);
     metrics_keep = state.metrics_bytes;
     start_step = state.step;
+    check(start_step <= o.steps, "--steps " + std::to_string(o.steps) + " is below step " +
+                                     std::to_string(start_step) +
+                                     ", where the run's checkpoint is; a run cannot be shortened (give --steps " +
+                                     std::to_string(start_step) + " or more)");
   }
   if (root && o.resume) {
     check_resume_identity(run, saved_config, state, !have_checkpoint && !o.init_from.empty());
@@ -377,6 +393,12 @@ TrainResult train(TrainOptions o) {
   const ModelConfig& mc = model->config();
   check(o.seq_len <= mc.block_size, "--seq-len " + std::to_string(o.seq_len) + " exceeds the model's block_size " +
                                         std::to_string(mc.block_size));
+  // One step must not need more batches than the data holds (it would
+  // repeat them, and a huge --accum makes a step no signal can end).
+  check(static_cast<size_t>(o.accum) * world <= train_loader.num_windows(),
+        "--accum " + std::to_string(o.accum) + (world > 1 ? " x " + std::to_string(world) + " ranks" : "") +
+            " needs more batches per step than the " + std::to_string(train_loader.num_windows()) + " of B=" +
+            std::to_string(o.batch_size) + " x T=" + std::to_string(o.seq_len) + " that '" + o.data + "' holds");
   // More eval batches than the split holds would evaluate the same windows
   // again (and a huge count would run for ever).
   check(!val_loader || static_cast<size_t>(o.eval_batches) <= val_loader->num_windows(),
@@ -397,10 +419,11 @@ TrainResult train(TrainOptions o) {
   // below vocab_size) but cannot be sampled with it, and a larger one wastes
   // its loss on ids that never occur: refused when the size is known.
   check(tokenizer.vocab_size == 0 || tokenizer.vocab_size == mc.vocab_size,
-        "the model's vocab_size is " + std::to_string(mc.vocab_size) + " but the data in '" + o.data +
-            "' was prepared with a tokenizer of " + std::to_string(tokenizer.vocab_size) +
-            " tokens (meta.json); train with --vocab-size " + std::to_string(tokenizer.vocab_size) +
-            " (the default for such data)");
+        "the model's vocab_size is " + std::to_string(mc.vocab_size) + " but " +
+            (tokenizer.from_meta ? "the data in '" + o.data + "' was prepared with a tokenizer of "
+                                 : "--tokenizer has ") +
+            std::to_string(tokenizer.vocab_size) + " tokens; train with --vocab-size " +
+            std::to_string(tokenizer.vocab_size) + (tokenizer.from_meta ? " (the default for such data)" : ""));
   if (!o.init_from.empty() && !(o.resume && have_checkpoint)) check_init_from_tokenizer(o.init_from, tokenizer.sha256);
 
   // ZeRO-1: rank r updates (and keeps Adam moments for) its shard only.
@@ -449,6 +472,7 @@ TrainResult train(TrainOptions o) {
     fs::create_directories(run, ec);
     check(!ec, "cannot create run directory '" + run.string() + "': " + ec.message());
     run_dir::remove_stale_staging(run);
+    run_dir::check_checkpoint_folder(run);
     if (!o.resume) {
       run_config = to_json(o);
       run_config["data_identity"] = run_dir::data_identity(o.data);

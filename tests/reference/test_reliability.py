@@ -78,7 +78,8 @@ def ownership(tmp, data):
            "its metrics.jsonl parses line by line and result.json says interrupted")
     again = train(data, out, "--steps", "1", "--resume", "--save-every", "20")
     # The lock died with the process: a later --resume is not refused as in use.
-    expect(again.returncode == 0 and "in use" not in again.stderr, "the lock is released when its holder exits")
+    expect("in use" not in again.stderr and "cannot be shortened" in again.stderr,
+           "the lock is released when its holder exits (and --steps below the checkpoint is refused)")
 
     notrun = os.path.join(tmp, "notes")
     os.makedirs(notrun)
@@ -230,16 +231,6 @@ def identity(tmp, data):
            "its checkpoint records the tokenizer resolved, with its sha256")
     r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--prompt", "abc", "--max-new-tokens", "3", cwd="/")
     expect(r.returncode == 0, "sample finds the checkpoint's tokenizer from another directory")
-    other_corpus = write_corpus(os.path.join(tmp, "corpus3"), 3)
-    run("tokenizer", "train", "--input", other_corpus, "--vocab-size", "300", "--out", tok, "--force")
-    r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--prompt", "abc", "--max-new-tokens", "3")
-    expect(r.returncode == 1 and "not the one this model was trained with" in r.stderr,
-           "sample refuses a different tokenizer at the recorded path")
-    r = run("train", *m300, "--data", ds, "--out", os.path.join(tmp, "tokflag"), *short16, "--steps", "4",
-            "--tokenizer", tok)
-    expect(r.returncode == 1 and "not the tokenizer the data" in r.stderr,
-           "train refuses a --tokenizer other than the data's")
-
     # The vocabulary comes from the data; a contradicting one is refused.
     no_vocab = [a for i, a in enumerate(MODEL) if a != "--vocab-size" and MODEL[i - 1] != "--vocab-size"]
     out5 = os.path.join(tmp, "vocab-default")
@@ -250,6 +241,15 @@ def identity(tmp, data):
             "--steps", "2")
     expect(r.returncode == 1 and "50257" in r.stderr and "300" in r.stderr,
            "an explicit --vocab-size that contradicts the data is refused, naming both")
+    other_corpus = write_corpus(os.path.join(tmp, "corpus3"), 3)
+    run("tokenizer", "train", "--input", other_corpus, "--vocab-size", "300", "--out", tok, "--force")
+    r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--prompt", "abc", "--max-new-tokens", "3")
+    expect(r.returncode == 1 and "not the one this model was trained with" in r.stderr,
+           "sample refuses a different tokenizer at the recorded path")
+    r = run("train", *m300, "--data", ds, "--out", os.path.join(tmp, "tokflag"), *short16, "--steps", "4",
+            "--tokenizer", tok)
+    expect(r.returncode == 1 and "not the tokenizer the data" in r.stderr,
+           "train refuses a --tokenizer other than the data's")
 
 
 def accepted_input(tmp, data):
@@ -384,7 +384,7 @@ def second_pass(tmp, data):
         st[key] = value
         open(st_path, "w").write(json.dumps(st))
         r = train(data, ck, "--steps", "9", "--resume")
-        expect(r.returncode == 1 and ("inconsistent" in r.stderr or "out of range" in r.stderr),
+        expect(r.returncode == 1 and any(w in r.stderr for w in ("inconsistent", "out of range", "cannot be shortened")),
                f"--resume refuses a state.json with {key} edited")
     open(st_path, "w").write(original)
 
@@ -409,6 +409,93 @@ def second_pass(tmp, data):
     out, err = p.communicate(timeout=300)
     leftovers = [n for n in os.listdir(st_out) if ".tmp-" in n] if os.path.isdir(st_out) else []
     expect(p.returncode == 0 and not leftovers, f"a SIGINT during a study stops it cleanly (exit {p.returncode})")
+
+
+def third_pass(tmp, data):
+    """The rest of each class, found by a third adversarial pass."""
+    run_ = os.path.join(tmp, "tp-run")
+    train(data, run_, "--steps", "4", "--save-every", "2")
+    open(os.path.join(run_, "checkpoint", "notes.txt"), "w").write("mine")
+    r = train(data, run_, "--steps", "8", "--resume")
+    expect(r.returncode == 1 and os.path.exists(os.path.join(run_, "checkpoint", "notes.txt")),
+           "a checkpoint save never deletes a user file put into checkpoint/ (refused)")
+    os.remove(os.path.join(run_, "checkpoint", "notes.txt"))
+
+    hup = os.path.join(tmp, "tp-hup")
+    p = subprocess.Popen([BIN, "train", *MODEL, "--data", data, "--out", hup, *SHORT, "--steps", "100000",
+                          "--save-every", "1000"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not os.path.exists(os.path.join(hup, "metrics.jsonl")) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.send_signal(1)  # SIGHUP: the terminal went away
+    p.communicate(timeout=120)
+    res = json.load(open(os.path.join(hup, "result.json"))) if os.path.exists(os.path.join(hup, "result.json")) else {}
+    expect(p.returncode == 0 and res.get("status") == "interrupted", "SIGHUP stops a run like SIGTERM (saved)")
+
+    r = train(data, os.path.join(tmp, "tp-accum"), "--steps", "2", "--accum", "100000000")
+    expect(r.returncode == 1 and "--accum" in r.stderr, "an --accum beyond the data's batches is refused")
+    r = train(data, run_, "--steps", "2", "--resume")
+    expect(r.returncode == 1 and "cannot be shortened" in r.stderr, "--steps below the checkpoint's step is refused")
+    for bad, flag in (("9223372036854775808", "--steps"), ("0x10", "--steps"), ("1e-50", "--grad-clip")):
+        r = train(data, os.path.join(tmp, "tp-num"), flag, bad)
+        expect(r.returncode != 0 and not os.path.exists(os.path.join(tmp, "tp-num")), f"{flag} {bad} is refused")
+    r = train(data, os.path.join(tmp, "tp-const"), "--steps", "2", "--schedule", "constant", "--min-lr", "5")
+    expect(r.returncode == 0, "--min-lr is not checked against --lr for a constant schedule (it is unused)")
+
+    corpus = write_corpus(os.path.join(tmp, "tp-corpus"), 12)
+    r = run("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--out", corpus)
+    expect(r.returncode == 1 and len(os.listdir(corpus)) == 6, "tokenizer train --out equal to its --input is refused")
+    tok = os.path.join(tmp, "tp-tok")
+    run("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--out", tok)
+    r = run("prepare", "--input", corpus, "--tokenizer", tok, "--out", os.path.join(corpus, "ds"))
+    expect(r.returncode == 1 and "overlaps" in r.stderr, "prepare --out inside its --input is refused")
+    ds = os.path.join(tmp, "tp-ds")
+    run("prepare", "--input", corpus, "--tokenizer", tok, "--val-every", "3", "--out", ds)
+    meta_path = os.path.join(ds, "meta.json")
+    original = open(meta_path).read()
+    m300 = [a if a != "97" else "300" for a in MODEL]
+    short16 = [a if a != "32" else "16" for a in SHORT]
+    for what, edit in (("sha256", lambda m: m["tokenizer"].update(sha256="deadbeef")),
+                       ("vocab_size", lambda m: m["tokenizer"].update(vocab_size=70000)),
+                       ("spec", lambda m: m["tokenizer"].update(spec="gpt2")),
+                       ("version", lambda m: m.update(version=2))):
+        m = json.loads(original)
+        edit(m)
+        open(meta_path, "w").write(json.dumps(m))
+        r = run("train", *m300, "--data", ds, "--out", os.path.join(tmp, "tp-meta"), *short16, "--steps", "2")
+        expect(r.returncode == 1 and "meta.json" in r.stderr, f"a meta.json with a wrong tokenizer {what} is refused")
+    open(meta_path, "w").write(original)
+
+    trained = os.path.join(tmp, "tp-trained")
+    r = run("train", *m300, "--data", ds, "--out", trained, *short16, "--steps", "2")
+    conv = os.path.join(tmp, "tp-conv")
+    run("convert", "--input", os.path.join(trained, "checkpoint"), "--to", "hf", "--out", conv)
+    c = json.load(open(os.path.join(conv, "config.json")))
+    expect(len(c.get("tokenizer_sha256", "")) == 64 and c.get("eos_token_id") == 299,
+           "convert keeps the tokenizer's identity (and eos is the vocabulary's last id)")
+
+    link = os.path.join(tmp, "tp-link")
+    os.symlink(conv, link)
+    r = run("init", *MODEL, "--out", link, "--force")
+    expect(r.returncode == 1 and os.path.islink(link), "an --out that is a symbolic link is refused, not replaced")
+    here = os.path.join(tmp, "tp-here")
+    os.makedirs(here)
+    r = run("init", *MODEL, "--out", ".", cwd=here)
+    expect(r.returncode == 1 and "current directory" in r.stderr, "init --out . (the current directory) is refused")
+    gone = os.path.join(tmp, "tp-gone")
+    os.makedirs(gone)
+    p = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "{BIN}" train --data d --out o'],
+                       capture_output=True, text=True)
+    expect(p.returncode == 1 and "internal error" not in p.stderr, "a deleted working directory is an error, not exit 3")
+
+    r = subprocess.run([BIN, "tokenize", "--decode"], input="1 2 3 4 99999", capture_output=True, text=True)
+    expect(r.returncode == 1 and "position 4" in r.stderr, "tokenize --decode names the bad id's position")
+    r = subprocess.run([BIN, "tokenize"], input="a" * (12 << 20), capture_output=True, text=True)
+    expect(r.returncode == 1 and "4 MiB" in r.stderr, "a 12 MB run of one letter is refused, not held in memory")
+    ck = os.path.join(trained, "checkpoint")
+    r = run("sample", "--model", ck, "--prompt-ids", "1", "--seed", "18446744073709551615", "--num-samples", "3")
+    expect(r.returncode == 1 and "--seed" in r.stderr, "sample seeds that would wrap around are refused")
 
 
 def limits_and_messages(tmp):
@@ -464,7 +551,7 @@ def limits_and_messages(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         data = make_dataset(os.path.join(tmp, "data"), 97)
-        for case in (ownership, no_destruction, output_errors, identity, accepted_input, second_pass,
+        for case in (ownership, no_destruction, output_errors, identity, accepted_input, second_pass, third_pass,
                      lambda t, d: limits_and_messages(t)):
             name = getattr(case, "__name__", "case")
             print(f"--- {name if name != '<lambda>' else 'limits_and_messages'}", flush=True)
