@@ -15,6 +15,44 @@
 namespace gpt2lab::cli {
 namespace {
 
+// --resume: a flag given again must say what the run's config.json says;
+// a changed setting is refused rather than silently ignored.
+void check_resume_flags(const CLI::App& sub, const nlohmann::json& saved_json, const nlohmann::json& given_json,
+                        const fs::path& cfg) {
+  static const std::set<std::string> kPathFlags = {"--data", "--init-from", "--tokenizer"};
+  // flag -> JSON pointer in the run's config.json
+  static const std::map<std::string, std::string> keys = {
+      {"--n-layer", "/model/n_layer"}, {"--n-head", "/model/n_head"}, {"--n-embd", "/model/n_embd"},
+      {"--block-size", "/model/n_positions"}, {"--vocab-size", "/model/vocab_size"},
+      {"--norm", "/model/norm"}, {"--init", "/model/init"}, {"--residual-scale", "/model/residual_scale"},
+      {"--final-norm", "/model/final_norm"}, {"--seed", "/seed"}, {"--init-from", "/init_from"},
+      {"--data", "/data"}, {"--batch-size", "/batch_size"}, {"--seq-len", "/seq_len"},
+      {"--accum", "/accum"}, {"--lr", "/lr"}, {"--min-lr", "/min_lr"}, {"--warmup", "/warmup"},
+      {"--schedule", "/schedule"}, {"--beta1", "/beta1"}, {"--beta2", "/beta2"}, {"--eps", "/eps"},
+      {"--weight-decay", "/weight_decay"}, {"--grad-clip", "/grad_clip"}, {"--max-loss", "/max_loss"},
+      {"--eval-every", "/eval_every"}, {"--eval-batches", "/eval_batches"}, {"--save-every", "/save_every"},
+      {"--diag-every", "/diag_every"}, {"--shuffle", "/shuffle"}, {"--zero", "/zero"}, {"--bf16", "/bf16"}, {"--tokenizer", "/tokenizer"}};
+  const bool fine_tuned = !saved_json.value("init_from", std::string()).empty();
+  for (const auto& [flag, ptr] : keys) {
+    const CLI::Option* opt = sub.get_option_no_throw(flag);
+    if (!opt || opt->count() == 0) continue;
+    // A fine-tuned run's model flags were never used.
+    if (ptr.rfind("/model/", 0) == 0 && fine_tuned) continue;
+    const nlohmann::json::json_pointer jp(ptr);
+    const bool have = saved_json.contains(jp) && given_json.contains(jp);
+    bool same = have && saved_json.at(jp) == given_json.at(jp);
+    if (have && !same && saved_json.at(jp).is_number() && given_json.at(jp).is_number())
+      same = std::abs(saved_json.at(jp).get<double>() - given_json.at(jp).get<double>()) <=
+             1e-6 * std::abs(saved_json.at(jp).get<double>());
+    // Paths name the same thing however they were typed.
+    if (have && !same && kPathFlags.count(flag) && saved_json.at(jp).is_string() && given_json.at(jp).is_string())
+      same = resolved_spec(saved_json.at(jp).get<std::string>()) == resolved_spec(given_json.at(jp).get<std::string>());
+    check(same, "--resume: " + flag + " differs from the run's " + cfg.string() + " (" +
+                    (saved_json.contains(jp) ? saved_json.at(jp).dump() : "unset") +
+                    "); a resumed run keeps its settings (only --steps, --threads and --log-every may change)");
+  }
+}
+
 void add(CLI::App& app) {
   struct Opts {
     ModelFlags model;
@@ -121,39 +159,7 @@ void add(CLI::App& app) {
       const nlohmann::json saved_json = read_json_file(cfg);
       TrainOptions given = t;
       given.model = o->model.to_config();
-      const nlohmann::json given_json = to_json(given);
-      static const std::set<std::string> kPathFlags = {"--data", "--init-from", "--tokenizer"};
-      // flag -> JSON pointer in the run's config.json
-      static const std::map<std::string, std::string> keys = {
-          {"--n-layer", "/model/n_layer"}, {"--n-head", "/model/n_head"}, {"--n-embd", "/model/n_embd"},
-          {"--block-size", "/model/n_positions"}, {"--vocab-size", "/model/vocab_size"},
-          {"--norm", "/model/norm"}, {"--init", "/model/init"}, {"--residual-scale", "/model/residual_scale"},
-          {"--final-norm", "/model/final_norm"}, {"--seed", "/seed"}, {"--init-from", "/init_from"},
-          {"--data", "/data"}, {"--batch-size", "/batch_size"}, {"--seq-len", "/seq_len"},
-          {"--accum", "/accum"}, {"--lr", "/lr"}, {"--min-lr", "/min_lr"}, {"--warmup", "/warmup"},
-          {"--schedule", "/schedule"}, {"--beta1", "/beta1"}, {"--beta2", "/beta2"}, {"--eps", "/eps"},
-          {"--weight-decay", "/weight_decay"}, {"--grad-clip", "/grad_clip"}, {"--max-loss", "/max_loss"},
-          {"--eval-every", "/eval_every"}, {"--eval-batches", "/eval_batches"}, {"--save-every", "/save_every"},
-          {"--diag-every", "/diag_every"}, {"--shuffle", "/shuffle"}, {"--zero", "/zero"}, {"--bf16", "/bf16"}, {"--tokenizer", "/tokenizer"}};
-      const bool fine_tuned = !saved_json.value("init_from", std::string()).empty();
-      for (const auto& [flag, ptr] : keys) {
-        const CLI::Option* opt = sub->get_option_no_throw(flag);
-        if (!opt || opt->count() == 0) continue;
-        // A fine-tuned run's model flags were never used.
-        if (ptr.rfind("/model/", 0) == 0 && fine_tuned) continue;
-        const nlohmann::json::json_pointer jp(ptr);
-        const bool have = saved_json.contains(jp) && given_json.contains(jp);
-        bool same = have && saved_json.at(jp) == given_json.at(jp);
-        if (have && !same && saved_json.at(jp).is_number() && given_json.at(jp).is_number())
-          same = std::abs(saved_json.at(jp).get<double>() - given_json.at(jp).get<double>()) <=
-                 1e-6 * std::abs(saved_json.at(jp).get<double>());
-        // Paths name the same thing however they were typed.
-        if (have && !same && kPathFlags.count(flag) && saved_json.at(jp).is_string() && given_json.at(jp).is_string())
-          same = resolved_spec(saved_json.at(jp).get<std::string>()) == resolved_spec(given_json.at(jp).get<std::string>());
-        check(same, "--resume: " + flag + " differs from the run's " + cfg.string() + " (" +
-                        (saved_json.contains(jp) ? saved_json.at(jp).dump() : "unset") +
-                        "); a resumed run keeps its settings (only --steps, --threads and --log-every may change)");
-      }
+      check_resume_flags(*sub, saved_json, to_json(given), cfg);
       TrainOptions saved = train_options_from_json(saved_json, cfg.string());
       saved.out = t.out;
       saved.resume = true;

@@ -498,26 +498,27 @@ def third_pass(tmp, data):
     expect(r.returncode == 1 and "--seed" in r.stderr, "sample seeds that would wrap around are refused")
 
 
+def expect_refused_at_once(checkpoint, what):
+    """`info` on a checkpoint holding a FIFO: refused, not blocked on it."""
+    try:
+        r = run("info", checkpoint, timeout=20)
+        expect(r.returncode == 1 and "not a regular file" in r.stderr, what)
+    except subprocess.TimeoutExpired:
+        expect(False, what + " (it blocked)")
+
+
 def limits_and_messages(tmp):
     """Bounded parsing, non-regular files, numbers as typed, no raw JSON errors."""
     d = os.path.join(tmp, "fifo")
     os.makedirs(d)
     os.mkfifo(os.path.join(d, "config.json"))
-    try:
-        r = run("info", d, timeout=20)
-        expect(r.returncode == 1 and "not a regular file" in r.stderr, "info on a FIFO config.json is refused at once")
-    except subprocess.TimeoutExpired:
-        expect(False, "info on a FIFO config.json is refused at once (it blocked)")
+    expect_refused_at_once(d, "info on a FIFO config.json is refused at once")
     good = os.path.join(tmp, "good")
     run("init", *MODEL, "--out", good)
     os.remove(os.path.join(d, "config.json"))
     shutil.copy(os.path.join(good, "config.json"), d)
     os.mkfifo(os.path.join(d, "model.safetensors"))
-    try:
-        r = run("info", d, timeout=20)
-        expect(r.returncode == 1 and "not a regular file" in r.stderr, "info on a FIFO weights file is refused at once")
-    except subprocess.TimeoutExpired:
-        expect(False, "info on a FIFO weights file is refused at once (it blocked)")
+    expect_refused_at_once(d, "info on a FIFO weights file is refused at once")
 
     deep = os.path.join(tmp, "deep")
     shutil.copytree(good, deep)
