@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/threads.h"
-#include "sample/generate.h"
-#include "sample/inference.h"
+#include "gpt2lab/sample/generate.h"
+#include "gpt2lab/sample/inference.h"
 
 using namespace gpt2lab;
 using Clock = std::chrono::steady_clock;

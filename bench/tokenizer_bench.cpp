@@ -25,7 +25,7 @@
 #include "core/threads.h"
 #include "core/data_dir.h"
 #include "data/prepare.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 
 using namespace gpt2lab;

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
+#include "gpt2lab/core/rng.h"
 #include "core/threads.h"
-#include "model/gpt2.h"
-#include "train/optimizer.h"
+#include "gpt2lab/model/gpt2.h"
+#include "gpt2lab/train/optimizer.h"
 
 using namespace gpt2lab;
 using Clock = std::chrono::steady_clock;

@@ -6,9 +6,9 @@
 // must be refused without allocating (libFuzzer's malloc limit enforces it).
 #include <cstdint>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpt2lab;

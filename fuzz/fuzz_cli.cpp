@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/command.h"
-#include "core/error.h"
+#include "cli/app.h"
+#include "gpt2lab/core/error.h"
 #include "core/parse.h"
 
 namespace {
@@ -63,11 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   Callbacks keep;  // outlives app: holds the storage app's options point into
   CLI::App app{"gpt2lab", "gpt2lab"};
-  app.require_subcommand(1);
-  auto& commands = cli::registry();
-  std::sort(commands.begin(), commands.end(),
-            [](const cli::Command& a, const cli::Command& b) { return a.order < b.order; });
-  for (auto& c : commands) c.add(app);
+  cli::build_app(app);
   keep.disarm(&app);
   const auto subs = app.get_subcommands([](CLI::App*) { return true; });
   if (size == 0 || subs.empty()) return 0;

@@ -9,9 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "model/config.h"
-#include "train/trainer.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/model/config.h"
+#include "gpt2lab/train/trainer.h"
+#include "train/checkpoint_state.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpt2lab;

@@ -3,7 +3,7 @@
 // compared with the header's claim before the model is allocated.
 #include <cstdint>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
 #include "io/llmc.h"
 

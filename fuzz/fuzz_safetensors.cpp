@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
 #include "io/safetensors.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "data/token_shard.h"
 #include "fuzz_util.h"
 #include "train/dataloader.h"

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "tokenizer/stream_decoder.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 #include "tokenizer/unicode.h"
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpt2lab;

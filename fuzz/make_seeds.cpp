@@ -14,11 +14,11 @@
 #include "core/file.h"
 #include "data/token_shard.h"
 #include "fuzz_util.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "io/llmc.h"
 #include "io/safetensors.h"
 #include "tokenizer/trainer.h"
-#include "train/trainer.h"
+#include "gpt2lab/train/trainer.h"
 
 namespace fs = std::filesystem;
 using namespace gpt2lab;

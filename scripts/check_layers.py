@@ -7,8 +7,11 @@ below it:
     core < dist, model < io < tokenizer < data < train, sample < study < cli
 
 (dist and model are independent of each other, and so are train and
-sample.) An include of another folder at the same level, or above, is
-reported as FILE:LINE and the script exits 1. Run by scripts/test.sh.
+sample.) A layer's public headers live in include/gpt2lab/<layer>/ and
+count as that layer. An include of another folder at the same level, or
+above, is reported as FILE:LINE and the script exits 1; so is a public
+header that includes a private one (an installed header would not find
+it). Run by scripts/test.sh.
 """
 import os
 import re
@@ -16,31 +19,41 @@ import sys
 
 RANK = {"core": 0, "dist": 1, "model": 1, "io": 2, "tokenizer": 3, "data": 4, "train": 5, "sample": 5,
         "study": 6, "cli": 7}
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(gpt2lab/)?([a-z_]+)/')
+
+
+def check_folder(folder, shown, layer, public, bad):
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith((".h", ".cpp", ".inc")):
+            continue
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                if public and not m.group(1):
+                    bad.append(f"{shown}/{name}:{n}: a public header includes a private one ({line.strip()})")
+                    continue
+                dep = m.group(2)
+                if dep == layer:
+                    continue
+                if dep not in RANK or RANK[dep] >= RANK[layer]:
+                    bad.append(f"{shown}/{name}:{n}: {layer} includes {dep}/ (layers: "
+                               "core < dist, model < io < tokenizer < data < train, sample < study < cli)")
 
 
 def main(root):
-    src = os.path.join(root, "src")
     bad = []
-    for layer in sorted(os.listdir(src)):
-        folder = os.path.join(src, layer)
-        if not os.path.isdir(folder):
-            continue
-        if layer not in RANK:
-            bad.append(f"src/{layer}/: a folder with no layer (add it to RANK in scripts/check_layers.py)")
-            continue
-        for name in sorted(os.listdir(folder)):
-            if not name.endswith((".h", ".cpp", ".inc")):
+    for base, public in (("src", False), (os.path.join("include", "gpt2lab"), True)):
+        top = os.path.join(root, base)
+        for layer in sorted(os.listdir(top)):
+            folder = os.path.join(top, layer)
+            if not os.path.isdir(folder):
                 continue
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                for n, line in enumerate(f, 1):
-                    m = INCLUDE.match(line)
-                    if not m or m.group(1) == layer:
-                        continue
-                    dep = m.group(1)
-                    if dep not in RANK or RANK[dep] >= RANK[layer]:
-                        bad.append(f"src/{layer}/{name}:{n}: {layer} includes {dep}/ (layers: "
-                                   "core < dist, model < io < tokenizer < data < train, sample < study < cli)")
+            if layer not in RANK:
+                bad.append(f"{base}/{layer}/: a folder with no layer (add it to RANK in scripts/check_layers.py)")
+                continue
+            check_folder(folder, f"{base}/{layer}", layer, public, bad)
     for b in bad:
         print(b)
     print(f"check_layers: {len(bad)} include(s) against the layering")

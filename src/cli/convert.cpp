@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "cli/command.h"
-#include "core/error.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "io/llmc.h"
 
 namespace gpt2lab::cli {

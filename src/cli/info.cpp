@@ -3,7 +3,7 @@
 #include <map>
 
 #include "cli/command.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "io/safetensors.h"
 
 namespace gpt2lab::cli {

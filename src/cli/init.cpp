@@ -4,7 +4,7 @@
 #include "cli/command.h"
 #include "cli/model_flags.h"
 #include "core/threads.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 
 namespace gpt2lab::cli {
 namespace {
@@ -15,10 +15,12 @@ void add(CLI::App& app) {
     std::string out;
     bool force = false;
     int threads = 0;
+    uint64_t seed = 1337;
   };
   auto opts = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("init", "Create a new model checkpoint (config.json + model.safetensors)");
   add_model_flags(sub, opts->model);
+  sub->add_option("--seed", opts->seed, "Random seed (init)")->check(uint64_text())->capture_default_str();
   sub->add_option("--out", opts->out, "Checkpoint directory to write")->required();
   sub->add_flag("--force", opts->force, "Replace an existing checkpoint in --out");
   add_threads_flag(sub, opts->threads);
@@ -26,8 +28,8 @@ void add(CLI::App& app) {
     set_threads(opts->threads);
     ModelConfig config = opts->model.to_config();
     GPT2<float> model(config);
-    model.init_weights(opts->model.seed);
-    save_model(opts->out, model, opts->force, {{"seed", opts->model.seed}});
+    model.init_weights(opts->seed);
+    save_model(opts->out, model, opts->force, {{"seed", opts->seed}});
     std::printf("wrote %s: %zu parameters (n_layer %d, n_head %d, n_embd %d, norm %s, init %s%s)\n",
                 opts->out.c_str(), model.layout().num_parameters(), config.n_layer, config.n_head,
                 config.n_embd, to_string(config.norm), to_string(config.init),

@@ -1,19 +1,21 @@
-// The model flags shared by `init` and `train` (one vocabulary everywhere).
+// The model flags shared by `init` and `train`, generated from the model's
+// field table (model_fields() in gpt2lab/model/config.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <cstdint>
+#include <map>
 #include <string>
 
-#include "model/config.h"
+#include "gpt2lab/model/config.h"
 
 namespace gpt2lab::cli {
 
 struct ModelFlags {
-  int n_layer = 6, n_head = 6, n_embd = 384, block_size = 256, vocab_size = 50257;
-  std::string norm = "pre", init = "gpt2", residual_scale = "auto", final_norm = "auto";
-  uint64_t seed = 1337;
+  std::map<std::string, std::string> text;      // by config.json key, as given
+  std::map<std::string, CLI::Option*> options;  // by config.json key
 
+  bool given(const std::string& key) const { return options.at(key)->count() > 0; }
+  bool any_given() const;
   // Validated config; throws Error naming the flag.
   ModelConfig to_config() const;
 };

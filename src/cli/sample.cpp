@@ -4,14 +4,14 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/parse.h"
 #include "core/threads.h"
-#include "io/checkpoint.h"
-#include "sample/generate.h"
+#include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/sample/generate.h"
 #include "tokenizer/stream_decoder.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab::cli {
 namespace {
@@ -71,31 +71,12 @@ void add(CLI::App& app) {
     check(o->s.seed <= UINT64_MAX - static_cast<uint64_t>(o->num_samples - 1),
           "--seed " + std::to_string(o->s.seed) + " with --num-samples " + std::to_string(o->num_samples) +
               " runs past the largest seed (samples use seed, seed+1, ...)");
-    const nlohmann::json cfg = read_config_json(o->model);
     GPT2<float> model = load_model(o->model);
     const ModelConfig& c = model.config();
     // Text needs a tokenizer: the flag, else the checkpoint's record, else GPT-2's.
     std::unique_ptr<Tokenizer> tok;
-    const bool need_tokenizer = p3->count() == 0 || o->format == "text";
-    if (need_tokenizer) {
-      std::string spec = o->tokenizer;
-      if (spec.empty()) spec = cfg.contains("tokenizer") && cfg["tokenizer"].is_string() ? cfg["tokenizer"].get<std::string>() : "";
-      if (spec.empty()) spec = "gpt2";
-      tok = std::make_unique<Tokenizer>(Tokenizer::resolve(spec));
-      check(tok->vocab_size() == c.vocab_size,
-            "tokenizer '" + spec + "' has " + std::to_string(tok->vocab_size()) + " tokens but the model's vocab_size is " +
-                std::to_string(c.vocab_size) + "; pass the tokenizer it was trained with (--tokenizer DIR)");
-      // A path names whatever sits there now: the content must be the one
-      // the model was trained with, when the checkpoint records it.
-      if (cfg.contains("tokenizer_sha256")) {
-        check(cfg["tokenizer_sha256"].is_string(),
-              (fs::path(o->model) / "config.json").string() + ": field 'tokenizer_sha256' must be a string");
-        const std::string want = cfg["tokenizer_sha256"].get<std::string>(), have = tok->content_hash();
-        check(want == have, "tokenizer '" + spec + "' (sha256 " + have.substr(0, 12) +
-                                "...) is not the one this model was trained with (sha256 " + want.substr(0, 12) +
-                                "... in " + (fs::path(o->model) / "config.json").string() +
-                                "); pass that tokenizer with --tokenizer DIR");
-      }
+    if (p3->count() == 0 || o->format == "text") {
+      tok = std::make_unique<Tokenizer>(checkpoint_tokenizer(o->model, o->tokenizer));
       o->s.eot_id = tok->eot_id();
     }
     std::vector<int> prompt;

@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "data/prepare.h"
 #include "study/plan.h"
 #include "study/study.h"

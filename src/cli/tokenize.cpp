@@ -7,10 +7,10 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/threads.h"
 #include "tokenizer/stream_encoder.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab::cli {
 namespace {

@@ -4,10 +4,10 @@
 
 #include "cli/command.h"
 #include "core/documents.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/lock.h"
 #include "core/threads.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 
 namespace gpt2lab::cli {

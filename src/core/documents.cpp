@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/data_dir.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

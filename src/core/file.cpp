@@ -11,7 +11,7 @@
 #include <cstring>
 #include <random>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

@@ -1,6 +1,6 @@
 #include "core/json.h"
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 
 namespace gpt2lab {

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <utility>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

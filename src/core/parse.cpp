@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

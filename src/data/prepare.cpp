@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
 #include "core/threads.h"
 #include "data/token_shard.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 
 namespace gpt2lab {

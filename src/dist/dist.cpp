@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 #ifdef GPT2LAB_WITH_MPI
 // We use the C API; Open MPI's (deprecated) C++ bindings need a library we do

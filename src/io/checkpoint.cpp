@@ -1,10 +1,10 @@
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"

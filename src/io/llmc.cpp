@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "io/safetensors.h"
 

@@ -10,7 +10,7 @@
 
 #include <filesystem>
 
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 
 namespace gpt2lab {
 

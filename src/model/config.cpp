@@ -1,9 +1,10 @@
-#include "model/config.h"
+#include "gpt2lab/model/config.h"
 
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
+#include "core/parse.h"
 
 namespace gpt2lab {
 
@@ -80,6 +81,48 @@ ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size,
   c.init = init;
   c.residual_scale = init == InitScheme::gpt2;
   c.final_norm = norm == NormPlacement::pre;
+  return c;
+}
+
+const std::vector<ModelField>& model_fields() {
+  static const std::vector<ModelField> fields = {
+      {"n_layer", "--n-layer", "Transformer blocks (L)", "6", {}},
+      {"n_head", "--n-head", "Attention heads (NH); must divide --n-embd", "6", {}},
+      {"n_embd", "--n-embd", "Embedding width (C)", "384", {}},
+      {"n_positions", "--block-size", "Context length (n_positions)", "256", {}},
+      {"vocab_size", "--vocab-size", "Vocabulary size (V); GPT-2's is 50257", "50257", {}},
+      {"norm", "--norm", "LayerNorm placement: pre (GPT-2) or post (original Transformer)", "pre", {"pre", "post"}},
+      {"init", "--init", "Linear weight init: gpt2 (normal + residual scale), normal, xavier, he, zero", "gpt2",
+       {"gpt2", "normal", "xavier", "he", "zero"}},
+      {"residual_scale", "--residual-scale", "Scale c_proj weights by 1/sqrt(2*n_layer): on, off, auto (on for gpt2 only)",
+       "auto", {"on", "off", "auto"}},
+      {"final_norm", "--final-norm", "Final LayerNorm before the LM head: on, off, auto (on for pre, off for post)",
+       "auto", {"on", "off", "auto"}},
+  };
+  return fields;
+}
+
+ModelConfig config_from_fields(const std::map<std::string, std::string>& text) {
+  std::map<std::string, std::string> v;
+  std::map<std::string, std::string> flag;
+  for (const ModelField& f : model_fields()) {
+    const auto it = text.find(f.key);
+    v[f.key] = it == text.end() ? f.default_text : it->second;
+    flag[f.key] = f.flag;
+  }
+  auto integer = [&](const std::string& key) {
+    return static_cast<int>(parse_int(v[key], flag[key], std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+  };
+  ModelConfig c;
+  try {
+    c = make_config(integer("n_layer"), integer("n_head"), integer("n_embd"), integer("n_positions"),
+                    integer("vocab_size"), parse_norm(v["norm"]), parse_init(v["init"]));
+    if (v["residual_scale"] != "auto") c.residual_scale = v["residual_scale"] == "on";
+    if (v["final_norm"] != "auto") c.final_norm = v["final_norm"] == "on";
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(std::string("invalid model flags: ") + e.what());
+  }
   return c;
 }
 

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "model/bf16.h"
 
 #ifdef GPT2LAB_WITH_DNNL

@@ -1,9 +1,9 @@
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 
 #include <algorithm>
 #include <string>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "model/init.h"
 #include "model/kernels.h"
 

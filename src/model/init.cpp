@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/rng.h"
+#include "gpt2lab/core/rng.h"
 
 namespace gpt2lab {
 

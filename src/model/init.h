@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "gpt2lab/model/config.h"
+#include "gpt2lab/model/params.h"
 
 namespace gpt2lab {
 

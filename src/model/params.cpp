@@ -1,4 +1,4 @@
-#include "model/params.h"
+#include "gpt2lab/model/params.h"
 
 namespace gpt2lab {
 

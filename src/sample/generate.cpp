@@ -1,4 +1,4 @@
-#include "sample/generate.h"
+#include "gpt2lab/sample/generate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <numeric>
 #include <string>
 
-#include "core/error.h"
-#include "sample/inference.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/sample/inference.h"
 
 namespace gpt2lab {
 

@@ -1,10 +1,10 @@
-#include "sample/inference.h"
+#include "gpt2lab/sample/inference.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "model/bf16.h"
 #include "model/gemm_bf16.h"
 #include "model/kernels.h"

@@ -5,9 +5,10 @@
 #include <cstring>
 #include <numeric>
 
-#include "core/error.h"
-#include "sample/generate.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/sample/generate.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
+#include "train/run_dir.h"
 
 namespace gpt2lab {
 
@@ -144,6 +145,40 @@ nlohmann::json to_json(const TextSample& s) {
           {"distinct_1", s.quality.distinct_1},
           {"distinct_2", s.quality.distinct_2},
           {"repeated_4gram_rate", s.quality.repeated_4gram_rate}};
+}
+
+nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std::string& status) {
+  nlohmann::json o = {{"status", status}};
+  long steps = 0;
+  double last_loss = NAN, val_loss = NAN, min_loss = INFINITY;
+  long val_step = -1;
+  for (const nlohmann::json& row : run_dir::read_metrics(run)) {
+    // A row whose fields have other types than the trainer writes (an edited
+    // file) is skipped like a torn one: value() throws on a type mismatch.
+    try {
+      if (row.contains("diverged")) {
+        o["diverged_at"] = row.value("step", -1L);
+        o["reason"] = row.value("reason", "");
+      } else if (row.contains("val_loss") && row["val_loss"].is_number()) {
+        val_loss = row["val_loss"].get<double>();
+        val_step = row.value("step", -1L);
+      } else if (row.contains("loss") && row["loss"].is_number()) {
+        last_loss = row["loss"].get<double>();
+        min_loss = std::min(min_loss, last_loss);
+        steps = row.value("step", 0L) + 1;
+      }
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  o["steps"] = steps;
+  if (std::isfinite(last_loss)) o["last_loss"] = last_loss;
+  if (std::isfinite(min_loss)) o["min_loss"] = min_loss;
+  if (std::isfinite(val_loss)) {
+    o["val_loss"] = val_loss;
+    o["val_step"] = val_step;
+    o["val_ppl"] = std::exp(val_loss);
+  }
+  return o;
 }
 
 }  // namespace gpt2lab

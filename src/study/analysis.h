@@ -2,12 +2,13 @@
 // the symmetry of a layer's hidden units, and a fixed-seed text sample.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 #include "study/text_quality.h"
 
 namespace gpt2lab {
@@ -49,5 +50,11 @@ nlohmann::json to_json(const TextSample& s);
 
 // Replaces each invalid UTF-8 sequence with U+FFFD.
 std::string sanitize_utf8(const std::string& s);
+
+// What a training run's metrics.jsonl (in the run directory `run`) says
+// about how it went: steps, last/min loss, last validation loss and
+// perplexity, where it diverged. Read from the metrics rather than
+// result.json so that it is right however the run ended.
+nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std::string& status);
 
 }  // namespace gpt2lab

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

@@ -4,13 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "tokenizer/sha256.h"
 #include "data/prepare.h"
 #include "data/token_shard.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 #include "train/dataloader.h"
 

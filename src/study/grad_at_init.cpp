@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "model/gpt2.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/model/gpt2.h"
 #include "train/dataloader.h"
 #include "train/diagnostics.h"
 

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/config.h"
+#include "gpt2lab/model/config.h"
 
 namespace gpt2lab {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

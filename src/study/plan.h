@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/config.h"
+#include "gpt2lab/model/config.h"
 #include "study/budget.h"
-#include "train/trainer.h"
+#include "gpt2lab/train/options.h"
 
 namespace gpt2lab {
 

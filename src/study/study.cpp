@@ -12,20 +12,23 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/json.h"
 #include "core/lock.h"
 #include "core/signals.h"
+#include "core/data_dir.h"
 #include "core/file.h"
 #include "core/threads.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "study/analysis.h"
 #include "study/budget.h"
 #include "study/dataset.h"
 #include "study/grad_at_init.h"
 #include "study/plan.h"
-#include "tokenizer/tokenizer.h"
-#include "train/trainer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
+#include "gpt2lab/train/progress.h"
+#include "gpt2lab/train/trainer.h"
+#include "train/run_dir.h"
 
 namespace gpt2lab {
 
@@ -124,51 +127,6 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
     for (const char* k : {"outcome", "result", "config", "variables"})
       need(!r.contains(k) || r[k].is_object(), f + "." + k, "an object");
   }
-}
-
-// What a training run's metrics.jsonl says about how it went. Read from the
-// metrics rather than result.json so that it is right however the run ended.
-nlohmann::json outcome_from_metrics(const fs::path& metrics_path, const std::string& status) {
-  nlohmann::json o = {{"status", status}};
-  std::error_code ec;
-  if (!fs::exists(metrics_path, ec)) return o;
-  const std::string text = read_file(metrics_path);
-  size_t pos = 0;
-  long steps = 0;
-  double last_loss = NAN, val_loss = NAN, min_loss = INFINITY;
-  long val_step = -1;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const auto row = nlohmann::json::parse(text.substr(pos, end - pos), nullptr, false);
-    pos = end + 1;
-    if (!row.is_object()) continue;
-    // A row whose fields have other types than the trainer writes (an edited
-    // file) is skipped like a torn one: value() throws on a type mismatch.
-    try {
-      if (row.contains("diverged")) {
-        o["diverged_at"] = row.value("step", -1L);
-        o["reason"] = row.value("reason", "");
-      } else if (row.contains("val_loss") && row["val_loss"].is_number()) {
-        val_loss = row["val_loss"].get<double>();
-        val_step = row.value("step", -1L);
-      } else if (row.contains("loss") && row["loss"].is_number()) {
-        last_loss = row["loss"].get<double>();
-        min_loss = std::min(min_loss, last_loss);
-        steps = row.value("step", 0L) + 1;
-      }
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
-  o["steps"] = steps;
-  if (std::isfinite(last_loss)) o["last_loss"] = last_loss;
-  if (std::isfinite(min_loss)) o["min_loss"] = min_loss;
-  if (std::isfinite(val_loss)) {
-    o["val_loss"] = val_loss;
-    o["val_step"] = val_step;
-    o["val_ppl"] = std::exp(val_loss);
-  }
-  return o;
 }
 
 class Study {
@@ -372,16 +330,15 @@ class Study {
     cfg.erase("threads");
     rec["config"] = cfg;
     rec["dir"] = "runs/" + r.name;
-    rec["metrics"] = "runs/" + r.name + "/metrics.jsonl";
+    rec["metrics"] = "runs/" + r.name + "/" + run_dir::kMetrics;
 
     std::error_code ec;
     std::string status;
     bool resume = false;
-    if (auto res = read_json_if_exists(dir / "result.json")) {
-      if (res->is_object() && res->contains("status") && (*res)["status"].is_string())
-        status = (*res)["status"].get<std::string>();
+    if (auto res = run_dir::read_result(dir)) {
+      if (res->contains("status") && (*res)["status"].is_string()) status = (*res)["status"].get<std::string>();
       resume = status == "interrupted";
-    } else if (fs::exists(dir / "config.json", ec)) {
+    } else if (fs::exists(dir / run_dir::kConfig, ec)) {
       resume = true;  // crashed mid-run: its last checkpoint (if any) carries on
     }
     const bool finished = status == "completed" || status == "diverged";
@@ -404,13 +361,13 @@ class Study {
          (t.model.residual_scale ? "+scale" : "") + ", lr " + nlohmann::json(t.schedule.lr).dump() + ", warmup " +
          std::to_string(t.schedule.warmup) + ", " + std::to_string(t.steps) + " steps)");
     const auto t0 = std::chrono::steady_clock::now();
-    TrainResult result = train(t);
+    TrainResult result = train(t, t.quiet ? ProgressFn{} : stderr_progress(t.log_every));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rec["seconds"] = rec.value("seconds", 0.0) + secs;
     ++summary_.ran;
     if (result.status == "interrupted") {
       rec["status"] = "interrupted";
-      rec["outcome"] = outcome_from_metrics(dir / "metrics.jsonl", "interrupted");
+      rec["outcome"] = outcome_from_metrics(dir, "interrupted");
       summary_.interrupted = true;
       log_(tag + ": interrupted at step " + std::to_string(result.steps_done));
       return;
@@ -435,17 +392,15 @@ class Study {
   void analyse(const RunSpec& r, Json& rec, const std::string& status) {
     const fs::path dir = out_ / "runs" / r.name;
     rec["status"] = status;
-    rec["outcome"] = outcome_from_metrics(dir / "metrics.jsonl", status);
+    rec["outcome"] = outcome_from_metrics(dir, status);
     std::error_code ec;
-    const fs::path ckpt = dir / "checkpoint";
+    const fs::path ckpt = dir / run_dir::kCheckpoint;
     if (!fs::exists(ckpt / kConfigFile, ec)) {
       rec["sample"] = nullptr;
       rec["note"] = "no checkpoint (the run diverged before its first save)";
       return;
     }
-    if (auto st = read_json_if_exists(ckpt / "state.json");
-        st && st->is_object() && st->contains("step") && (*st)["step"].is_number_integer())
-      rec["checkpoint_step"] = (*st)["step"].get<long>();
+    if (const auto step = run_dir::checkpoint_step(dir)) rec["checkpoint_step"] = *step;
     const GPT2<float> model = load_model(ckpt);
     const int L = model.config().n_layer;
     Json sym = Json::array();
@@ -472,9 +427,14 @@ class Study {
   StudySummary summary_;
 };
 
+// The report package (run as `python3 DIR OUT`): $GPT2LAB_REPORT_SCRIPT,
+// else an installed share/gpt2lab/tools/report, else the source tree's.
 fs::path report_script() {
   if (const char* env = std::getenv("GPT2LAB_REPORT_SCRIPT"); env && *env) return env;
-  return fs::path(GPT2LAB_SOURCE_DIR) / "tools" / "report.py";
+  std::error_code ec;
+  if (const auto share = installed_share_dir(); share && fs::exists(*share / "tools" / "report", ec))
+    return *share / "tools" / "report";
+  return source_dir() / "tools" / "report";
 }
 
 std::string python_interpreter() {

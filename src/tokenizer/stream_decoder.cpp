@@ -1,6 +1,6 @@
 #include "tokenizer/stream_decoder.h"
 
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab {
 

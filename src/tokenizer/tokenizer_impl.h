@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab {
 

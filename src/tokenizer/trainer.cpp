@@ -5,14 +5,14 @@
 #include <queue>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/lock.h"
 #include "core/threads.h"
 #include "core/documents.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab {
 

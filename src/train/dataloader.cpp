@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "core/rng.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/core/rng.h"
 #include "data/token_shard.h"
 
 namespace gpt2lab {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

@@ -1,4 +1,4 @@
-#include "train/optimizer.h"
+#include "gpt2lab/train/optimizer.h"
 
 #include <algorithm>
 #include <cmath>

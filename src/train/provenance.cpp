@@ -4,12 +4,12 @@
 
 #include <cerrno>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "tokenizer/sha256.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {

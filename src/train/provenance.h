@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "train/trainer.h"
+#include "train/checkpoint_state.h"
 
 namespace gpt2lab {
 

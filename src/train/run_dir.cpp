@@ -4,10 +4,12 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
+#include "gpt2lab/io/checkpoint.h"
+#include "io/safetensors.h"
 #include "tokenizer/sha256.h"
 
 namespace gpt2lab::run_dir {
@@ -142,6 +144,98 @@ CheckpointState read_state(const fs::path& dir) {
   const uint64_t have = fs::exists(metrics, ec) ? fs::file_size(metrics, ec) : 0;
   check(!ec, "cannot read the size of " + metrics.string() + ": " + ec.message());
   return checkpoint_state_from_json(j, have, path.string(), metrics.string());
+}
+
+bool has_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(dir / kCheckpoint / kState, ec);
+}
+
+nlohmann::json read_config(const fs::path& dir) {
+  std::error_code ec;
+  check(fs::exists(dir / kConfig, ec), "--resume: '" + dir.string() + "' has no config.json; it is not a training run");
+  return read_json_file(dir / kConfig);
+}
+
+void save_checkpoint(const fs::path& dir, const CheckpointContents& c, MetricsLog& metrics) {
+  const fs::path target = dir / kCheckpoint;
+  check_checkpoint_folder(dir);  // a file put there since the last save is not deleted with it
+  const fs::path staging = make_staging_directory(target);
+  try {
+    nlohmann::json extra = {{"seed", c.seed}};
+    if (!c.tokenizer.empty()) extra["tokenizer"] = c.tokenizer;
+    if (!c.tokenizer_sha256.empty()) extra["tokenizer_sha256"] = c.tokenizer_sha256;
+    write_model_files(staging, *c.model, extra);
+    std::vector<TensorToWrite> moments;
+    for (const auto& t : c.model->layout().tensors()) {
+      moments.push_back({"m." + t.name, t.shape, c.m + t.offset});
+      moments.push_back({"v." + t.name, t.shape, c.v + t.offset});
+    }
+    write_safetensors(staging / kOptimizer, moments, {{"format", "gpt2lab-adamw"}});
+    metrics.sync();
+    CheckpointState state = c.state;
+    state.metrics_bytes = metrics.size();
+    write_file_atomic(staging / kState, to_json(state, c.seed).dump(2) + "\n");
+    publish_directory(staging, target);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    throw;
+  }
+}
+
+void load_moments(const fs::path& dir, const ParamLayout& layout, std::vector<float>& m, std::vector<float>& v) {
+  SafetensorsFile f = SafetensorsFile::open(dir / kCheckpoint / kOptimizer);
+  m.assign(layout.size(), 0.0f);
+  v.assign(layout.size(), 0.0f);
+  for (const auto& t : layout.tensors()) {
+    for (const char* which : {"m.", "v."}) {
+      const SafeTensorEntry* e = f.find(which + t.name);
+      check(e && e->shape == t.shape, f.path().string() + ": missing or misshapen '" + which + t.name + "'");
+      f.read_f32(which + t.name, (which[0] == 'm' ? m : v).data() + t.offset);
+    }
+  }
+}
+
+void write_result(const fs::path& dir, const nlohmann::json& result) {
+  write_file_atomic(dir / kResult, result.dump(2) + "\n");
+}
+
+std::optional<nlohmann::json> read_result(const fs::path& dir) {
+  try {
+    std::error_code ec;
+    if (!fs::exists(dir / kResult, ec)) return std::nullopt;
+    nlohmann::json j = read_json_file(dir / kResult);
+    if (j.is_object()) return j;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<long> checkpoint_step(const fs::path& dir) {
+  try {
+    if (!has_checkpoint(dir)) return std::nullopt;
+    const nlohmann::json j = read_json_file(dir / kCheckpoint / kState);
+    if (j.is_object() && j.contains("step") && j["step"].is_number_integer()) return j["step"].get<long>();
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
+std::vector<nlohmann::json> read_metrics(const fs::path& dir) {
+  std::vector<nlohmann::json> rows;
+  std::error_code ec;
+  if (!fs::exists(dir / kMetrics, ec)) return rows;
+  const std::string text = read_file(dir / kMetrics);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    auto row = nlohmann::json::parse(text.substr(pos, end - pos), nullptr, false);
+    pos = end + 1;
+    if (row.is_object()) rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 nlohmann::json data_identity(const fs::path& data) {

@@ -14,12 +14,15 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "train/trainer.h"
+#include "gpt2lab/model/gpt2.h"
+#include "train/checkpoint_state.h"
+#include "train/metrics_log.h"
 
 namespace gpt2lab::run_dir {
 
@@ -57,6 +60,44 @@ void remove_stale_staging(const fs::path& dir);
 
 // checkpoint/state.json, validated against metrics.jsonl.
 CheckpointState read_state(const fs::path& dir);
+
+// True once a checkpoint has been published in dir.
+bool has_checkpoint(const fs::path& dir);
+
+// A run's config.json (throws Error when it is missing or not JSON).
+nlohmann::json read_config(const fs::path& dir);
+
+// What a checkpoint save writes besides the model: the full Adam moments
+// (parallel to the parameter buffer) and where the run stands; the metrics
+// length is taken from `metrics` after it is synced.
+struct CheckpointContents {
+  const GPT2<float>* model = nullptr;
+  const float* m = nullptr;
+  const float* v = nullptr;
+  CheckpointState state;
+  uint64_t seed = 0;
+  std::string tokenizer, tokenizer_sha256;  // recorded in its config.json
+};
+
+// Stages dir/checkpoint whole and publishes it in one rename.
+void save_checkpoint(const fs::path& dir, const CheckpointContents& c, MetricsLog& metrics);
+
+// The checkpoint's Adam moments, full size, each tensor checked by shape.
+void load_moments(const fs::path& dir, const ParamLayout& layout, std::vector<float>& m, std::vector<float>& v);
+
+// result.json, written atomically; read back tolerantly (nullopt when it is
+// missing or unreadable: the run did not finish).
+void write_result(const fs::path& dir, const nlohmann::json& result);
+std::optional<nlohmann::json> read_result(const fs::path& dir);
+
+// The step of the published checkpoint, if there is one that says so
+// (tolerant: for reports, not for --resume, which uses read_state).
+std::optional<long> checkpoint_step(const fs::path& dir);
+
+// metrics.jsonl's rows, in order. A torn last line (a kill mid-write) or a
+// line that is not a JSON object is skipped, not an error: readers report on
+// what the run wrote, however it ended.
+std::vector<nlohmann::json> read_metrics(const fs::path& dir);
 
 // Where a run's data came from and what it held: the resolved path, each
 // shard's name and size, and the sha256 of meta.json (which records the

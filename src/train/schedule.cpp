@@ -1,9 +1,9 @@
-#include "train/schedule.h"
+#include "gpt2lab/train/schedule.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 

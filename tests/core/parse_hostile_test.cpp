@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/parse.h"
 
 namespace gpt2lab {

@@ -1,4 +1,4 @@
-#include "core/rng.h"
+#include "gpt2lab/core/rng.h"
 
 #include <gtest/gtest.h>
 

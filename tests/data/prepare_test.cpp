@@ -1,3 +1,4 @@
+#include "test_util.h"
 #include "data/prepare.h"
 
 #include <gtest/gtest.h>
@@ -5,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "data/token_shard.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 
 namespace gpt2lab {
@@ -16,13 +17,11 @@ namespace {
 
 // A corpus of small documents and a tokenizer trained on it: no downloaded
 // data needed.
-class PrepareTest : public ::testing::Test {
+class PrepareTest : public test::ScratchDir {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("gpt2lab_prepare_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    ScratchDir::SetUp();
+    root_ = dir_;
     fs::create_directories(root_ / "corpus" / "sub");
     for (int i = 0; i < 7; ++i) {
       const fs::path p = root_ / "corpus" / (i % 2 ? "sub" : ".") /
@@ -36,7 +35,6 @@ class PrepareTest : public ::testing::Test {
     options_.out = root_ / "out";
     options_.val_every = 3;
   }
-  void TearDown() override { fs::remove_all(root_); }
   std::string prepare_error() {
     try {
       prepare_dataset(options_);

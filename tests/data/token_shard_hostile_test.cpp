@@ -8,8 +8,9 @@
 #include <climits>
 #include <cstring>
 
+#include "test_util.h"
 #include "../alloc_watch.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "data/token_shard.h"
 #include "train/dataloader.h"
@@ -20,15 +21,12 @@ namespace {
 using testing::kSmallAllocation;
 using testing::largest_allocation_during;
 
-class TokenShardHostile : public ::testing::Test {
+class TokenShardHostile : public test::ScratchDir {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpt2lab_shard_hostile_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    ScratchDir::SetUp();
     path_ = dir_ / "train.bin";
   }
-  void TearDown() override { fs::remove_all(dir_); }
   void write_raw(int32_t magic, int32_t version, int32_t count, size_t file_tokens) {
     std::string bytes(kShardHeaderBytes + 2 * file_tokens, '\0');
     const int32_t h[3] = {magic, version, count};

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 
 namespace gpt2lab {

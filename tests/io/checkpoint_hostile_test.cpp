@@ -8,13 +8,14 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "../alloc_watch.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "io/llmc.h"
 #include "io/safetensors.h"
-#include "model/config.h"
+#include "gpt2lab/model/config.h"
 
 namespace gpt2lab {
 namespace {
@@ -22,18 +23,15 @@ namespace {
 using testing::kSmallAllocation;
 using testing::largest_allocation_during;
 
-class CheckpointHostile : public ::testing::Test {
+class CheckpointHostile : public test::ScratchDir {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpt2lab_ckpt_hostile_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    ScratchDir::SetUp();
     GPT2<float> m(make_config(1, 2, 8, 16, 64, NormPlacement::pre, InitScheme::gpt2));
     m.init_weights(3);
     save_model(dir_ / "good", m, false);
     good_config_ = nlohmann::json::parse(read_file(dir_ / "good" / kConfigFile));
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The good checkpoint with config.json replaced by `config`.
   fs::path with_config(const std::string& config) {
@@ -63,7 +61,6 @@ class CheckpointHostile : public ::testing::Test {
     EXPECT_LT(largest, kSmallAllocation) << "allocated " << largest << " bytes before refusing: " << message;
   }
 
-  fs::path dir_;
   nlohmann::json good_config_;
 };
 
@@ -126,12 +123,12 @@ TEST_F(CheckpointHostile, WeightsThatLackOrMisshapeTensorsAreRefused) {
 
 // ------------------------------------------------ llm.c model files
 
-class LlmcHostile : public ::testing::Test {
+class LlmcHostile : public test::ScratchDir {
  protected:
   void SetUp() override {
-    path_ = fs::temp_directory_path() / ("gpt2lab_llmc_hostile_" + std::to_string(::getpid()) + ".bin");
+    ScratchDir::SetUp();
+    path_ = dir_ / "model.bin";
   }
-  void TearDown() override { fs::remove(path_); }
   // A header (magic, version 3, then the given fields) plus `blob` bytes.
   void write(std::initializer_list<int32_t> fields, size_t blob, int32_t version = 3) {
     int32_t h[256] = {};

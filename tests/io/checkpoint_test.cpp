@@ -1,27 +1,20 @@
 // Checkpoint round trips and rejection of damaged or mismatched files.
-#include "io/checkpoint.h"
+#include "test_util.h"
+#include "gpt2lab/io/checkpoint.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "io/safetensors.h"
 
 namespace gpt2lab {
 namespace {
 
-class CheckpointTest : public ::testing::Test {
+class CheckpointTest : public test::ScratchDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gpt2lab_ckpt_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-            "_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   GPT2<float> make_model(NormPlacement norm = NormPlacement::pre) {
     GPT2<float> m(make_config(2, 2, 16, 8, 37, norm, InitScheme::gpt2));
@@ -31,15 +24,8 @@ class CheckpointTest : public ::testing::Test {
 
   // Expects load_model to throw an Error whose message contains `needle`.
   void expect_load_error(const fs::path& d, const std::string& needle) {
-    try {
-      load_model(d);
-      FAIL() << "loaded a damaged checkpoint; expected an error containing '" << needle << "'";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
+    test::expect_refused([&] { load_model(d); }, {needle});
   }
-
-  fs::path dir_;
 };
 
 TEST_F(CheckpointTest, SaveLoadSaveIsByteIdentical) {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../alloc_watch.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "io/safetensors.h"
 

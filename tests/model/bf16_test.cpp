@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "model/gemm_bf16.h"
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 
 namespace gpt2lab {
 namespace {

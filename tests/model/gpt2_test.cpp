@@ -1,10 +1,10 @@
 // The whole model's gradient against finite differences in double, for both
 // LayerNorm placements; plus forward-pass invariants.
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 
 #include <gtest/gtest.h>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/threads.h"
 #include "gradcheck.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
+#include "gpt2lab/core/rng.h"
 
 namespace gpt2lab::testing {
 

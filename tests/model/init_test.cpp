@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 
 namespace gpt2lab {
 namespace {

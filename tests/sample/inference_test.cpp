@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
-#include "core/error.h"
-#include "sample/generate.h"
-#include "sample/inference.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/sample/generate.h"
+#include "gpt2lab/sample/inference.h"
 
 namespace gpt2lab {
 namespace {

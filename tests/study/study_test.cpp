@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "core/error.h"
-#include "model/gpt2.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/model/gpt2.h"
 #include "study/analysis.h"
 #include "study/budget.h"
 #include "study/plan.h"

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "core/error.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab::testing {
 

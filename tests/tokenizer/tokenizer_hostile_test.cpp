@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
 #include "../alloc_watch.h"
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/stream_decoder.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
 namespace gpt2lab {
@@ -22,26 +23,11 @@ namespace {
 using testing::kSmallAllocation;
 using testing::largest_allocation_during;
 
-class TokenizerHostile : public ::testing::Test {
+class TokenizerHostile : public test::ScratchDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpt2lab_tok_hostile_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The 256 bytes in GPT-2 spelling with ids 0..255, then `extra` entries.
-  static std::string encoder_with(const std::string& extra) {
-    std::string json = "{";
-    for (int b = 0; b < 256; ++b) {
-      std::string spelled;
-      tokenizer::append_utf8(spelled, tokenizer::byte_to_code_point()[b]);
-      if (spelled == "\"" || spelled == "\\") spelled = "\\" + spelled;
-      json += "\"" + spelled + "\": " + std::to_string(b) + ", ";
-    }
-    return json + extra + "}";
-  }
+  static std::string encoder_with(const std::string& extra) { return test::byte_encoder_json(extra); }
   void write(const std::string& encoder, const std::string& merges) {
     write_file_atomic(dir_ / "encoder.json", encoder);
     write_file_atomic(dir_ / "vocab.bpe", merges);
@@ -59,7 +45,6 @@ class TokenizerHostile : public ::testing::Test {
     for (const auto& n : needles) EXPECT_NE(message.find(n), std::string::npos) << message;
     EXPECT_LT(largest, kSmallAllocation) << "allocated " << largest << " bytes: " << message;
   }
-  fs::path dir_;
 };
 
 TEST_F(TokenizerHostile, VocabularyOfZeroIsRefused) {

@@ -1,11 +1,12 @@
-#include "tokenizer/tokenizer.h"
+#include "test_util.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <random>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/data_dir.h"
 #include "gpt2_files.h"
@@ -103,16 +104,8 @@ TEST(TokenizerGpt2, DecodeRejectsIdsOutsideTheVocabulary) {
   EXPECT_THROW(gpt2.token_bytes(-1), Error);
 }
 
-class TokenizerFiles : public ::testing::Test {
+class TokenizerFiles : public test::ScratchDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gpt2lab_tok_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string load_error() {
     try {
       Tokenizer::load(dir_);
@@ -123,18 +116,9 @@ class TokenizerFiles : public ::testing::Test {
   }
   // A valid tiny vocabulary: the 256 bytes in GPT-2 spelling, "ab", eot.
   void write_valid(const std::string& extra_merge_line = "") {
-    std::string json = "{";
-    for (int b = 0; b < 256; ++b) {
-      std::string spelled;
-      tokenizer::append_utf8(spelled, tokenizer::byte_to_code_point()[b]);
-      if (spelled == "\"" || spelled == "\\") spelled = "\\" + spelled;
-      json += "\"" + spelled + "\": " + std::to_string(b) + ", ";
-    }
-    json += "\"ab\": 256, \"<|endoftext|>\": 257}";
-    write_file_atomic(dir_ / "encoder.json", json);
+    write_file_atomic(dir_ / "encoder.json", test::byte_encoder_json("\"ab\": 256, \"<|endoftext|>\": 257"));
     write_file_atomic(dir_ / "vocab.bpe", "#version: 0.2\na b\n" + extra_merge_line);
   }
-  fs::path dir_;
 };
 
 TEST_F(TokenizerFiles, LoadsAMinimalVocabulary) {

@@ -5,9 +5,9 @@
 #include <map>
 #include <random>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "tokenizer/pretokenize.h"
-#include "tokenizer/tokenizer.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab {
 namespace {

@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/error.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/threads.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "io/safetensors.h"
 
 using namespace gpt2lab;

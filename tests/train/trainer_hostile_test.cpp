@@ -11,12 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "core/error.h"
+#include "test_util.h"
+#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "data/token_shard.h"
-#include "io/checkpoint.h"
+#include "gpt2lab/io/checkpoint.h"
 #include "io/safetensors.h"
-#include "train/trainer.h"
+#include "gpt2lab/train/trainer.h"
+#include "train/checkpoint_state.h"
 
 namespace gpt2lab {
 namespace {
@@ -75,19 +77,15 @@ TEST(CheckpointStateHostile, FieldsAreTypedRangedAndNamed) {
   refused(fin, 30, "'final'");
 }
 
-class TrainerHostile : public ::testing::Test {
+class TrainerHostile : public test::ScratchDir {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gpt2lab_train_hostile_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    ScratchDir::SetUp();
     fs::create_directories(dir_ / "data");
     std::vector<int> tokens(4000);
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * 5 + 3) % 97);
     write_token_shard(dir_ / "data" / "train.bin", tokens);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   TrainOptions options() const {
     TrainOptions o;
@@ -125,7 +123,6 @@ class TrainerHostile : public ::testing::Test {
     }
     return "";
   }
-  fs::path dir_;
 };
 
 TEST_F(TrainerHostile, WeightsOverflowedByAHugeLearningRateAreNeverCheckpointed) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -61,6 +63,21 @@ struct ModelConfig {
 // scheme (on for gpt2), final_norm follows the placement (on for pre).
 ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size,
                         int vocab_size, NormPlacement norm, InitScheme init);
+
+// The fields a user chooses, described once: the config.json key, the
+// command-line flag, the help text, the words a choice accepts (none: a
+// positive integer) and the command line's default, a small model that
+// trains on a laptop rather than GPT-2 small. "auto" follows another field
+// (residual_scale follows init, final_norm follows norm).
+struct ModelField {
+  std::string key, flag, help, default_text;
+  std::vector<std::string> choices;
+};
+const std::vector<ModelField>& model_fields();
+
+// A validated config from field texts by key (a missing key takes its
+// default_text); throws Error naming the flag.
+ModelConfig config_from_fields(const std::map<std::string, std::string>& text);
 
 // config.json in Hugging Face GPT-2 keys plus ours (norm, init,
 // residual_scale, final_norm).

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/config.h"
+#include "gpt2lab/model/config.h"
 
 namespace gpt2lab {
 

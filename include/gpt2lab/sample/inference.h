@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 
 namespace gpt2lab {
 

@@ -77,4 +77,11 @@ class Tokenizer {
   std::unique_ptr<Impl> impl_;
 };
 
+// The tokenizer that belongs to the checkpoint in `dir`: `spec` if given,
+// else the one its config.json records, else GPT-2's. Its size must be the
+// model's vocab_size and, when the checkpoint records the tokenizer's
+// sha256, its content the same (a path names whatever sits there now).
+// Throws Error saying which tokenizer to pass instead.
+Tokenizer checkpoint_tokenizer(const fs::path& dir, const std::string& spec = "");
+
 }  // namespace gpt2lab

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/rng.h"
-#include "model/gpt2.h"
+#include "gpt2lab/core/rng.h"
+#include "gpt2lab/model/gpt2.h"
 
 namespace gpt2lab {
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/gpt2.h"
+#include "gpt2lab/model/gpt2.h"
 
 namespace gpt2lab {
 

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/config.h"
-#include "model/params.h"
+#include "gpt2lab/model/config.h"
+#include "gpt2lab/model/params.h"
 
 namespace gpt2lab {
 

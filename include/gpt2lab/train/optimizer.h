@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/params.h"
+#include "gpt2lab/model/params.h"
 
 namespace gpt2lab {
 

@@ -1,0 +1,13 @@
+// How a training run's progress reads on a terminal or in a log: the
+// ProgressFn the CLI (and a study) hands to Trainer.
+#pragma once
+
+#include "gpt2lab/train/trainer.h"
+
+namespace gpt2lab {
+
+// Prints to stderr: on a terminal one line rewritten in place; otherwise a
+// plain line every `log_every` steps (and at the first and last step).
+ProgressFn stderr_progress(long log_every);
+
+}  // namespace gpt2lab

@@ -1,0 +1,73 @@
+#include "train/checkpoint_state.h"
+
+#include <cmath>
+#include <limits>
+
+#include "gpt2lab/core/error.h"
+
+namespace gpt2lab {
+
+nlohmann::json to_json(const CheckpointState& s, uint64_t seed) {
+  nlohmann::json j = {{"step", s.step},
+                      {"adam_t", s.adam_t},
+                      {"data_position", s.data_position},
+                      {"metrics_bytes", s.metrics_bytes},
+                      {"seed", seed},
+                      {"run_config", s.run_config}};
+  auto recorded = [](double x) { return std::isfinite(x) && x >= 0; };
+  if (recorded(s.last_loss)) j["last_loss"] = s.last_loss;
+  if (s.final) {
+    j["final"] = true;
+    if (recorded(s.val_loss)) j["val_loss"] = s.val_loss;
+  }
+  return j;
+}
+
+CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t metrics_size, const std::string& where,
+                                           const std::string& metrics_where) {
+  check(j.is_object(), where + ": expected a JSON object");
+  auto field = [&](const char* key, int64_t max) {
+    auto it = j.find(key);
+    check(it != j.end() && it->is_number_integer(), where + ": field '" + key + "' must be an integer");
+    check(!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(max),
+          where + ": field '" + key + "' is out of range");
+    const int64_t v = it->get<int64_t>();
+    check(v >= 0 && v <= max, where + ": field '" + key + "' = " + std::to_string(v) + " is out of range");
+    return v;
+  };
+  CheckpointState s;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 4;
+  s.step = static_cast<long>(field("step", std::numeric_limits<long>::max() / 4));
+  s.adam_t = field("adam_t", kMax);
+  s.data_position = field("data_position", kMax);
+  s.metrics_bytes = static_cast<size_t>(field("metrics_bytes", kMax));
+  // Optional (checkpoints written before they existed lack them).
+  auto loss = [&](const char* key) {
+    auto it = j.find(key);
+    if (it == j.end()) return -1.0;
+    check(it->is_number() && std::isfinite(it->get<double>()) && it->get<double>() >= 0,
+          where + ": field '" + key + "' must be a finite number >= 0");
+    return it->get<double>();
+  };
+  s.last_loss = loss("last_loss");
+  s.val_loss = loss("val_loss");
+  if (auto it = j.find("final"); it != j.end()) {
+    check(it->is_boolean(), where + ": field 'final' must be true or false");
+    s.final = it->get<bool>();
+  }
+  if (auto it = j.find("seed"); it != j.end()) {
+    check(it->is_number_integer(), where + ": field 'seed' must be an integer");
+    if (!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+      s.seed = it->get<int64_t>();
+  }
+  if (auto it = j.find("run_config"); it != j.end()) {
+    check(it->is_object(), where + ": field 'run_config' must be an object");
+    s.run_config = *it;
+  }
+  check(s.metrics_bytes <= metrics_size, where + ": field 'metrics_bytes' = " + std::to_string(s.metrics_bytes) +
+                                             " but " + metrics_where + " has " + std::to_string(metrics_size) +
+                                             " bytes (was metrics.jsonl replaced?)");
+  return s;
+}
+
+}  // namespace gpt2lab

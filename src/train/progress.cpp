@@ -1,0 +1,83 @@
+#include "gpt2lab/train/progress.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace gpt2lab {
+
+namespace {
+
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  long s = static_cast<long>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+  else if (s >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", s);
+  return buf;
+}
+
+class StderrProgress {
+ public:
+  explicit StderrProgress(long log_every) : log_every_(log_every), tty_(isatty(STDERR_FILENO)) {}
+
+  void operator()(const TrainEvent& e) {
+    using K = TrainEvent::Kind;
+    switch (e.kind) {
+      case K::note: return line("note: " + e.text);
+      case K::start: return line("train: " + e.text);
+      case K::eval:
+        if (!tty_) std::fprintf(stderr, "step %ld: val loss %.4f\n", e.step, e.val_loss);
+        return;
+      case K::step: return step(e);
+      case K::diverged:
+        return line("train: diverged at step " + std::to_string(e.step) + " (" + e.text + "); last good checkpoint kept");
+      case K::interrupted: return line("train: interrupted, checkpoint saved at step " + std::to_string(e.step));
+      case K::complete:
+        return line("train: run already complete at step " + std::to_string(e.step) + " (raise --steps to continue)");
+      case K::done: {
+        char loss[64];
+        std::snprintf(loss, sizeof loss, "loss %.4f", e.loss);
+        return line("train: done, " + std::to_string(e.step) + " steps, " + loss +
+                    (e.val_loss >= 0 ? ", val loss " + std::to_string(e.val_loss) : "") + "; checkpoint in " + e.text);
+      }
+    }
+  }
+
+ private:
+  // A message after a rewritten progress line starts on a line of its own.
+  void line(const std::string& text) {
+    if (in_place_) std::fputc('\n', stderr);
+    in_place_ = false;
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+
+  void step(const TrainEvent& e) {
+    char text[256];
+    std::snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | grad %.3f | %.0f tok/s | ETA %s", e.step,
+                  e.steps, e.loss, e.lr, e.grad_norm, e.tokens_per_s, format_duration(e.eta_s).c_str());
+    if (tty_) {
+      std::fprintf(stderr, "\r%-100s", text);
+      in_place_ = true;
+    } else if (log_every_ > 0 && (e.step % log_every_ == 0 || e.step == e.steps || e.first)) {
+      std::fprintf(stderr, "%s\n", text);
+    }
+  }
+
+  long log_every_;
+  bool tty_;
+  bool in_place_ = false;
+};
+
+}  // namespace
+
+ProgressFn stderr_progress(long log_every) {
+  auto printer = std::make_shared<StderrProgress>(log_every);
+  return [printer](const TrainEvent& e) { (*printer)(e); };
+}
+
+}  // namespace gpt2lab
