@@ -14,7 +14,7 @@
 #
 # Every test runs, the tiktoken comparison over the whole corpus and all
 # code points included. One change, with the reason:
-#   reference.test_mpi runs with leak checking off (ASan, UBSan on): Open MPI
+#   e2e.test_mpi runs with leak checking off (ASan, UBSan on): Open MPI
 #       leaves allocations behind by design inside components it has unloaded
 #       by exit, which no suppression can name (scripts/lsan-suppressions.txt).
 # Prints one summary line: build and test seconds, tests passed.
@@ -55,10 +55,10 @@ log=ctest-asan.log
 set +e
 ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   ctest --output-on-failure -j "$JOBS" --timeout 1800 \
-  -E '^reference\.test_mpi$' 2>&1 | tee -a "$log"
+  -E '^e2e\.test_mpi$' 2>&1 | tee -a "$log"
 rc1=${PIPESTATUS[0]}
 ASAN_OPTIONS="$ASAN_BASE${ASAN_OPTIONS:+:$ASAN_OPTIONS}:detect_leaks=0" \
-  ctest --output-on-failure --timeout 1800 -R '^reference\.test_mpi$' 2>&1 | tee -a "$log"
+  ctest --output-on-failure --timeout 1800 -R '^e2e\.test_mpi$' 2>&1 | tee -a "$log"
 rc2=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)
@@ -67,6 +67,6 @@ end=$(date +%s)
 read -r failed total < <(grep -oE 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" |
   awk '{ f += $3; t += $NF } END { print f + 0, t + 0 }')
 echo "sanitize: ASan+UBSan+LSan (clang), $((total - failed)) of $total tests passed" \
-  "(reference.test_mpi without leak checks);" \
+  "(e2e.test_mpi without leak checks);" \
   "build $((built - start)) s, tests $((end - built)) s"
 [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ]

@@ -8,8 +8,6 @@ import json
 import math
 import os
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import torch
@@ -139,11 +137,3 @@ def rel_err(ours, ref, floor=1e-8):
     ours = np.asarray(ours, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     return float(np.max(np.abs(ours - ref)) / max(np.max(np.abs(ref)), floor))
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.stderr.write(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout}{r.stderr}")
-        raise SystemExit(1)
-    return r

@@ -1,6 +1,6 @@
-"""Helpers shared by the training tests: llm.c token shards and a learnable
-synthetic token stream (a noisy linear recurrence), written with numpy only."""
-import json
+"""Data the tests make: llm.c token shards, a learnable synthetic token
+stream (a noisy linear recurrence) and runs of random letters, with numpy
+only. (What a run writes is read by harness.py.)"""
 import os
 
 import numpy as np
@@ -39,11 +39,8 @@ def make_dataset(d, vocab, n_train=40000, n_val=4000, seed=0):
     return d
 
 
-def read_metrics(run):
-    with open(os.path.join(run, "metrics.jsonl")) as f:
-        return [json.loads(line) for line in f]
-
-
-def stable(rows):
-    """Metrics rows without the wall-clock fields, which no two runs share."""
-    return [{k: v for k, v in r.items() if k not in ("ms", "tokens_per_s")} for r in rows]
+def random_letters(n, alphabet, seed):
+    """n bytes drawn from alphabet (no white space: one pre-token for GPT-2)."""
+    rng = np.random.default_rng(seed)
+    a = np.frombuffer(alphabet.encode(), dtype=np.uint8)
+    return a[rng.integers(0, len(a), size=n)].tobytes()

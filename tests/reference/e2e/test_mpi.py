@@ -1,55 +1,41 @@
 """Data-parallel training under MPI: 2 ranks equal 1 process with gradient
 accumulation 2 (with and without ZeRO-1); checkpoints move between rank
 counts; a rank that dies ends the job instead of hanging it.
-Skips (exit 0, saying so) only when gpt2lab was built without MPI."""
+Skips (exit 77) only when gpt2lab was built without MPI or mpirun is absent."""
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-from shards import make_dataset, read_metrics  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import BIN, expect, read_metrics  # noqa: E402
+from shards import make_dataset  # noqa: E402
 
-BIN = os.environ["GPT2LAB_BIN"]
-failures = []
 MPIRUN = shutil.which("mpirun")
-linked = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+linked = harness.command(["ldd", BIN]).stdout
 if not MPIRUN or "libmpi" not in linked:
-    print("SKIP: gpt2lab is built without MPI (cmake -DGPT2LAB_MPI=ON with Open MPI installed)")
-    sys.exit(0)
+    harness.skip("gpt2lab is built without MPI (cmake -DGPT2LAB_MPI=ON with Open MPI installed)")
 
 # A constant schedule after warmup: a run stopped at 10 steps and resumed to 20
 # follows the same learning rates as one run of 20.
 MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--block-size", "32", "--vocab-size", "97"]
 COMMON = MODEL + ["-B", "4", "-T", "32", "--lr", "3e-3", "--warmup", "4", "--schedule", "constant", "--eval-every", "5", "--eval-batches", "2",
                   "--grad-clip", "1.0", "--quiet", "--threads", "1", "--shuffle"]
-ENV = dict(os.environ, OMP_NUM_THREADS="1")
-
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+ENV = {"OMP_NUM_THREADS": "1"}  # added to the environment
 
 
 def single(data, out, *extra):
-    r = subprocess.run([BIN, "train", "--data", data, "--out", out, *COMMON, *extra], capture_output=True, text=True,
-                       env=ENV, timeout=300)
-    if r.returncode:
-        raise SystemExit(f"single-process train failed:\n{r.stderr}")
+    harness.run("train", "--data", data, "--out", out, *COMMON, *extra, env=ENV, timeout=300, check=True)
 
 
 def ranks(n, data, out, *extra, check=True):
-    r = subprocess.run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(n), "-x", "OMP_NUM_THREADS=1",
-                        BIN, "train", "--data", data, "--out", out, *COMMON, *extra], capture_output=True, text=True,
-                       env=ENV, timeout=300)
-    if check and r.returncode:
-        raise SystemExit(f"mpirun train failed:\n{r.stdout}\n{r.stderr}")
-    return r
+    return harness.command([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(n), "-x", "OMP_NUM_THREADS=1",
+                            BIN, "train", "--data", data, "--out", out, *COMMON, *extra], env=ENV, timeout=300,
+                           check=check)
 
 
 def losses(run):
@@ -63,7 +49,7 @@ def worst(a, b, key="loss"):
     return max(abs(x - y) / abs(x) for x, y in zip(ra, rb))
 
 
-with tempfile.TemporaryDirectory() as tmp:
+with harness.scratch() as tmp:
     data = make_dataset(os.path.join(tmp, "data"), 97, n_train=30000, n_val=3000)
     ref = os.path.join(tmp, "ref")
     single(data, ref, "--steps", "20", "--accum", "2")
@@ -87,16 +73,14 @@ with tempfile.TemporaryDirectory() as tmp:
     for zero in ("0", "1"):
         a = os.path.join(tmp, "two-then-one" + zero)
         ranks(2, data, a, "--steps", "10", "--zero", zero)
-        r = subprocess.run([BIN, "train", "--out", a, "--resume", "--steps", "20", "--quiet"], capture_output=True,
-                           text=True, env=ENV, timeout=300)
+        r = harness.run("train", "--out", a, "--resume", "--steps", "20", "--quiet", env=ENV, timeout=300)
         w = worst(losses(ref), losses(a))
         expect(r.returncode == 0 and w <= 1e-5,
                f"2-rank{' ZeRO-1' if zero == '1' else ''} checkpoint resumed on 1 rank continues the run ({w:.1e})")
     b = os.path.join(tmp, "one-then-two")
     single(data, b, "--steps", "10", "--accum", "2")
-    r = subprocess.run([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "OMP_NUM_THREADS=1", BIN,
-                        "train", "--out", b, "--resume", "--steps", "20", "--quiet"], capture_output=True, text=True,
-                       env=ENV, timeout=300)
+    r = harness.command([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "OMP_NUM_THREADS=1", BIN,
+                         "train", "--out", b, "--resume", "--steps", "20", "--quiet"], env=ENV, timeout=300)
     w = worst(losses(ref), losses(b))
     expect(r.returncode == 0 and w <= 1e-5, f"1-rank checkpoint resumed on 2 ranks continues the run ({w:.1e})")
     with open(os.path.join(b, "result.json")) as f:
@@ -106,7 +90,7 @@ with tempfile.TemporaryDirectory() as tmp:
     c = os.path.join(tmp, "dies")
     p = subprocess.Popen([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "OMP_NUM_THREADS=1",
                           BIN, "train", "--data", data, "--out", c, *COMMON, "--steps", "100000"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV})
     while not os.path.exists(os.path.join(c, "metrics.jsonl")):
         time.sleep(0.05)
     time.sleep(0.5)
@@ -127,5 +111,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("signal" in err.lower() or "exited" in err.lower() or "abort" in err.lower(),
            "the launcher says which rank died")
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+harness.finish("MPI")

@@ -4,27 +4,18 @@ PyTorch reference token for token; conversions round-trip exactly; damaged
 files fail cleanly."""
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-from gpt2_torch import TorchGPT2, read_safetensors, rel_err, run, write_safetensors  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from gpt2_torch import TorchGPT2, read_safetensors, rel_err, write_safetensors  # noqa: E402
+from harness import TOOL, expect  # noqa: E402
 
-BIN = os.environ["GPT2LAB_BIN"]
-TOOL = os.environ["GPT2LAB_TESTTOOL"]
 torch.set_num_threads(1)
 L, NH, C, BLOCK, V = 2, 4, 32, 24, 101
-failures = []
-
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def random_weights(rng):
@@ -107,7 +98,8 @@ def gpt2lab_logits(d, tokens):
     batch = os.path.join(d, "..", os.path.basename(d) + ".batch")
     np.concatenate([tokens.ravel(), tokens.ravel()]).astype(np.int32).tofile(batch)
     out = batch + ".out"
-    run([TOOL, "fwdbwd", "--model", d, "--batch", batch, "--B", str(B), "--T", str(T), "--out", out])
+    harness.command([TOOL, "fwdbwd", "--model", d, "--batch", batch, "--B", str(B), "--T", str(T), "--out", out],
+                    check=True)
     return read_safetensors(out)["logits"]
 
 
@@ -124,7 +116,7 @@ def greedy_reference(w, prompt, n):
 rng = np.random.default_rng(3)
 w = random_weights(rng)
 tokens = rng.integers(0, V, size=(2, BLOCK))
-with tempfile.TemporaryDirectory() as tmp:
+with harness.scratch() as tmp:
     for dtype in ("F32", "F16", "BF16"):
         d = os.path.join(tmp, "hf-" + dtype)
         write_hf_dir(d, w, dtype)
@@ -136,8 +128,8 @@ with tempfile.TemporaryDirectory() as tmp:
     d = os.path.join(tmp, "hf-F32")
     prompt = [5, 17, 42]
     ref_ids = greedy_reference(w, prompt, 30)
-    r = subprocess.run([BIN, "sample", "--model", d, "--prompt-ids", " ".join(map(str, prompt)), "--temperature", "0",
-                        "--max-new-tokens", "30", "--format", "ids", "--context", "slide"], capture_output=True, text=True)
+    r = harness.run("sample", "--model", d, "--prompt-ids", " ".join(map(str, prompt)), "--temperature", "0",
+                    "--max-new-tokens", "30", "--format", "ids", "--context", "slide")
     ours = [int(x) for x in r.stdout.split()]
     expect(ours[:21] == ref_ids[:21], f"greedy generation equals the PyTorch reference within the context "
                                       f"({sum(a == b for a, b in zip(ours, ref_ids))}/30 equal overall)")
@@ -147,18 +139,18 @@ with tempfile.TemporaryDirectory() as tmp:
         f = os.path.join(tmp, f"model_v{version}.bin")
         write_llmc(f, w, version)
         out = os.path.join(tmp, f"from-llmc-{version}")
-        run([BIN, "convert", "--input", f, "--out", out])
+        harness.run("convert", "--input", f, "--out", out, check=True)
         got = read_safetensors(os.path.join(out, "model.safetensors"))
         wr = round_to(w, "F32" if version == 3 else "BF16")
         exact = all(np.array_equal(got["transformer." + k], v) for k, v in wr.items())
         expect(exact, f"llm.c version {version} ({label}) file imports exactly")
         back = os.path.join(tmp, f"back-{version}.bin")
-        run([BIN, "convert", "--input", out, "--out", back, "--to", "llmc", "--dtype", label])
+        harness.run("convert", "--input", out, "--out", back, "--to", "llmc", "--dtype", label, check=True)
         with open(f, "rb") as a, open(back, "rb") as b:
             expect(a.read() == b.read(), f"export to llm.c {label} is byte-identical to the file written by the reference")
-    run([BIN, "convert", "--input", os.path.join(tmp, "model_v3.bin"), "--out", os.path.join(tmp, "rt1")])
-    run([BIN, "convert", "--input", os.path.join(tmp, "rt1"), "--out", os.path.join(tmp, "rt.bin")])
-    run([BIN, "convert", "--input", os.path.join(tmp, "rt.bin"), "--out", os.path.join(tmp, "rt2")])
+    harness.run("convert", "--input", os.path.join(tmp, "model_v3.bin"), "--out", os.path.join(tmp, "rt1"), check=True)
+    harness.run("convert", "--input", os.path.join(tmp, "rt1"), "--out", os.path.join(tmp, "rt.bin"), check=True)
+    harness.run("convert", "--input", os.path.join(tmp, "rt.bin"), "--out", os.path.join(tmp, "rt2"), check=True)
     with open(os.path.join(tmp, "rt1", "model.safetensors"), "rb") as a, \
             open(os.path.join(tmp, "rt2", "model.safetensors"), "rb") as b:
         expect(a.read() == b.read(), "checkpoint -> llm.c -> checkpoint round trip is byte-identical")
@@ -174,14 +166,12 @@ with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "bad.bin")
         with open(p, "wb") as f:
             f.write(blob)
-        r = subprocess.run([BIN, "convert", "--input", p, "--out", os.path.join(tmp, "bad-out")], capture_output=True, text=True)
+        r = harness.run("convert", "--input", p, "--out", os.path.join(tmp, "bad-out"))
         expect(r.returncode == 1 and words[name] in r.stderr and not os.path.exists(os.path.join(tmp, "bad-out")),
                f"llm.c file, {name}: refused ({r.stderr.strip()[:90]})")
-    r = subprocess.run([BIN, "init", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--vocab-size", "20",
-                        "--block-size", "8", "--norm", "post", "--out", os.path.join(tmp, "post")], capture_output=True)
-    r = subprocess.run([BIN, "convert", "--input", os.path.join(tmp, "post"), "--out", os.path.join(tmp, "post.bin")],
-                       capture_output=True, text=True)
+    r = harness.run("init", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--vocab-size", "20",
+                    "--block-size", "8", "--norm", "post", "--out", os.path.join(tmp, "post"))
+    r = harness.run("convert", "--input", os.path.join(tmp, "post"), "--out", os.path.join(tmp, "post.bin"))
     expect(r.returncode == 1 and "Pre-LN" in r.stderr, "a Post-LN model is not exported to llm.c")
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+harness.finish("interop")

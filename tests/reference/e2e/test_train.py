@@ -7,33 +7,23 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-from shards import make_dataset, read_metrics, stable, write_shard  # noqa: E402
-
-BIN = os.environ["GPT2LAB_BIN"]
-failures = []
-MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "64", "--vocab-size", "97"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import expect, read_metrics, stable  # noqa: E402
+from shards import make_dataset, write_shard  # noqa: E402
 
 
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+def cmd_of(data, out, *extra):
+    return harness.train_cmd(data, out, "--quiet", "--threads", "2", *extra)
 
 
 def train(data, out, *extra, check=True):
-    cmd = [BIN, "train", *MODEL, "--data", data, "--out", out, "--quiet", "--threads", "2", *extra]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if check and r.returncode != 0:
-        print(r.stdout, r.stderr)
-        raise SystemExit(f"train failed: {' '.join(cmd)}")
-    return r
+    return harness.command(cmd_of(data, out, *extra), check=check)
 
 
-with tempfile.TemporaryDirectory() as tmp:
+with harness.scratch() as tmp:
     data = make_dataset(os.path.join(tmp, "data"), 97, n_train=60000, n_val=5000)
     common = ["-B", "4", "-T", "32", "--steps", "40", "--lr", "3e-3", "--warmup", "4", "--eval-every", "10",
               "--eval-batches", "3", "--diag-every", "10", "--save-every", "5", "--grad-clip", "1.0", "--shuffle"]
@@ -60,8 +50,7 @@ with tempfile.TemporaryDirectory() as tmp:
     c = os.path.join(tmp, "c")
     rnd = random.Random(1)
     kills = 0
-    cmd = [BIN, "train", *MODEL, "--data", data, "--out", c, "--quiet", "--threads", "2",
-           *[x if x != "5" else "1" for x in common]]
+    cmd = cmd_of(data, c, *[x if x != "5" else "1" for x in common])
     for attempt in range(6):
         p = subprocess.Popen(cmd + (["--resume"] if attempt else []), stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
@@ -73,7 +62,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # The same command plus --resume, as documented: if every kill landed
     # before config.json existed (a slow, sanitized start-up), this starts
     # the run, and only the full command knows its settings.
-    r = subprocess.run(cmd + ["--resume"], capture_output=True, text=True)
+    r = harness.command(cmd + ["--resume"])
     # Same options as run a except save-every; metrics do not depend on it.
     got = stable(read_metrics(c))
     if got != ref:  # say where, so that a failure can be understood from the log
@@ -88,8 +77,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # 3. SIGTERM: finish the step, save, exit 0; resume completes identically.
     d = os.path.join(tmp, "d")
-    p = subprocess.Popen([BIN, "train", *MODEL, "--data", data, "--out", d, "--quiet", "--threads", "2", *common],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd_of(data, d, *common), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     while not os.path.exists(os.path.join(d, "metrics.jsonl")):
         time.sleep(0.01)
     time.sleep(0.1)
@@ -185,7 +173,7 @@ with tempfile.TemporaryDirectory() as tmp:
            "an injected NaN is reported as divergence at step 12")
     expect(st["step"] == 10 and not [x for x in rows if x.get("step", 0) > 12],
            "the last good checkpoint (step 10) is kept and nothing is logged after divergence")
-    s = subprocess.run([BIN, "info", os.path.join(g, "checkpoint")], capture_output=True, text=True)
+    s = harness.run("info", os.path.join(g, "checkpoint"))
     expect(s.returncode == 0, "the kept checkpoint loads")
     h = os.path.join(tmp, "h")
     train(data, h, "-B", "4", "-T", "32", "--steps", "40", "--lr", "1e3", "--max-loss", "20", "--grad-clip", "0")
@@ -224,5 +212,4 @@ with tempfile.TemporaryDirectory() as tmp:
     r = train(data, os.path.join(tmp, "x6"), "--lr", "-1", check=False)
     expect(r.returncode == 1 and "--lr" in r.stderr, "a negative learning rate is refused")
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+harness.finish("train")

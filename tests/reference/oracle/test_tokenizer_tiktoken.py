@@ -18,19 +18,16 @@ import concurrent.futures
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 
-BIN = os.environ.get("GPT2LAB_BIN", "build/gpt2lab")
-SRC = os.environ.get("GPT2LAB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-DATA = os.environ.get("GPT2LAB_DATA") or os.path.join(SRC, "data")
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+
+DATA = os.environ.get("GPT2LAB_DATA") or os.path.join(harness.SOURCE, "data")
 TIKTOKEN = os.path.join(DATA, "node_modules", "tiktoken")
 CORPUS = os.path.join(DATA, "sotu")
-HELPER = os.path.join(HERE, "tiktoken_encode.js")
-ADVERSARIAL = os.path.join(HERE, "tokenizer_adversarial.txt")
-SKIP = 77
+HELPER = os.path.join(harness.REFERENCE, "tiktoken_encode.js")
+ADVERSARIAL = os.path.join(harness.REFERENCE, "tokenizer_adversarial.txt")
 
 
 def missing_prerequisites():
@@ -44,8 +41,7 @@ def missing_prerequisites():
 
 
 def gpt2lab(args, data, tokenizer="gpt2"):
-    r = subprocess.run([BIN, "tokenize", "--tokenizer", tokenizer] + args, input=data,
-                       capture_output=True, check=False)
+    r = harness.run("tokenize", "--tokenizer", tokenizer, *args, input=data, text=False)
     if r.returncode != 0:
         raise AssertionError(f"gpt2lab tokenize {args} failed: {r.stderr.decode(errors='replace')}")
     return r.stdout
@@ -56,8 +52,7 @@ def ids_of(out):
 
 
 def tiktoken_ids(mode, files, extra=()):
-    r = subprocess.run(["node", HELPER, TIKTOKEN, mode, *extra, *files], capture_output=True,
-                       check=True)
+    r = harness.command(["node", HELPER, TIKTOKEN, mode, *extra, *files], check=True, text=False)
     lines = r.stdout.decode().split("\n")
     return [[int(x) for x in line.split()] for line in lines[: len(files)]]
 
@@ -193,9 +188,8 @@ def main():
         print("missing: " + ", ".join(missing) + " (run scripts/setup.sh)")
         if os.environ.get("CI"):
             return 1
-        print("SKIPPED")
-        return SKIP
-    with tempfile.TemporaryDirectory(prefix="gpt2lab_tiktoken_") as tmp:
+        harness.skip("node or the fetched data is missing")
+    with harness.scratch("tiktoken") as tmp:
         for test in (test_corpus_files, test_adversarial, test_every_code_point):
             test(tmp)
     print("all tokenizer reference checks passed")

@@ -9,16 +9,16 @@ must agree to 1e-4 relative; clipping must actually fire in the run.
 import math
 import os
 import sys
-import tempfile
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-from gpt2_torch import load_checkpoint, run  # noqa: E402
-from shards import make_dataset, read_metrics, read_shard  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from gpt2_torch import load_checkpoint  # noqa: E402
+from harness import fail, read_metrics  # noqa: E402
+from shards import make_dataset, read_shard  # noqa: E402
 
-BIN = os.environ["GPT2LAB_BIN"]
 torch.set_num_threads(1)
 V, L, NH, C, BLOCK = 97, 2, 2, 32, 16
 STEPS, LR, MIN_LR, WARMUP, CLIP, WD = 20, 1e-2, 1e-3, 5, 2.0, 0.1
@@ -61,20 +61,20 @@ def reference(init_dir, data_dir, B, T, accum):
 
 
 def main():
-    failures = []
     total_clipped = 0
-    with tempfile.TemporaryDirectory() as tmp:
+    with harness.scratch() as tmp:
         data = make_dataset(os.path.join(tmp, "data"), V, n_train=20000, n_val=2000)
         for norm, init, B, T, accum in (("pre", "gpt2", 4, 16, 1), ("post", "xavier", 2, 16, 2), ("pre", "he", 3, 11, 1)):
             label = f"{norm}-LN {init} B={B} T={T} accum={accum}"
             init_dir = os.path.join(tmp, f"init-{norm}-{init}")
-            run([BIN, "init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C), "--block-size", str(BLOCK),
-                 "--vocab-size", str(V), "--norm", norm, "--init", init, "--seed", "5", "--out", init_dir])
+            harness.run("init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C), "--block-size", str(BLOCK),
+                        "--vocab-size", str(V), "--norm", norm, "--init", init, "--seed", "5", "--out", init_dir,
+                        check=True)
             out = os.path.join(tmp, f"run-{norm}-{init}")
-            run([BIN, "train", "--init-from", init_dir, "--data", data, "--out", out, "-B", str(B), "-T", str(T),
-                 "--accum", str(accum), "--steps", str(STEPS), "--lr", str(LR), "--min-lr", str(MIN_LR),
-                 "--warmup", str(WARMUP), "--grad-clip", str(CLIP), "--weight-decay", str(WD),
-                 "--eval-every", "0", "--quiet", "--threads", "2"])
+            harness.run("train", "--init-from", init_dir, "--data", data, "--out", out, "-B", str(B), "-T", str(T),
+                        "--accum", str(accum), "--steps", str(STEPS), "--lr", str(LR), "--min-lr", str(MIN_LR),
+                        "--warmup", str(WARMUP), "--grad-clip", str(CLIP), "--weight-decay", str(WD),
+                        "--eval-every", "0", "--quiet", "--threads", "2", check=True)
             ours = [r for r in read_metrics(out) if "loss" in r and "step" in r and "diverged" not in r]
             ref_loss, ref_norm = reference(init_dir, data, B, T, accum)
             worst = max(abs(o["loss"] - r) / abs(r) for o, r in zip(ours, ref_loss))
@@ -84,23 +84,22 @@ def main():
             print(f"{label:36s} steps {len(ours)}  loss {ref_loss[0]:.4f} -> {ref_loss[-1]:.4f}  "
                   f"worst loss rel err {worst:.2e}  grad-norm {worst_norm:.2e}  clipped {clipped}/{STEPS}")
             if len(ours) != STEPS:
-                failures.append(f"{label}: {len(ours)} step rows, expected {STEPS}")
+                fail(f"{label}: {len(ours)} step rows, expected {STEPS}")
             if worst > 1e-4:
-                failures.append(f"{label}: loss differs by {worst:.2e} relative")
+                fail(f"{label}: loss differs by {worst:.2e} relative")
             if worst_norm > 1e-3:
-                failures.append(f"{label}: grad norm differs by {worst_norm:.2e} relative")
+                fail(f"{label}: grad norm differs by {worst_norm:.2e} relative")
             if worst_lr > 1e-12:
-                failures.append(f"{label}: lr schedule differs by {worst_lr}")
+                fail(f"{label}: lr schedule differs by {worst_lr}")
             total_clipped += clipped
             if not ref_loss[-1] < ref_loss[0] - 0.05:
-                failures.append(f"{label}: loss did not fall; the comparison is too weak")
+                fail(f"{label}: loss did not fall; the comparison is too weak")
     # Both branches of clipping must have run somewhere in the three runs.
     if not 0 < total_clipped < 3 * STEPS:
-        failures.append(f"clipping fired on {total_clipped} of {3 * STEPS} steps; both branches must be exercised")
-    if failures:
-        print("FAILURES:\n" + "\n".join(failures))
-        sys.exit(1)
-    print("gpt2lab train matches the PyTorch AdamW trainer")
+        fail(f"clipping fired on {total_clipped} of {3 * STEPS} steps; both branches must be exercised")
+    if not harness.failures:
+        print("gpt2lab train matches the PyTorch AdamW trainer")
+    harness.finish("AdamW trainer")
 
 
 if __name__ == "__main__":

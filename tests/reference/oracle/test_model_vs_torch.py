@@ -11,16 +11,15 @@ LayerNorm included, which the inits leave at 0/1) and ignored targets.
 """
 import os
 import sys
-import tempfile
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
-from gpt2_torch import load_checkpoint, read_safetensors, rel_err, run, write_safetensors  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from gpt2_torch import load_checkpoint, read_safetensors, rel_err, write_safetensors  # noqa: E402
+from harness import BIN, TOOL, fail  # noqa: E402
 
-BIN = os.environ["GPT2LAB_BIN"]
-TOOL = os.environ["GPT2LAB_TESTTOOL"]
 torch.set_num_threads(1)
 
 CONFIGS = {
@@ -28,7 +27,6 @@ CONFIGS = {
     "T=block": (2, 4, 64, 32, 300, 3, 32),
     "odd": (3, 3, 48, 40, 101, 2, 17),
 }
-failures = []
 checked = 0
 
 
@@ -37,7 +35,8 @@ def compare(label, d, tokens, targets, B, T):
     batch = os.path.join(d, "batch.bin")
     np.concatenate([tokens.ravel(), targets.ravel()]).astype(np.int32).tofile(batch)
     out = os.path.join(d, "out.safetensors")
-    run([TOOL, "fwdbwd", "--model", d, "--batch", batch, "--B", str(B), "--T", str(T), "--out", out])
+    harness.command([TOOL, "fwdbwd", "--model", d, "--batch", batch, "--B", str(B), "--T", str(T), "--out", out],
+                    check=True)
     ours = read_safetensors(out)
     model = load_checkpoint(d)
     logits, loss = model.forward(torch.tensor(tokens, dtype=torch.long), torch.tensor(targets, dtype=torch.long))
@@ -51,10 +50,10 @@ def compare(label, d, tokens, targets, B, T):
         if e > worst_grad[1]:
             worst_grad = (name, e)
         if e > 1e-4:
-            failures.append(f"{label}: gradient of {name} off by {e:.2e} relative")
+            fail(f"{label}: gradient of {name} off by {e:.2e} relative")
     for k, e in errs.items():
         if e > 1e-5:
-            failures.append(f"{label}: {k} off by {e:.2e} relative")
+            fail(f"{label}: {k} off by {e:.2e} relative")
     checked += 1
     print(f"{label:40s} loss {loss.item():.6f}  logits {errs['logits']:.1e}  loss {errs['loss']:.1e}  "
           f"worst grad {worst_grad[1]:.1e} ({worst_grad[0]})")
@@ -62,7 +61,7 @@ def compare(label, d, tokens, targets, B, T):
 
 def main():
     rng = np.random.default_rng(0)
-    with tempfile.TemporaryDirectory() as tmp:
+    with harness.scratch() as tmp:
         for cname, (L, NH, C, block, V, B, T) in CONFIGS.items():
             tokens = rng.integers(0, V, size=(B, T))
             targets = rng.integers(0, V, size=(B, T))
@@ -76,14 +75,14 @@ def main():
                        "--init", init, "--seed", "7", "--out", d]
                 if final_norm:
                     cmd += ["--final-norm", final_norm]
-                run(cmd)
+                harness.command(cmd, check=True)
                 compare(f"{cname} {norm} {init}" + (" +ln_f" if final_norm else ""), d, tokens, targets, B, T)
             # Random values in every tensor, written by the reference itself.
             for norm in ("pre", "post"):
                 d = os.path.join(tmp, f"{cname}-{norm}-random")
-                run([BIN, "init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C),
-                     "--block-size", str(block), "--vocab-size", str(V), "--norm", norm,
-                     "--init", "normal", "--out", d])
+                harness.run("init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C),
+                            "--block-size", str(block), "--vocab-size", str(V), "--norm", norm,
+                            "--init", "normal", "--out", d, check=True)
                 w = read_safetensors(os.path.join(d, "model.safetensors"))
                 for k in w:
                     scale = 0.2 if k.endswith("bias") else 0.1
@@ -94,10 +93,9 @@ def main():
                 masked[0, : T // 3] = -1  # ignored positions
                 compare(f"{cname} {norm} random weights, ignore", d, tokens, masked, B, T)
     print(f"\n{checked} cases checked")
-    if failures:
-        print("FAILURES:\n" + "\n".join(failures))
-        sys.exit(1)
-    print("all logits, losses and gradients match the PyTorch reference")
+    if not harness.failures:
+        print("all logits, losses and gradients match the PyTorch reference")
+    harness.finish("forward/backward")
 
 
 if __name__ == "__main__":

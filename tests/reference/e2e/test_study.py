@@ -9,14 +9,14 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 
-sys.path.insert(0, os.path.dirname(__file__))
-from shards import read_metrics, stable  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import BIN, expect, read_metrics, stable  # noqa: E402
 
-BIN = os.environ["GPT2LAB_BIN"]
-SOURCE = os.environ.get("GPT2LAB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-failures = []
+# The report script is a folder (python3 tools/report OUT); named here so
+# that the test does not depend on the default gpt2lab was built with.
+REPORT = os.path.join(harness.SOURCE, "tools", "report")
 
 SECTIONS = ["# gpt2lab study report", "## Summary of findings", "## grad-at-init: gradient norms at initialization",
             "## norm: Pre-LN vs Post-LN, warmup and learning rate", "## init: initialization schemes and the residual scale",
@@ -27,12 +27,6 @@ FIGURES = ["grad_at_init_profiles.png", "grad_at_init_residual.png", "norm_loss.
            "depth_loss.png", "samples_quality.png"]
 # tiny budget: 2 depths x 2 norms x 4 inits; 8 norm runs; 7 init runs; 2 depths x 4 variants.
 EXPECTED_RUNS = 16 + 8 + 7 + 8
-
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def make_corpus(path):
@@ -47,12 +41,11 @@ def make_corpus(path):
 
 
 def study(corpus, out, *extra):
-    cmd = [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", out, "--threads", "1", "--quiet", *extra]
-    return subprocess.run(cmd, capture_output=True, text=True,
-                          env={**os.environ, "GPT2LAB_REPORT_SCRIPT": os.path.join(SOURCE, "tools", "report.py")})
+    return harness.run("study", "--budget", "tiny", "--data", corpus, "--out", out, "--threads", "1", "--quiet", *extra,
+                       env={"GPT2LAB_REPORT_SCRIPT": REPORT})
 
 
-with tempfile.TemporaryDirectory() as tmp:
+with harness.scratch() as tmp:
     corpus = os.path.join(tmp, "corpus")
     make_corpus(corpus)
 
@@ -115,10 +108,9 @@ with tempfile.TemporaryDirectory() as tmp:
     os.makedirs(fake)
     with open(os.path.join(fake, "matplotlib.py"), "w") as f:
         f.write("raise ImportError('hidden by the test')\n")
-    r = subprocess.run([BIN, "study", "--budget", "tiny", "--data", corpus, "--out", a, "--threads", "1", "--quiet",
-                        "--preset", "all"], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": fake, "GPT2LAB_PYTHON": "/usr/bin/python3",
-                            "GPT2LAB_REPORT_SCRIPT": os.path.join(SOURCE, "tools", "report.py")})
+    r = harness.run("study", "--budget", "tiny", "--data", corpus, "--out", a, "--threads", "1", "--quiet",
+                    "--preset", "all",
+                    env={"PYTHONPATH": fake, "GPT2LAB_PYTHON": "/usr/bin/python3", "GPT2LAB_REPORT_SCRIPT": REPORT})
     expect(r.returncode != 0 and "matplotlib is missing" in r.stderr and "apt-get install python3-matplotlib"
            in r.stderr, "without matplotlib the study says what to install")
 
@@ -142,7 +134,7 @@ with tempfile.TemporaryDirectory() as tmp:
                     done_before[name] = os.path.getmtime(os.path.join(b, "runs", name, "metrics.jsonl"))
     expect(len(done_before) == 3 or len(done_before) == 4,
            f"the signal stopped the study after 3 finished runs (found {len(done_before)})")
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = harness.command(cmd)
     expect(r.returncode == 0, "the resumed study finishes")
     kept = r.stderr.count("before, kept")
     expect(kept == len(done_before), f"the rerun keeps the {len(done_before)} finished runs (kept {kept})")
@@ -161,8 +153,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(r.returncode != 0 and "unknown preset 'nonsense'" in r.stderr, "an unknown preset is refused by name")
     r = study(os.path.join(tmp, "missing"), os.path.join(tmp, "c"), "--preset", "norm")
     expect(r.returncode != 0 and "does not exist" in r.stderr, "a missing --data is refused")
-    r = subprocess.run([BIN, "study", "--budget", "quick", "--data", corpus, "--out", a, "--preset", "norm"],
-                       capture_output=True, text=True)
+    r = harness.run("study", "--budget", "quick", "--data", corpus, "--out", a, "--preset", "norm")
     expect(r.returncode != 0 and "budget 'tiny'" in r.stderr, "a study folder refuses runs of another budget")
 
     # 5. An edited or damaged study.json is refused with the field named,
@@ -189,5 +180,4 @@ with tempfile.TemporaryDirectory() as tmp:
         expect(r.returncode == 1 and message in r.stderr and "use another --out" in r.stderr and kept,
                f"a damaged study.json is refused: {message}" + ("" if r.returncode == 1 else f" (exit {r.returncode}: {r.stderr[-300:]})"))
 
-print(f"{len(failures)} study checks failed" if failures else "all study checks passed")
-sys.exit(1 if failures else 0)
+harness.finish("study")

@@ -17,29 +17,21 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import expect  # noqa: E402
 from shards import make_dataset  # noqa: E402
 
-BIN = os.path.abspath(os.environ["GPT2LAB_BIN"])
 N = int(os.environ.get("GPT2LAB_SIGNALS", "50"))
-MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "64", "--vocab-size", "97"]
-failures = []
-
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
 
 
 def one(data, out, threads, sig, delay, i):
     env = dict(os.environ, MALLOC_CHECK_="3", MALLOC_PERTURB_="165")
-    cmd = [BIN, "train", *MODEL, "--data", data, "--out", out, "--quiet", "--threads", str(threads),
-           "-B", "4", "-T", "32", "--steps", "100000", "--eval-every", "0", "--save-every", "0",
-           "--diag-every", "0"]
+    cmd = harness.train_cmd(data, out, "--quiet", "--threads", str(threads),
+                            "-B", "4", "-T", "32", "--steps", "100000", "--eval-every", "0", "--save-every", "0",
+                            "--diag-every", "0")
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     p.send_signal(sig)
@@ -71,7 +63,7 @@ def one(data, out, threads, sig, delay, i):
 
 def main():
     rng = random.Random(1313)
-    with tempfile.TemporaryDirectory() as tmp:
+    with harness.scratch() as tmp:
         data = make_dataset(os.path.join(tmp, "data"), 97)
         bad = []
         for i in range(N):
@@ -86,9 +78,7 @@ def main():
                 bad.append(why)
                 print("      " + why, flush=True)
         expect(not bad, f"{N} signals: every run exited 0 with a readable result ({len(bad)} did not)")
-    if failures:
-        raise SystemExit(f"{len(failures)} check(s) failed")
-    print("all signal-stress checks passed")
+    harness.finish("signal-stress")
 
 
 if __name__ == "__main__":

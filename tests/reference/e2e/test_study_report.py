@@ -1,23 +1,17 @@
-"""tools/report.py on synthetic studies: the findings are computed from the
-data, so changing the data changes them (divergence counts, the Xiong et al.
-verdict, the zero-init symmetry, rankings), and a study that ran only some
-presets still gets every section."""
+"""tools/report (python3 tools/report OUT) on synthetic studies: the
+findings are computed from the data, so changing the data changes them
+(divergence counts, the Xiong et al. verdict, the zero-init symmetry,
+rankings), and a study that ran only some presets still gets every section."""
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
-SOURCE = os.environ.get("GPT2LAB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-REPORT = os.path.join(SOURCE, "tools", "report.py")
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import expect  # noqa: E402
 
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
+REPORT = os.path.join(harness.SOURCE, "tools", "report")  # a folder: python3 tools/report OUT
 
 
 def write_metrics(path, steps, final, diverge_at=None, spike_at=None):
@@ -122,16 +116,16 @@ def make_study(out, post_grows, post_nowarmup_diverges, zero_distinct, gpt2_bett
 
 
 def report(out):
-    r = subprocess.run([sys.executable, REPORT, out], capture_output=True, text=True)
+    r = harness.command([sys.executable, REPORT, out])
     if r.returncode != 0:
         print(r.stdout, r.stderr)
-        raise SystemExit("report.py failed")
+        raise SystemExit("tools/report failed")
     with open(os.path.join(out, "report.md")) as f:
         return f.read()
 
 
 ALL = ["grad-at-init", "norm", "init", "depth"]
-with tempfile.TemporaryDirectory() as tmp:
+with harness.scratch() as tmp:
     a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
     make_study(a, post_grows=True, post_nowarmup_diverges=True, zero_distinct=1, gpt2_better=True, presets=ALL)
     make_study(b, post_grows=False, post_nowarmup_diverges=False, zero_distinct=128, gpt2_better=False, presets=ALL)
@@ -167,8 +161,7 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(mc.count("Not run in this study") == 3 and "## Text samples" in mc, "a partial study keeps every section")
 
     # Missing study.json: exit 2 with a message.
-    r = subprocess.run([sys.executable, REPORT, os.path.join(tmp, "none")], capture_output=True, text=True)
+    r = harness.command([sys.executable, REPORT, os.path.join(tmp, "none")])
     expect(r.returncode == 2 and "cannot read" in r.stderr, "no study.json -> exit 2 and a clear message")
 
-print(f"{len(failures)} report checks failed" if failures else "all report checks passed")
-sys.exit(1 if failures else 0)
+harness.finish("report")

@@ -1,24 +1,12 @@
 """CLI: `gpt2lab init` / `gpt2lab info` work and refuse bad input cleanly."""
 import os
-import subprocess
 import sys
-import tempfile
 
-BIN = os.environ["GPT2LAB_BIN"]
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import expect, run as gpt2lab  # noqa: E402
 
-
-def gpt2lab(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True)
-
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        failures.append(what)
-
-
-with tempfile.TemporaryDirectory() as tmp:
+with harness.scratch() as tmp:
     d = os.path.join(tmp, "m")
     r = gpt2lab("init", "--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--block-size", "16",
                 "--vocab-size", "100", "--norm", "post", "--init", "xavier", "--residual-scale", "on",
@@ -48,5 +36,4 @@ with tempfile.TemporaryDirectory() as tmp:
     r = gpt2lab("--help")
     expect(r.returncode == 0 and "init" in r.stdout and "info" in r.stdout, "--help lists the subcommands")
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+harness.finish("CLI")

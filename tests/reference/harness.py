@@ -1,0 +1,190 @@
+"""What every reference test shares: checks that print and count, skipping,
+the gpt2lab binary run as a subprocess, scratch folders, and reading what a
+run wrote (metrics, checkpoints).
+
+The tests live in oracle/ (against an independent reference) and e2e/
+(end-to-end behaviour); this module and the other shared files stay here,
+one folder up. A test starts with
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import harness
+    from harness import expect
+
+and ends with harness.finish(...). Exit status, as ctest reads it
+(SKIP_RETURN_CODE 77): 0 passed, 1 failed, 77 skipped (harness.skip).
+
+Environment (ctest sets the first three; tests/CMakeLists.txt):
+  GPT2LAB_BIN          the gpt2lab binary (default SOURCE/build/gpt2lab)
+  GPT2LAB_TESTTOOL     the test tool (default SOURCE/build/tests/gpt2lab_testtool)
+  GPT2LAB_SOURCE_DIR   the source tree (default: two folders above this file)
+  GPT2LAB_KEEP_SCRATCH=1  keep each test's scratch folder and print its path
+"""
+import contextlib
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+REFERENCE = os.path.dirname(os.path.abspath(__file__))  # tests/reference: the shared files
+SOURCE = os.environ.get("GPT2LAB_SOURCE_DIR") or os.path.normpath(os.path.join(REFERENCE, "..", ".."))
+BIN = os.path.abspath(os.environ.get("GPT2LAB_BIN") or os.path.join(SOURCE, "build", "gpt2lab"))
+TOOL = os.path.abspath(os.environ.get("GPT2LAB_TESTTOOL") or os.path.join(SOURCE, "build", "tests",
+                                                                          "gpt2lab_testtool"))
+SKIP = 77  # ctest's SKIP_RETURN_CODE for every Python test
+
+# The small model most end-to-end tests train (a few ms a step).
+TINY_MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "64", "--vocab-size", "97"]
+
+failures = []
+
+
+# ---------------------------------------------------------------- checks
+
+def expect(cond, what):
+    """Records one check: prints 'ok    WHAT' or 'FAIL  WHAT'; returns cond."""
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+    return bool(cond)
+
+
+def fail(what):
+    """Records a failed check (for tests that report only what went wrong)."""
+    expect(False, what)
+
+
+def finish(name="the"):
+    """The summary line, then exit: 1 if any check failed, else 0."""
+    if failures:
+        print(f"{len(failures)} {name} check(s) failed:", flush=True)
+        for what in failures:
+            print("      " + what, flush=True)
+        sys.exit(1)
+    print(f"all {name} checks passed", flush=True)
+    sys.exit(0)
+
+
+def skip(reason):
+    """Nothing to check here (a missing prerequisite): exit 77, which ctest
+    shows as skipped, never as passed."""
+    print(f"SKIP: {reason}", flush=True)
+    sys.exit(SKIP)
+
+
+# ---------------------------------------------------------------- processes
+
+def command(cmd, check=False, cwd=None, env=None, timeout=None, input=None, stdin=None, stdout=None, text=True):
+    """Runs cmd and returns the CompletedProcess, its output captured
+    (stdout goes to `stdout` instead when that is given: a file, DEVNULL).
+    env: variables added to this process's environment. check=True: a
+    non-zero exit prints the command and its output and ends the test (1)."""
+    kw = {"cwd": cwd, "timeout": timeout, "text": text}
+    if env is not None:
+        kw["env"] = {**os.environ, **env}
+    if input is not None:
+        kw["input"] = input
+    if stdin is not None:
+        kw["stdin"] = stdin
+    if stdout is not None:
+        r = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, **kw)
+    else:
+        r = subprocess.run(cmd, capture_output=True, **kw)
+    if check and r.returncode != 0:
+        out = (r.stdout or "") if text else (r.stdout or b"").decode(errors="replace")
+        err = r.stderr if text else r.stderr.decode(errors="replace")
+        sys.stderr.write(f"command failed (exit {r.returncode}): {' '.join(map(str, cmd))}\n{out}{err}\n")
+        raise SystemExit(1)
+    return r
+
+
+def run(*args, **kw):
+    """gpt2lab ARGS (see command for the keywords)."""
+    return command([BIN, *args], **kw)
+
+
+def train_cmd(data, out, *flags, model=TINY_MODEL):
+    """The argv of `gpt2lab train MODEL --data DATA --out OUT FLAGS...`."""
+    return [BIN, "train", *model, "--data", data, "--out", out, *flags]
+
+
+def train(data, out, *flags, model=TINY_MODEL, **kw):
+    """gpt2lab train MODEL --data DATA --out OUT FLAGS... (see command)."""
+    return command(train_cmd(data, out, *flags, model=model), **kw)
+
+
+def scratch(name=None):
+    """A scratch folder for the test (`with harness.scratch() as tmp:`),
+    removed at the end; GPT2LAB_KEEP_SCRATCH=1 keeps it and prints where."""
+    stem = name or os.path.splitext(os.path.basename(sys.argv[0]))[0].removeprefix("test_")
+    prefix = f"gpt2lab_{stem}_"
+    if os.environ.get("GPT2LAB_KEEP_SCRATCH"):
+        path = tempfile.mkdtemp(prefix=prefix)
+        print(f"scratch folder (kept): {path}", flush=True)
+        return contextlib.nullcontext(path)
+    return tempfile.TemporaryDirectory(prefix=prefix)
+
+
+# ---------------------------------------------------------------- what a run wrote
+
+def read_metrics(run_dir):
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f]
+
+
+def stable(rows):
+    """Metrics rows without the wall-clock fields, which no two runs share."""
+    return [{k: v for k, v in r.items() if k not in ("ms", "tokens_per_s")} for r in rows]
+
+
+def non_finite(path):
+    """Count of non-finite float32 values in a safetensors file."""
+    import numpy as np
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    bad = 0
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        assert t["dtype"] == "F32", name
+        a, b = t["data_offsets"]
+        bad += int((~np.isfinite(np.frombuffer(raw[8 + n + a:8 + n + b], dtype=np.float32))).sum())
+    return bad
+
+
+def staging_dirs(run_dir):
+    """Checkpoint staging folders (checkpoint.tmp-*) left in a run folder."""
+    return [n for n in os.listdir(run_dir) if n.startswith("checkpoint.tmp-")] if os.path.isdir(run_dir) else []
+
+
+def checkpoint_problems(run_dir):
+    """What is wrong with run_dir/checkpoint, or [] if it is whole and consistent."""
+    ck = os.path.join(run_dir, "checkpoint")
+    if not os.path.isdir(ck):
+        return []  # killed before the first save: nothing to check
+    problems = []
+    r = run("info", ck)
+    if r.returncode != 0:
+        problems.append("info fails: " + r.stderr.strip())
+    for f in ("model.safetensors", "optimizer.safetensors"):
+        p = os.path.join(ck, f)
+        if not os.path.exists(p):
+            problems.append(f + " missing")
+        elif non_finite(p):
+            problems.append(f + " holds non-finite values")
+    try:
+        with open(os.path.join(ck, "state.json")) as fh:
+            st = json.load(fh)
+        if os.path.getsize(os.path.join(run_dir, "metrics.jsonl")) < st["metrics_bytes"]:
+            problems.append("metrics.jsonl shorter than state.json records")
+        with open(os.path.join(run_dir, "metrics.jsonl"), "rb") as fh:
+            kept = fh.read(st["metrics_bytes"]).decode().splitlines()
+        steps = [json.loads(x)["step"] for x in kept if '"loss"' in x and '"val_loss"' not in x]
+        if steps and steps[-1] != st["step"] - 1:
+            problems.append(f"state.json step {st['step']} but last logged train step {steps[-1]}")
+    except (OSError, ValueError, KeyError) as e:
+        problems.append(f"state.json: {e}")
+    return problems

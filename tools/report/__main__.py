@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Draws a gpt2lab study (OUT/study.json + each run's metrics.jsonl) into
+OUT/report.md and OUT/report.html (figures inline, base64), with figures in
+OUT/figures/.
+
+Every sentence under "Findings" is computed from the numbers in the study;
+none is pre-written. Where a measurement disagrees with the papers (Xiong et
+al. 2020 for the LayerNorm placement, Radford et al. 2019 for GPT-2's scaled
+residual init) the text says so.
+
+The sections follow the presets study.json lists ("presets"; a run's own
+"preset" counts too): each known preset the study ran gets its section, in
+the order of sections.PRESET_SECTIONS, and a known preset it did not run a
+one-line "Not run in this study". A preset this report does not know (a
+study written by a newer gpt2lab, or an edited study.json) is skipped with a
+note in the report and a warning on stderr; its runs still appear under
+"Text samples" and "Divergence and loss spikes".
+
+Usage: python3 tools/report OUT   (this folder; any working directory)
+Exit status: 0 written, 2 bad input, 3 matplotlib missing.
+"""
+import importlib.util
+import json
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# Run as a folder, sys.path[0] is this folder: dropped, so that the package's
+# module names (load, stats, ...) cannot shadow any other module.
+if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
+    del sys.path[0]
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
+    import matplotlib.ticker  # noqa: F401
+except ImportError:  # the study command turns exit 3 into an install hint
+    sys.stderr.write("report: matplotlib is missing (Debian: apt-get install python3-matplotlib)\n")
+    sys.exit(3)
+
+# The package is this folder, imported as `report` whatever the folder is
+# called (tools/report in the source tree, share/gpt2lab/tools/report when
+# installed) and wherever it is run from.
+_INIT = os.path.join(_HERE, "__init__.py")
+if os.path.abspath(getattr(sys.modules.get("report"), "__file__", None) or os.curdir) != _INIT:  # not `-m report`
+    _spec = importlib.util.spec_from_file_location("report", _INIT, submodule_search_locations=[_HERE])
+    sys.modules["report"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["report"])
+
+from report.document import Doc  # noqa: E402
+from report.load import Study  # noqa: E402
+from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, in_report_order, samples  # noqa: E402
+from report.stats import GROWS, SPIKE_JUMP, SPIKE_WINDOW  # noqa: E402
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: report OUT (a folder with study.json)\n")
+        return 2
+    out = sys.argv[1]
+    try:
+        st = Study(out)
+    except (OSError, ValueError, KeyError) as e:
+        sys.stderr.write(f"report: cannot read {os.path.join(out, 'study.json')}: {e}\n")
+        return 2
+    st.presets = in_report_order(st.presets)
+    doc = Doc(out)
+    s = st.s
+    data = s.get("data", {})
+    runs = st.runs
+    secs = sum(r.get("seconds", 0) or r.get("result", {}).get("seconds", 0) for r in runs)
+    title = "gpt2lab study report"
+    doc.h(1, title)
+    doc.p(f"Budget '{st.budget.get('name', '?')}', {len(runs)} runs ({', '.join(s.get('presets', []))}), "
+          f"{s.get('threads', '?')} threads, {secs / 60:.1f} minutes of run time; data {data.get('dir', '?')} "
+          f"(tokenizer {data.get('tokenizer_identity', '?')}, vocabulary {data.get('vocab_size', '?')}). "
+          f"Study created {s.get('created', '?')}, last updated {s.get('updated', '?')}.")
+    if s.get("command"):
+        doc.pre(s["command"])
+    summary_at = len(doc.blocks)
+    findings = {}
+    for section in PRESET_SECTIONS:
+        doc.h(2, section.TITLE)
+        if section.PRESET not in st.presets or not st.has(section.PRESET):
+            doc.p(f"Not run in this study (gpt2lab study --preset {section.PRESET} --out {out}).")
+            continue
+        section.draw(doc, st, findings)
+    for preset in [p for p in st.presets if p not in BY_PRESET]:
+        sys.stderr.write(f"report: study.json names preset '{preset}', which this report does not know; "
+                         "its section is left out\n")
+        doc.h(2, f"{preset}: not drawn")
+        doc.p(f"This study names the preset '{preset}', which this report has no section for (it knows "
+              f"{', '.join(BY_PRESET)}); its runs appear only under Text samples and Divergence and loss "
+              "spikes.")
+    doc.h(2, "Text samples")
+    samples.draw(doc, st, findings)
+    doc.h(2, "Divergence and loss spikes")
+    divergence.draw(doc, st, findings)
+    doc.h(2, "Method")
+    doc.bullets([
+        "Train loss curves are trailing moving averages over 1/40 of a run; validation points are the "
+        "trainer's evaluations (the same validation batches every time).",
+        f"A loss spike is a step whose loss is more than {int(SPIKE_JUMP * 100)}% above the median of the "
+        f"previous {SPIKE_WINDOW} steps (consecutive such steps count once).",
+        "'Steps to loss ≤ x': the first step whose smoothed train loss reaches x, where x is 0.1 nats below the "
+        "unigram baseline on the training split (the point where a model starts to use context); without the "
+        "shards at hand, the median final smoothed train loss of the preset's runs that did not diverge.",
+        "Unigram baseline: the cross-entropy of the training split's token frequencies (add-one smoothed) on the "
+        "validation split; a model at this loss predicts common tokens and nothing from context.",
+        f"Xiong pattern at init: Post-LN's last/first-layer FFN gradient ratio above {GROWS}, Pre-LN's at most "
+        f"{GROWS}.",
+        "One seed per setting (the same seed for every run, so runs differ only in what the grid varies): "
+        "differences of a few hundredths of a nat between two runs are within what another seed could change.",
+        # The same words as before the script became a folder, so that a
+        # report is unchanged for the same study.
+        "All numbers and every finding above are computed by tools/report from study.json and the runs' "
+        "metrics.jsonl; rerunning it on the same folder gives the same report.",
+    ])
+    doc.p("Budget: " + json.dumps(st.budget, sort_keys=True))
+
+    # The summary goes near the top but is assembled last.
+    summary = []
+    for key in (*BY_PRESET, "samples", "divergence"):
+        if findings.get(key):
+            summary.append(f"[{key}] " + findings[key][0])
+            for extra in findings[key][1:]:
+                if any(w in extra for w in ("Xiong", "Radford", "distinct hidden unit", "of the unigram baseline")):
+                    summary.append(f"[{key}] " + extra)
+    doc.blocks[summary_at:summary_at] = [("h", 2, "Summary of findings"), ("ul", summary)]
+
+    doc.write(title)
+    print(f"report: wrote {os.path.join(out, 'report.md')}, report.html and {len(doc.figures)} figures")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""Reading a study: OUT/study.json, each run's metrics.jsonl, and the token
+shards of its data (for the unigram baseline)."""
+import glob
+import json
+import math
+import os
+
+from .stats import smooth
+
+
+def load_metrics(out, rec):
+    """Rows of a run's metrics.jsonl, split by kind."""
+    m = {"steps": [], "loss": [], "grad_norm": [], "val_steps": [], "val": [], "diag": [], "diverged": None}
+    path = os.path.join(out, rec.get("metrics", ""))
+    if not rec.get("metrics") or not os.path.exists(path):
+        return m
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue  # a torn last line of a killed run
+            if r.get("diverged"):
+                m["diverged"] = r
+            elif "grad_norms" in r:
+                m["diag"].append(r)
+            elif "val_loss" in r:
+                m["val_steps"].append(r["step"])
+                m["val"].append(r["val_loss"])
+            elif "loss" in r:
+                m["steps"].append(r["step"])
+                m["loss"].append(r["loss"])
+                m["grad_norm"].append(r.get("grad_norm", float("nan")))
+    return m
+
+
+def read_shards(directory, split):
+    """Token ids of a split's llm.c shards (256 int32 header, then uint16)."""
+    import numpy as np
+    files = sorted(glob.glob(os.path.join(directory, f"{split}.bin")) +
+                   glob.glob(os.path.join(directory, f"{split}_*.bin")))
+    parts = []
+    for path in files:
+        header = np.fromfile(path, dtype="<i4", count=256)
+        parts.append(np.fromfile(path, dtype="<u2", offset=1024)[: int(header[2])])
+    return np.concatenate(parts) if parts else None
+
+
+def unigram_baseline(directory, vocab):
+    """Cross-entropy (nats) of the train split's token frequencies (add-one
+    smoothed) on the (val, train) splits: the loss of a model that learned
+    which tokens are common and nothing about context. (None, None) when the
+    shards are not there."""
+    try:
+        import numpy as np
+        train, val = read_shards(directory, "train"), read_shards(directory, "val")
+    except (ImportError, OSError, ValueError):
+        return None, None
+    if train is None or val is None or not vocab or len(val) == 0:
+        return None, None
+    counts = np.bincount(train, minlength=vocab).astype(np.float64) + 1.0
+    logp = np.log(counts / counts.sum())
+    return float(-logp[val].mean()), float(-logp[train].mean())
+
+
+def listed_presets(s):
+    """The presets a study lists: study.json's "presets" (gpt2lab writes it in
+    its canonical order, every preset ever run into the folder), then any
+    preset a run names that the list lacks (a hand-made or older file), each
+    once."""
+    listed = s.get("presets")
+    names = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+    names += [r.get("preset") for r in s.get("runs", []) if isinstance(r, dict) and isinstance(r.get("preset"), str)]
+    return list(dict.fromkeys(names))
+
+
+class Study:
+    def __init__(self, out):
+        self.out = out
+        with open(os.path.join(out, "study.json")) as f:
+            self.s = json.load(f)
+        self.runs = self.s.get("runs", [])
+        self.budget = self.s.get("budget", {})
+        self.vocab = self.s.get("data", {}).get("vocab_size", 0)
+        self.uniform = math.log(self.vocab) if self.vocab else None
+        self.unigram, self.unigram_train = unigram_baseline(self.s.get("data", {}).get("dir", ""), self.vocab)
+        self.presets = listed_presets(self.s)  # the entry point puts them in report order
+        self.metrics = {}
+        for r in self.runs:
+            if r.get("kind") == "train":
+                self.metrics[r["name"]] = load_metrics(out, r)
+
+    def preset_runs(self, preset):
+        return [r for r in self.runs if r.get("preset") == preset]
+
+    def has(self, preset):
+        return any(r.get("status") in ("completed", "diverged") for r in self.preset_runs(preset))
+
+    def val_loss(self, r):
+        o = r.get("outcome", {})
+        return o.get("val_loss") if r.get("status") == "completed" else None
+
+    def diverged(self, r):
+        return r.get("status") == "diverged"
+
+    def diverged_at(self, r):
+        return r.get("outcome", {}).get("diverged_at")
+
+    def smoothed(self, r):
+        m = self.metrics.get(r["name"])
+        if not m or not m["loss"]:
+            return [], []
+        k = max(1, len(m["loss"]) // 40)
+        return m["steps"], smooth(m["loss"], k)

@@ -1,0 +1,91 @@
+"""Numbers: smoothing, loss spikes, rank correlation, and how they are printed."""
+import math
+import statistics
+
+# Xiong et al.'s claim is about the shape of the per-layer profile; a ratio
+# of the last layer's gradient norm to the first layer's above GROWS counts
+# as "grows toward the output", below SHRINKS as "shrinks".
+GROWS, SHRINKS = 1.25, 0.8
+SPIKE_WINDOW, SPIKE_JUMP = 20, 0.10  # a loss 10% above the median of the previous 20 steps
+
+
+def smooth(xs, k):
+    """Trailing moving average over k values (fewer at the start)."""
+    out, acc = [], 0.0
+    for i, x in enumerate(xs):
+        acc += x
+        if i >= k:
+            acc -= xs[i - k]
+        out.append(acc / min(i + 1, k))
+    return out
+
+
+def count_spikes(loss):
+    """Loss spikes: steps whose loss exceeds the median of the previous
+    SPIKE_WINDOW steps by more than SPIKE_JUMP (relative); consecutive
+    spiking steps are one spike."""
+    spikes, inside = 0, False
+    for i in range(SPIKE_WINDOW, len(loss)):
+        med = statistics.median(loss[i - SPIKE_WINDOW:i])
+        hit = math.isfinite(loss[i]) and loss[i] > med * (1 + SPIKE_JUMP)
+        if hit and not inside:
+            spikes += 1
+        inside = hit
+    return spikes
+
+
+def fmt(x, nd=3):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    if isinstance(x, float):
+        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):
+            return f"{x:.{nd - 1}e}"
+        return f"{x:.{nd}f}"
+    return str(x)
+
+
+def fmt_ratio(x):
+    return f"{x:,.0f}" if x >= 100 else f"{x:.2f}"
+
+
+def fmt_num(x):
+    return f"{x:.3g}" if isinstance(x, (int, float)) else "?"
+
+
+def fmt_lr(lr):
+    e = math.floor(math.log10(lr) + 1e-9)
+    m = lr / 10 ** e
+    return f"{m:g}e{e}"
+
+
+def plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def spearman(xs, ys):
+    """Spearman rank correlation (average ranks on ties); None if undefined."""
+    n = len(xs)
+    if n < 3:
+        return None
+
+    def ranks(v):
+        order = sorted(range(n), key=lambda i: v[i])
+        r = [0.0] * n
+        i = 0
+        while i < n:
+            j = i
+            while j + 1 < n and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+
+    a, b = ranks(xs), ranks(ys)
+    ma, mb = sum(a) / n, sum(b) / n
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    va = math.sqrt(sum((x - ma) ** 2 for x in a))
+    vb = math.sqrt(sum((y - mb) ** 2 for y in b))
+    if va == 0 or vb == 0:
+        return None
+    return cov / (va * vb)
