@@ -4,8 +4,8 @@
 //   sample_bench [--threads N] [--bf16] [--layers L] [--json]
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -21,10 +21,14 @@ int main(int argc, char** argv) {
   int threads = 2, layers = 12;
   bool json = false, bf16 = false;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--layers") && i + 1 < argc) layers = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--json")) json = true;
-    else if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--layers") && i + 1 < argc)
+      layers = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--json"))
+      json = true;
+    else if (!std::strcmp(argv[i], "--bf16"))
+      bf16 = true;
   }
   set_threads(threads);
   // Read bandwidth: sum a 1 GiB buffer (best of 3); decode is bound by it.
@@ -77,12 +81,14 @@ int main(int argc, char** argv) {
   const double weight_bytes = (12.0 * layers * 768 * 768 + 50304.0 * 768) * (bf16 ? 2 : 4);
   const double bound_ms = weight_bytes / (bandwidth * 1e9) * 1000;
   if (json)
-    std::printf("{\"impl\": \"gpt2lab\", \"dtype\": \"%s\", \"threads\": %d, \"prefill_tok_s\": %.1f, \"decode_ms\": %.3f, "
-                "\"bandwidth_gb_s\": %.1f, \"bandwidth_bound_ms\": %.3f}\n",
-                bf16 ? "bf16" : "f32", threads, prefill_tps, decode_ms, bandwidth, bound_ms);
+    std::printf(
+        "{\"impl\": \"gpt2lab\", \"dtype\": \"%s\", \"threads\": %d, \"prefill_tok_s\": %.1f, \"decode_ms\": %.3f, "
+        "\"bandwidth_gb_s\": %.1f, \"bandwidth_bound_ms\": %.3f}\n",
+        bf16 ? "bf16" : "f32", threads, prefill_tps, decode_ms, bandwidth, bound_ms);
   else
-    std::printf("gpt2lab %s, %d threads: prefill %.1f tok/s (512 tokens), decode %.2f ms/token "
-                "(bandwidth %.1f GB/s: bound %.2f ms/token)\n",
-                bf16 ? "bf16" : "f32", threads, prefill_tps, decode_ms, bandwidth, bound_ms);
+    std::printf(
+        "gpt2lab %s, %d threads: prefill %.1f tok/s (512 tokens), decode %.2f ms/token "
+        "(bandwidth %.1f GB/s: bound %.2f ms/token)\n",
+        bf16 ? "bf16" : "f32", threads, prefill_tps, decode_ms, bandwidth, bound_ms);
   return 0;
 }

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "core/data_dir.h"
 #include "core/file.h"
 #include "core/threads.h"
-#include "core/data_dir.h"
 #include "data/prepare.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
@@ -32,9 +32,7 @@ using namespace gpt2lab;
 
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 double cpu_now() {
   timespec ts{};
@@ -106,8 +104,7 @@ int main(int argc, char** argv) {
   const fs::path helper = fs::path(GPT2LAB_SOURCE_DIR) / "tests" / "reference" / "tiktoken_encode.js";
   for (const auto& p : {bin, tiktoken, default_corpus_dir(), helper})
     if (!fs::exists(p)) {
-      std::fprintf(stderr, "tokenizer_bench: %s is missing (build, and run scripts/setup.sh)\n",
-                   p.c_str());
+      std::fprintf(stderr, "tokenizer_bench: %s is missing (build, and run scripts/setup.sh)\n", p.c_str());
       return 1;
     }
 
@@ -120,13 +117,11 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(corpus.size()) / 1e6;
   const int cores = hardware_threads();
 
-  std::printf("tokenizer_bench: default corpus, %.2f MB, best of %d, %d cores\n", mb, repeats,
-              cores);
+  std::printf("tokenizer_bench: default corpus, %.2f MB, best of %d, %d cores\n", mb, repeats, cores);
 
   // tiktoken first, as the reference for the ratios.
-  const std::string tt = command_output("node " + quote(helper) + " " + quote(tiktoken) +
-                                        " time " + quote(corpus_file) + " " +
-                                        std::to_string(repeats));
+  const std::string tt = command_output("node " + quote(helper) + " " + quote(tiktoken) + " time " +
+                                        quote(corpus_file) + " " + std::to_string(repeats));
   Timing tt_encode;
   long tt_tokens = 0;
   {
@@ -134,17 +129,15 @@ int main(int argc, char** argv) {
     std::sscanf(tt.c_str(), "%lf %ld %lf", &wall, &tt_tokens, &cpu);
     tt_encode.add(wall, cpu);
   }
-  const Timing tt_process =
-      time_command("node " + quote(helper) + " " + quote(tiktoken) + " gpt2 ordinary " +
-                       quote(corpus_file) + " > /dev/null",
-                   repeats);
+  const Timing tt_process = time_command(
+      "node " + quote(helper) + " " + quote(tiktoken) + " gpt2 ordinary " + quote(corpus_file) + " > /dev/null",
+      repeats);
 
-  const Timing p1 = time_command(quote(bin) + " tokenize --threads 1 < " + quote(corpus_file) +
-                                     " > /dev/null",
-                                 repeats);
-  const Timing pn = time_command(quote(bin) + " tokenize --threads " + std::to_string(cores) +
-                                     " < " + quote(corpus_file) + " > /dev/null",
-                                 repeats);
+  const Timing p1 =
+      time_command(quote(bin) + " tokenize --threads 1 < " + quote(corpus_file) + " > /dev/null", repeats);
+  const Timing pn = time_command(
+      quote(bin) + " tokenize --threads " + std::to_string(cores) + " < " + quote(corpus_file) + " > /dev/null",
+      repeats);
 
   const Tokenizer tok = Tokenizer::resolve("gpt2");
   Timing e1, en;
@@ -175,12 +168,10 @@ int main(int argc, char** argv) {
   if (static_cast<long>(n_tokens) != tt_tokens)
     std::printf("WARNING: token counts differ: gpt2lab %zu, tiktoken %ld\n", n_tokens, tt_tokens);
   std::printf("tokens: %zu (gpt2lab) %ld (tiktoken)\n\n", n_tokens, tt_tokens);
-  std::printf("%-46s %8s %8s %12s %8s %8s %12s\n", "", "wall s", "MB/s", "vs tiktoken",
-              "CPU s", "MB/s", "vs tiktoken");
+  std::printf("%-46s %8s %8s %12s %8s %8s %12s\n", "", "wall s", "MB/s", "vs tiktoken", "CPU s", "MB/s", "vs tiktoken");
   auto row = [&](const char* what, const Timing& t, bool cpu_column = true) {
     std::printf("%-46s %8.3f %8.1f %11.2fx", what, t.wall, mb / t.wall, tt_encode.wall / t.wall);
-    if (cpu_column)
-      std::printf(" %8.3f %8.1f %11.2fx", t.cpu, mb / t.cpu, tt_encode.cpu / t.cpu);
+    if (cpu_column) std::printf(" %8.3f %8.1f %11.2fx", t.cpu, mb / t.cpu, tt_encode.cpu / t.cpu);
     std::printf("\n");
   };
   row("tiktoken 1.0.22 encode (node, in process)", tt_encode);
@@ -192,14 +183,13 @@ int main(int argc, char** argv) {
   row("gpt2lab encode (in process), 1 thread", e1);
   std::snprintf(label, sizeof label, "gpt2lab encode (in process), %d threads", cores);
   row(label, en, false);
-  std::printf("\nwhole gpt2lab process, 1 thread, vs tiktoken's encode alone: %.2fx (wall), "
-              "%.2fx (CPU)\n",
-              tt_encode.wall / p1.wall, tt_encode.cpu / p1.cpu);
-  std::printf("BPE training, 8192 tokens, 1 thread: %.2f s wall, %.2f s CPU\n", train.wall,
-              train.cpu);
+  std::printf(
+      "\nwhole gpt2lab process, 1 thread, vs tiktoken's encode alone: %.2fx (wall), "
+      "%.2fx (CPU)\n",
+      tt_encode.wall / p1.wall, tt_encode.cpu / p1.cpu);
+  std::printf("BPE training, 8192 tokens, 1 thread: %.2f s wall, %.2f s CPU\n", train.wall, train.cpu);
   double load[3] = {0, 0, 0};
   if (getloadavg(load, 3) > 0)
-    std::printf("load average at the end: %.2f (other work on the machine skews wall times)\n",
-                load[0]);
+    std::printf("load average at the end: %.2f (other work on the machine skews wall times)\n", load[0]);
   return 0;
 }

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "gpt2lab/core/rng.h"
 #include "core/threads.h"
+#include "gpt2lab/core/rng.h"
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/train/optimizer.h"
 
@@ -34,7 +34,8 @@ static double sgemm_peak(bool dnnl) {
   for (int r = 0; r < 4; ++r) {
     auto t0 = Clock::now();
 #ifdef GPT2LAB_WITH_DNNL
-    if (dnnl) dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    if (dnnl)
+      dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
     else
 #endif
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n);
@@ -50,17 +51,28 @@ int main(int argc, char** argv) {
   bool json = false, peak = true, bf16 = false;
   for (int i = 1; i < argc; ++i) {
     auto next = [&] { return std::atoi(argv[++i]); };
-    if (!std::strcmp(argv[i], "--layers")) L = next();
-    else if (!std::strcmp(argv[i], "--heads")) H = next();
-    else if (!std::strcmp(argv[i], "--embd")) C = next();
-    else if (!std::strcmp(argv[i], "--vocab")) V = next();
-    else if (!std::strcmp(argv[i], "-B")) B = next();
-    else if (!std::strcmp(argv[i], "-T")) T = next();
-    else if (!std::strcmp(argv[i], "--threads")) threads = next();
-    else if (!std::strcmp(argv[i], "--steps")) steps = next();
-    else if (!std::strcmp(argv[i], "--json")) json = true;
-    else if (!std::strcmp(argv[i], "--no-peak")) peak = false;
-    else if (!std::strcmp(argv[i], "--bf16")) bf16 = true;
+    if (!std::strcmp(argv[i], "--layers"))
+      L = next();
+    else if (!std::strcmp(argv[i], "--heads"))
+      H = next();
+    else if (!std::strcmp(argv[i], "--embd"))
+      C = next();
+    else if (!std::strcmp(argv[i], "--vocab"))
+      V = next();
+    else if (!std::strcmp(argv[i], "-B"))
+      B = next();
+    else if (!std::strcmp(argv[i], "-T"))
+      T = next();
+    else if (!std::strcmp(argv[i], "--threads"))
+      threads = next();
+    else if (!std::strcmp(argv[i], "--steps"))
+      steps = next();
+    else if (!std::strcmp(argv[i], "--json"))
+      json = true;
+    else if (!std::strcmp(argv[i], "--no-peak"))
+      peak = false;
+    else if (!std::strcmp(argv[i], "--bf16"))
+      bf16 = true;
   }
   set_threads(threads);
   const double peak_openblas = peak ? sgemm_peak(false) : 0;
@@ -101,7 +113,8 @@ int main(int argc, char** argv) {
     if (s >= 2) {
       ms.push_back(std::chrono::duration<double, std::milli>(t5 - t0).count());
       const Clock::time_point tp[6] = {t0, t1, t2, t3, t4, t5};
-      for (int k = 0; k < 5; ++k) phase[k] += std::chrono::duration<double, std::milli>(tp[k + 1] - tp[k]).count() / steps;
+      for (int k = 0; k < 5; ++k)
+        phase[k] += std::chrono::duration<double, std::milli>(tp[k + 1] - tp[k]).count() / steps;
     }
   }
   if (!json)
@@ -119,11 +132,14 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &ru);
   const double rss_mb = ru.ru_maxrss / 1024.0;
   if (json)
-    std::printf("{\"impl\": \"gpt2lab%s\", \"ms\": %.2f, \"tokens_per_s\": %.1f, \"gflops\": %.1f, \"sgemm_peak\": %.1f, "
-                "\"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n", bf16 ? "-bf16" : "", median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
+    std::printf(
+        "{\"impl\": \"gpt2lab%s\", \"ms\": %.2f, \"tokens_per_s\": %.1f, \"gflops\": %.1f, \"sgemm_peak\": %.1f, "
+        "\"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n",
+        bf16 ? "-bf16" : "", median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
   else
-    std::printf("gpt2lab L%d H%d C%d V%d B%d T%d, %d threads: %.1f ms/step, %.0f tok/s, %.1f GFLOP/s (sgemm peak %.1f), "
-                "peak RSS %.0f MB, CPU %.1f ms/step\n", L, H, C, V, B, T, threads, median, B * T / (median / 1000), gflops,
-                peak_gflops, rss_mb, cpu_ms);
+    std::printf(
+        "gpt2lab L%d H%d C%d V%d B%d T%d, %d threads: %.1f ms/step, %.0f tok/s, %.1f GFLOP/s (sgemm peak %.1f), "
+        "peak RSS %.0f MB, CPU %.1f ms/step\n",
+        L, H, C, V, B, T, threads, median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
   return 0;
 }

@@ -31,5 +31,7 @@ if(GPT2LAB_MPI)
   endforeach()
 endif()
 string(APPEND GPT2LAB_PC_LIBS " ${OpenMP_CXX_FLAGS}")
+# From the .pc file's folder up to the prefix (lib/pkgconfig -> ../..).
+file(RELATIVE_PATH GPT2LAB_PC_UP "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/gpt2lab.pc.in ${PROJECT_BINARY_DIR}/gpt2lab.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/gpt2lab.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -6,14 +6,13 @@
 // must be refused without allocating (libFuzzer's malloc limit enforces it).
 #include <cstdint>
 
-#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpt2lab;
-  const auto [config, weights] =
-      fuzz::split2({reinterpret_cast<const char*>(data), size}, fuzz::kFileSeparator);
+  const auto [config, weights] = fuzz::split2({reinterpret_cast<const char*>(data), size}, fuzz::kFileSeparator);
   fuzz::put_file("ckpt/config.json", config);
   const auto dir = fuzz::put_file("ckpt/model.safetensors", weights).parent_path();
   try {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "cli/app.h"
-#include "gpt2lab/core/error.h"
 #include "core/parse.h"
+#include "gpt2lab/core/error.h"
 
 namespace {
 
@@ -47,8 +47,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::string> args;
   args.emplace_back();
   for (size_t i = 1; i < size; ++i) {
-    if (data[i] == 0) args.emplace_back();
-    else args.back().push_back(static_cast<char>(data[i]));
+    if (data[i] == 0)
+      args.emplace_back();
+    else
+      args.back().push_back(static_cast<char>(data[i]));
   }
   for (const auto& a : args) {
     try {

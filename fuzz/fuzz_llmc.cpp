@@ -3,8 +3,8 @@
 // compared with the header's claim before the model is allocated.
 #include <cstdint>
 
-#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
+#include "gpt2lab/core/error.h"
 #include "io/llmc.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

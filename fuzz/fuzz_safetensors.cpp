@@ -7,14 +7,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
+#include "gpt2lab/core/error.h"
 #include "io/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpt2lab;
-  const auto path = fuzz::put_file("model.safetensors",
-                                   {reinterpret_cast<const char*>(data), size});
+  const auto path = fuzz::put_file("model.safetensors", {reinterpret_cast<const char*>(data), size});
   try {
     SafetensorsFile f = SafetensorsFile::open(path);
     std::vector<float> buf;

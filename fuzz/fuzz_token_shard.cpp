@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpt2lab/core/error.h"
 #include "data/token_shard.h"
 #include "fuzz_util.h"
+#include "gpt2lab/core/error.h"
 #include "train/dataloader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

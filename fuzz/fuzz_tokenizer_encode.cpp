@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "gpt2lab/core/error.h"
-#include "tokenizer/stream_decoder.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "tokenizer/stream_decoder.h"
 #include "tokenizer/trainer.h"
 #include "tokenizer/unicode.h"
 
@@ -27,9 +27,8 @@ const gpt2lab::Tokenizer& fuzz_vocabulary() {
     } catch (const Error& e) {
       std::fprintf(stderr, "fuzz_tokenizer_encode: %s\nusing a small trained vocabulary instead\n", e.what());
     }
-    const std::vector<std::string> docs = {
-        "The quick brown fox jumps over the lazy dog. 12345 don't we'll I'm",
-        "Übergrößenträger ☃ naïve café — 日本語のテキスト 😀😀 \t\n  spaces   "};
+    const std::vector<std::string> docs = {"The quick brown fox jumps over the lazy dog. 12345 don't we'll I'm",
+                                           "Übergrößenträger ☃ naïve café — 日本語のテキスト 😀😀 \t\n  spaces   "};
     const BpeVocab v = train_bpe(docs, 400, 1);
     return std::make_unique<Tokenizer>(Tokenizer::from_vocab(v.tokens, v.merges, "fuzz"));
   }();

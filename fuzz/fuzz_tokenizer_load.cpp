@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "gpt2lab/core/error.h"
 #include "fuzz_util.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const Tokenizer tok = Tokenizer::load(dir);
     // Any vocabulary that loads has all 256 bytes, so any text encodes.
-    const std::string text = "Hello world <|endoftext|> \xF0\x9F\x98\x80 \xFF\xFE  \n\n" +
-                             std::string(in.substr(0, 200));
+    const std::string text =
+        "Hello world <|endoftext|> \xF0\x9F\x98\x80 \xFF\xFE  \n\n" + std::string(in.substr(0, 200));
     for (bool special : {false, true}) {
       const auto ids = tok.encode(text, special);
       if (tok.decode(ids) != text) __builtin_trap();

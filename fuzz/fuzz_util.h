@@ -8,8 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -29,7 +29,10 @@ inline const fs::path& scratch_dir() {
     return new fs::path(tmpl);
   }();
   static const bool cleanup = [] {
-    std::atexit([] { std::error_code e; fs::remove_all(*dir, e); });
+    std::atexit([] {
+      std::error_code e;
+      fs::remove_all(*dir, e);
+    });
     return true;
   }();
   (void)cleanup;

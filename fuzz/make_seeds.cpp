@@ -15,10 +15,10 @@
 #include "data/token_shard.h"
 #include "fuzz_util.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/train/trainer.h"
 #include "io/llmc.h"
 #include "io/safetensors.h"
 #include "tokenizer/trainer.h"
-#include "gpt2lab/train/trainer.h"
 
 namespace fs = std::filesystem;
 using namespace gpt2lab;
@@ -70,15 +70,16 @@ int main(int argc, char** argv) {
         std::vector<float> v(e.numel());
         st.read_f32(name, v.data());
         const std::string hf = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
-        header[hf] = {{"dtype", "BF16"}, {"shape", e.shape}, {"data_offsets", {data.size(), data.size() + 2 * v.size()}}};
+        header[hf] = {
+            {"dtype", "BF16"}, {"shape", e.shape}, {"data_offsets", {data.size(), data.size() + 2 * v.size()}}};
         for (float x : v) {
           const uint16_t b = f32_to_bf16(x);
           data.append(reinterpret_cast<const char*>(&b), 2);
         }
       }
       const size_t mask = size_t(16) * 16 * 4;
-      header["h.0.attn.bias"] = {{"dtype", "F32"}, {"shape", {1, 1, 16, 16}},
-                                 {"data_offsets", {data.size(), data.size() + mask}}};
+      header["h.0.attn.bias"] = {
+          {"dtype", "F32"}, {"shape", {1, 1, 16, 16}}, {"data_offsets", {data.size(), data.size() + mask}}};
       data.append(mask, '\0');
       std::string text = header.dump();
       while (text.size() % 8) text.push_back(' ');

@@ -14,7 +14,7 @@ PACKAGES=(
   nodejs npm
   libopenmpi-dev openmpi-bin
   libtcmalloc-minimal4
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format clang-tidy
 )
 
 missing=()

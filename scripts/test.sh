@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The full test suite: set-up (packages, data, build), then ctest; then the
+# The full test suite: set-up (packages, data, build), the team checks
+# (layers, format, lint, the installed package), then ctest; then the
 # reliability checks of issue 9 on one clang ASan+UBSan build (build-san/,
 # scripts/san_build.sh): the whole suite again under the sanitizers
 # (scripts/sanitize.sh), and every fuzz target for a bounded time
@@ -9,7 +10,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-python3 scripts/check_layers.py   # no include goes up a layer (src/ folders)
+python3 scripts/check_layers.py   # no include goes up a layer (src/, include/gpt2lab/)
+scripts/check_format.sh           # every C++ file is laid out as .clang-format says
+scripts/tidy.sh                   # clang-tidy on the C++ files the last commit changed
+scripts/check_package.sh          # the installed package builds and runs examples/
 (cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j 2 --timeout 1800)
 
 if [ "${SANITIZE:-1}" != 0 ]; then

@@ -23,8 +23,8 @@ class ScratchDir : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("gpt2lab_") + info->test_suite_name() + "_" + info->name() + "_" +
-                       std::to_string(::getpid());
+    std::string name =
+        std::string("gpt2lab_") + info->test_suite_name() + "_" + info->name() + "_" + std::to_string(::getpid());
     for (char& c : name)
       if (c == '/') c = '_';  // parameterized names
     dir_ = fs::temp_directory_path() / name;
@@ -46,7 +46,8 @@ std::string expect_refused(F&& fn, std::initializer_list<std::string> needles) {
     fn();
   } catch (const Error& e) {
     const std::string message = e.what();
-    for (const auto& n : needles) EXPECT_NE(message.find(n), std::string::npos) << "missing '" << n << "' in: " << message;
+    for (const auto& n : needles)
+      EXPECT_NE(message.find(n), std::string::npos) << "missing '" << n << "' in: " << message;
     return message;
   }
   ADD_FAILURE() << "accepted, but should have been refused";

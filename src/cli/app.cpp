@@ -2,11 +2,11 @@
 #include "cli/app.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
-#include <cstdlib>
-#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -25,8 +25,7 @@ std::vector<Command>& registry() {
 }
 
 void add_threads_flag(CLI::App* sub, int& threads) {
-  sub->add_option("--threads", threads,
-                  "Threads for kernels and BLAS (0 = all cores)")
+  sub->add_option("--threads", threads, "Threads for kernels and BLAS (0 = all cores)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
 }
@@ -89,7 +88,6 @@ CLI::Validator uint64_text() {
       "UINT64");
 }
 
-
 void build_app(CLI::App& app) {
   app.require_subcommand(1);
   // A repeated flag takes its last value, as most command lines do (a
@@ -136,4 +134,3 @@ int run(int argc, char** argv) {
 }
 
 }  // namespace gpt2lab::cli
-

@@ -11,22 +11,19 @@
 namespace gpt2lab::cli {
 
 struct Command {
-  int order;  // position in --help
+  int order;                               // position in --help
   std::function<void(CLI::App& app)> add;  // adds the subcommand to app
 };
 
 std::vector<Command>& registry();
 
 struct Registrar {
-  Registrar(int order, std::function<void(CLI::App&)> add) {
-    registry().push_back({order, std::move(add)});
-  }
+  Registrar(int order, std::function<void(CLI::App&)> add) { registry().push_back({order, std::move(add)}); }
 };
 
 #define GPT2LAB_CAT2(a, b) a##b
 #define GPT2LAB_CAT(a, b) GPT2LAB_CAT2(a, b)
-#define GPT2LAB_COMMAND(order, fn) \
-  static ::gpt2lab::cli::Registrar GPT2LAB_CAT(gpt2lab_registrar_, __LINE__)(order, fn)
+#define GPT2LAB_COMMAND(order, fn) static ::gpt2lab::cli::Registrar GPT2LAB_CAT(gpt2lab_registrar_, __LINE__)(order, fn)
 
 // --threads N, the same in every subcommand; applied before the command runs.
 void add_threads_flag(CLI::App* sub, int& threads);

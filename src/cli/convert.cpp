@@ -16,18 +16,22 @@ void add(CLI::App& app) {
     bool force = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("convert", "Convert between checkpoint directories (ours = Hugging Face layout) and llm.c .bin files");
-  sub->add_option("--input", o->input, "A checkpoint directory (ours or Hugging Face GPT-2) or an llm.c .bin")->required();
+  auto* sub = app.add_subcommand(
+      "convert", "Convert between checkpoint directories (ours = Hugging Face layout) and llm.c .bin files");
+  sub->add_option("--input", o->input, "A checkpoint directory (ours or Hugging Face GPT-2) or an llm.c .bin")
+      ->required();
   sub->add_option("--out", o->out, "Output directory (hf) or file (llmc)")->required();
   sub->add_option("--to", o->to, "Output format: hf (directory) or llmc (file); default: the other one")
       ->check(CLI::IsMember({"hf", "llmc"}));
   sub->add_option("--dtype", o->dtype, "llm.c output precision: fp32 (version 3) or bf16 (version 5)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   sub->add_flag("--force", o->force, "Replace an existing output");
   sub->callback([o] {
     const bool from_llmc = is_llmc_file(o->input);
     if (!from_llmc)
-      check(is_checkpoint_dir(o->input), "'" + o->input + "' is neither an llm.c model file nor a checkpoint directory");
+      check(is_checkpoint_dir(o->input),
+            "'" + o->input + "' is neither an llm.c model file nor a checkpoint directory");
     const std::string to = o->to.empty() ? (from_llmc ? "hf" : "llmc") : o->to;
     GPT2<float> model = from_llmc ? load_llmc(o->input) : load_model(o->input);
     // What the checkpoint records beside its weights (its tokenizer, by path
@@ -47,7 +51,8 @@ void add(CLI::App& app) {
       std::error_code ec;
       const auto st = fs::symlink_status(o->out, ec);
       if (fs::exists(st)) {
-        check(fs::is_regular_file(st), "--out '" + o->out + "' exists and is not a regular file; refusing to replace it");
+        check(fs::is_regular_file(st),
+              "--out '" + o->out + "' exists and is not a regular file; refusing to replace it");
         check(is_llmc_file(o->out), "--out '" + o->out +
                                         "' exists and is not an llm.c model file; gpt2lab never replaces a file it "
                                         "did not write, so choose another name");

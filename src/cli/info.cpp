@@ -26,8 +26,8 @@ void add(CLI::App& app) {
     const ModelConfig c = load_config(*dir);
     SafetensorsFile file = SafetensorsFile::open(fs::path(*dir) / kWeightsFile);
     std::printf("checkpoint   %s\n", dir->c_str());
-    std::printf("n_layer      %d\nn_head       %d\nn_embd       %d\nblock_size   %d\n", c.n_layer,
-                c.n_head, c.n_embd, c.block_size);
+    std::printf("n_layer      %d\nn_head       %d\nn_embd       %d\nblock_size   %d\n", c.n_layer, c.n_head, c.n_embd,
+                c.block_size);
     std::printf("vocab_size   %d (padded to %d)\n", c.vocab_size, c.padded_vocab_size());
     std::printf("norm         %s (final LayerNorm %s)\n", to_string(c.norm), c.final_norm ? "on" : "off");
     std::printf("init         %s (residual scale %s)\n", to_string(c.init), c.residual_scale ? "on" : "off");

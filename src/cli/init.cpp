@@ -30,10 +30,9 @@ void add(CLI::App& app) {
     GPT2<float> model(config);
     model.init_weights(opts->seed);
     save_model(opts->out, model, opts->force, {{"seed", opts->seed}});
-    std::printf("wrote %s: %zu parameters (n_layer %d, n_head %d, n_embd %d, norm %s, init %s%s)\n",
-                opts->out.c_str(), model.layout().num_parameters(), config.n_layer, config.n_head,
-                config.n_embd, to_string(config.norm), to_string(config.init),
-                config.residual_scale ? " + residual scale" : "");
+    std::printf("wrote %s: %zu parameters (n_layer %d, n_head %d, n_embd %d, norm %s, init %s%s)\n", opts->out.c_str(),
+                model.layout().num_parameters(), config.n_layer, config.n_head, config.n_embd, to_string(config.norm),
+                to_string(config.init), config.residual_scale ? " + residual scale" : "");
   });
 }
 

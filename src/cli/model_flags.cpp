@@ -7,8 +7,10 @@ void add_model_flags(CLI::App* sub, ModelFlags& f) {
     std::string& value = f.text[m.key];
     value = m.default_text;
     CLI::Option* opt = sub->add_option(m.flag, value, m.help)->default_str(m.default_text);
-    if (m.choices.empty()) opt->type_name("INT");  // also gets the strict number check
-    else opt->check(CLI::IsMember(m.choices));
+    if (m.choices.empty())
+      opt->type_name("INT");  // also gets the strict number check
+    else
+      opt->check(CLI::IsMember(m.choices));
     f.options[m.key] = opt;
   }
 }

@@ -15,35 +15,34 @@ void add(CLI::App& app) {
     PrepareOptions options;
   };
   auto f = std::make_shared<Flags>();
-  auto* sub = app.add_subcommand(
-      "prepare",
-      "Tokenize text files (one document each) into llm.c token shards train.bin/val.bin "
-      "+ meta.json");
-  sub->add_option("--input", f->inputs,
-                  "Text files or folders of them (default: the State of the Union corpus, " +
-                      default_corpus_dir().string() + ")");
-  sub->add_option("--tokenizer", f->options.tokenizer,
-                  "\"gpt2\" or a folder with encoder.json + vocab.bpe")
+  auto* sub = app.add_subcommand("prepare",
+                                 "Tokenize text files (one document each) into llm.c token shards train.bin/val.bin "
+                                 "+ meta.json");
+  sub->add_option(
+      "--input", f->inputs,
+      "Text files or folders of them (default: the State of the Union corpus, " + default_corpus_dir().string() + ")");
+  sub->add_option("--tokenizer", f->options.tokenizer, "\"gpt2\" or a folder with encoder.json + vocab.bpe")
       ->capture_default_str();
-  sub->add_option("--out", f->out,
-                  "Output folder (default: " + default_dataset_dir().string() + ")");
-  sub->add_option("--val-every", f->options.val_every,
-                  "Every K-th document (sorted by path) goes to val.bin")
+  sub->add_option("--out", f->out, "Output folder (default: " + default_dataset_dir().string() + ")");
+  sub->add_option("--val-every", f->options.val_every, "Every K-th document (sorted by path) goes to val.bin")
       ->capture_default_str();
   sub->add_flag("--force", f->options.force, "Replace a dataset already prepared in --out");
   add_threads_flag(sub, f->options.threads);
   sub->callback([f] {
     set_threads(f->options.threads);
     PrepareOptions o = f->options;
-    if (f->inputs.empty()) o.inputs = {default_corpus_dir()};
-    else o.inputs.assign(f->inputs.begin(), f->inputs.end());
+    if (f->inputs.empty())
+      o.inputs = {default_corpus_dir()};
+    else
+      o.inputs.assign(f->inputs.begin(), f->inputs.end());
     o.out = f->out.empty() ? default_dataset_dir() : fs::path(f->out);
     const PrepareSummary s = prepare_dataset(o);
-    std::printf("prepared %s\n  tokenizer %s\n  train: %lld documents, %lld tokens\n"
-                "  val:   %lld documents, %lld tokens\n",
-                o.out.c_str(), s.tokenizer_identity.c_str(),
-                static_cast<long long>(s.train_documents), static_cast<long long>(s.train_tokens),
-                static_cast<long long>(s.val_documents), static_cast<long long>(s.val_tokens));
+    std::printf(
+        "prepared %s\n  tokenizer %s\n  train: %lld documents, %lld tokens\n"
+        "  val:   %lld documents, %lld tokens\n",
+        o.out.c_str(), s.tokenizer_identity.c_str(), static_cast<long long>(s.train_documents),
+        static_cast<long long>(s.train_tokens), static_cast<long long>(s.val_documents),
+        static_cast<long long>(s.val_tokens));
   });
 }
 

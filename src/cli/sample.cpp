@@ -4,14 +4,14 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/parse.h"
 #include "core/threads.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "gpt2lab/sample/generate.h"
-#include "tokenizer/stream_decoder.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "tokenizer/stream_decoder.h"
 
 namespace gpt2lab::cli {
 namespace {
@@ -24,98 +24,129 @@ std::vector<int> parse_ids(const std::string& text) {
   return ids;
 }
 
-void add(CLI::App& app) {
-  struct Opts {
-    std::string model, prompt, prompt_file, prompt_ids, tokenizer, context = "stop", format = "text";
-    SamplingOptions s;
-    int num_samples = 1, threads = 0;
-  };
-  auto o = std::make_shared<Opts>();
-  o->s.max_new_tokens = 128;
-  auto* sub = app.add_subcommand("sample", "Generate text (KV cache; temperature, top-k, top-p sampling)");
-  sub->add_option("--model", o->model, "Checkpoint directory: ours, or a Hugging Face GPT-2 (config.json + model.safetensors)")
+struct SampleFlags {
+  std::string model, prompt, prompt_file, prompt_ids, tokenizer, context = "stop", format = "text";
+  SamplingOptions s;
+  int num_samples = 1, threads = 0;
+  CLI::Option *prompt_flag = nullptr, *prompt_file_flag = nullptr, *prompt_ids_flag = nullptr;
+};
+
+// Every sample, one after another on stdout (text streamed as it is drawn).
+void write_samples(const SampleFlags& o, const GPT2<float>& model, const Tokenizer* tok, const std::vector<int>& prompt,
+                   const std::string& prompt_text) {
+  for (int i = 0; i < o.num_samples; ++i) {
+    SamplingOptions s = o.s;
+    s.seed = o.s.seed + static_cast<uint64_t>(i);
+    if (o.num_samples > 1) {
+      char head[96];
+      std::snprintf(head, sizeof head, "%s---- sample %d (seed %llu) ----\n", i ? "\n" : "", i + 1,
+                    static_cast<unsigned long long>(s.seed));
+      write_stdout(head);
+    }
+    Utf8StreamDecoder decoder;
+    bool first = true;
+    if (o.format == "text") write_stdout(decoder.push(prompt_text.empty() ? tok->decode(prompt) : prompt_text));
+    generate(
+        model, prompt, s,
+        [&](int id) {
+          if (o.format == "ids") {
+            write_stdout((first ? "" : " ") + std::to_string(id));
+            first = false;
+          } else {
+            write_stdout(decoder.push_token(*tok, id));
+          }
+          return true;
+        },
+        [](const std::string& note) { std::fprintf(stderr, "\nnote: %s\n", note.c_str()); });
+    write_stdout((o.format == "text" ? decoder.flush() : std::string()) + "\n");
+  }
+}
+
+void run_sample(SampleFlags& o) {
+  set_threads(o.threads);
+  check(o.prompt_flag->count() + o.prompt_file_flag->count() + o.prompt_ids_flag->count() == 1,
+        "give the prompt with --prompt, --prompt-file or --prompt-ids");
+  o.s.context = o.context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
+  validate(o.s);  // before anything is loaded or printed
+  check(o.s.seed <= UINT64_MAX - static_cast<uint64_t>(o.num_samples - 1),
+        "--seed " + std::to_string(o.s.seed) + " with --num-samples " + std::to_string(o.num_samples) +
+            " runs past the largest seed (samples use seed, seed+1, ...)");
+  GPT2<float> model = load_model(o.model);
+  const ModelConfig& c = model.config();
+  // Text needs a tokenizer: the flag, else the checkpoint's record, else GPT-2's.
+  std::unique_ptr<Tokenizer> tok;
+  if (o.prompt_ids_flag->count() == 0 || o.format == "text") {
+    tok = std::make_unique<Tokenizer>(checkpoint_tokenizer(o.model, o.tokenizer));
+    o.s.eot_id = tok->eot_id();
+  }
+  std::vector<int> prompt;
+  std::string prompt_text;
+  if (o.prompt_ids_flag->count()) {
+    prompt = parse_ids(o.prompt_ids);
+  } else {
+    prompt_text = o.prompt_flag->count() ? o.prompt : read_file(o.prompt_file);
+    prompt = tok->encode(prompt_text, /*allow_special=*/true);
+  }
+  check(!prompt.empty(), "the prompt is empty (start with \"<|endoftext|>\" for unconditional samples)");
+  check_generation(c, prompt, o.s);  // before the prompt is printed
+  write_samples(o, model, tok.get(), prompt, prompt_text);
+}
+
+void add_flags(CLI::App* sub, SampleFlags& f) {
+  auto* o = &f;
+  sub->add_option("--model", o->model,
+                  "Checkpoint directory: ours, or a Hugging Face GPT-2 (config.json + model.safetensors)")
       ->required();
   auto* p1 = sub->add_option("--prompt", o->prompt, "Prompt text");
   auto* p2 = sub->add_option("--prompt-file", o->prompt_file, "Read the prompt from this file");
   auto* p3 = sub->add_option("--prompt-ids", o->prompt_ids, "Prompt as token ids separated by spaces");
   p1->excludes(p2)->excludes(p3);
   p2->excludes(p3);
-  sub->add_option("--max-new-tokens", o->s.max_new_tokens, "Tokens to generate")->check(CLI::Range(0, 1 << 24))
+  sub->add_option("--max-new-tokens", o->s.max_new_tokens, "Tokens to generate")
+      ->check(CLI::Range(0, 1 << 24))
       ->capture_default_str();
-  sub->add_option("--temperature", o->s.temperature, "Softmax temperature; 0 = greedy")->check(CLI::Range(0.0, 1e6))
+  sub->add_option("--temperature", o->s.temperature, "Softmax temperature; 0 = greedy")
+      ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
-  sub->add_option("--top-k", o->s.top_k, "Keep the k most likely tokens (0 = off)")->check(CLI::Range(0, 1 << 24))
+  sub->add_option("--top-k", o->s.top_k, "Keep the k most likely tokens (0 = off)")
+      ->check(CLI::Range(0, 1 << 24))
       ->capture_default_str();
-  sub->add_option("--top-p", o->s.top_p, "Nucleus sampling mass (1 = off)")->check(CLI::Range(1e-6, 1.0))
+  sub->add_option("--top-p", o->s.top_p, "Nucleus sampling mass (1 = off)")
+      ->check(CLI::Range(1e-6, 1.0))
       ->capture_default_str();
   sub->add_option("--repetition-penalty", o->s.repetition_penalty, "CTRL repetition penalty (1 = off)")
-      ->check(CLI::Range(1e-3, 1e3))->capture_default_str();
-  sub->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")->check(uint64_text())->capture_default_str();
+      ->check(CLI::Range(1e-3, 1e3))
+      ->capture_default_str();
+  sub->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")
+      ->check(uint64_text())
+      ->capture_default_str();
   sub->add_option("--num-samples", o->num_samples, "Independent samples (seeds seed, seed+1, ...)")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   sub->add_flag("--stop-at-eot", o->s.stop_at_eot, "Stop at <|endoftext|>");
-  sub->add_flag("--bf16", o->s.bf16_weights, "Decode with bf16 weights (about 2x faster; logits differ by bf16 rounding)");
+  sub->add_flag("--bf16", o->s.bf16_weights,
+                "Decode with bf16 weights (about 2x faster; logits differ by bf16 rounding)");
   sub->add_option("--tokenizer", o->tokenizer,
                   "gpt2 or a directory with encoder.json + vocab.bpe (default: the one recorded with the model)");
   sub->add_option("--context", o->context,
                   "When the context (block_size) is full: stop, or slide (keep the last 3/4, re-encode, go on)")
-      ->check(CLI::IsMember({"stop", "slide"}))->capture_default_str();
+      ->check(CLI::IsMember({"stop", "slide"}))
+      ->capture_default_str();
   sub->add_option("--format", o->format, "Output: text (prompt + continuation, streamed) or ids (new token ids)")
-      ->check(CLI::IsMember({"text", "ids"}))->capture_default_str();
+      ->check(CLI::IsMember({"text", "ids"}))
+      ->capture_default_str();
   add_threads_flag(sub, o->threads);
-  sub->callback([o, p1, p2, p3] {
-    set_threads(o->threads);
-    check(p1->count() + p2->count() + p3->count() == 1, "give the prompt with --prompt, --prompt-file or --prompt-ids");
-    o->s.context = o->context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
-    validate(o->s);  // before anything is loaded or printed
-    check(o->s.seed <= UINT64_MAX - static_cast<uint64_t>(o->num_samples - 1),
-          "--seed " + std::to_string(o->s.seed) + " with --num-samples " + std::to_string(o->num_samples) +
-              " runs past the largest seed (samples use seed, seed+1, ...)");
-    GPT2<float> model = load_model(o->model);
-    const ModelConfig& c = model.config();
-    // Text needs a tokenizer: the flag, else the checkpoint's record, else GPT-2's.
-    std::unique_ptr<Tokenizer> tok;
-    if (p3->count() == 0 || o->format == "text") {
-      tok = std::make_unique<Tokenizer>(checkpoint_tokenizer(o->model, o->tokenizer));
-      o->s.eot_id = tok->eot_id();
-    }
-    std::vector<int> prompt;
-    std::string prompt_text;
-    if (p3->count()) {
-      prompt = parse_ids(o->prompt_ids);
-    } else {
-      prompt_text = p1->count() ? o->prompt : read_file(o->prompt_file);
-      prompt = tok->encode(prompt_text, /*allow_special=*/true);
-    }
-    check(!prompt.empty(), "the prompt is empty (start with \"<|endoftext|>\" for unconditional samples)");
-    check_generation(c, prompt, o->s);  // before the prompt is printed
-    for (int i = 0; i < o->num_samples; ++i) {
-      SamplingOptions s = o->s;
-      s.seed = o->s.seed + static_cast<uint64_t>(i);
-      if (o->num_samples > 1) {
-        char head[96];
-        std::snprintf(head, sizeof head, "%s---- sample %d (seed %llu) ----\n", i ? "\n" : "", i + 1,
-                      static_cast<unsigned long long>(s.seed));
-        write_stdout(head);
-      }
-      Utf8StreamDecoder decoder;
-      bool first = true;
-      if (o->format == "text") write_stdout(decoder.push(prompt_text.empty() ? tok->decode(prompt) : prompt_text));
-      generate(
-          model, prompt, s,
-          [&](int id) {
-            if (o->format == "ids") {
-              write_stdout((first ? "" : " ") + std::to_string(id));
-              first = false;
-            } else {
-              write_stdout(decoder.push_token(*tok, id));
-            }
-            return true;
-          },
-          [](const std::string& note) { std::fprintf(stderr, "\nnote: %s\n", note.c_str()); });
-      write_stdout((o->format == "text" ? decoder.flush() : std::string()) + "\n");
-    }
-  });
+  o->prompt_flag = p1;
+  o->prompt_file_flag = p2;
+  o->prompt_ids_flag = p3;
+}
+
+void add(CLI::App& app) {
+  auto o = std::make_shared<SampleFlags>();
+  o->s.max_new_tokens = 128;
+  auto* sub = app.add_subcommand("sample", "Generate text (KV cache; temperature, top-k, top-p sampling)");
+  add_flags(sub, *o);
+  sub->callback([o] { run_sample(*o); });
 }
 
 GPT2LAB_COMMAND(40, add);

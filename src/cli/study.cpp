@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "cli/command.h"
-#include "gpt2lab/core/error.h"
 #include "data/prepare.h"
+#include "gpt2lab/core/error.h"
 #include "study/plan.h"
 #include "study/study.h"
 
@@ -17,10 +17,10 @@ void add(CLI::App& app) {
     bool no_report = false, quiet = false;
   };
   auto f = std::make_shared<Flags>();
-  auto* sub = app.add_subcommand("study", "Run a reproducible study (Pre-LN vs Post-LN, init schemes, depth) and draw "
-                                          "its report");
-  sub->add_option("--preset", f->preset,
-                  "grad-at-init, norm, init, depth, all, or a comma-separated list")
+  auto* sub = app.add_subcommand("study",
+                                 "Run a reproducible study (Pre-LN vs Post-LN, init schemes, depth) and draw "
+                                 "its report");
+  sub->add_option("--preset", f->preset, "grad-at-init, norm, init, depth, all, or a comma-separated list")
       ->capture_default_str();
   sub->add_option("--data", f->data,
                   "A folder of text files (the study trains its own BPE on it, cached in OUT/data) or a prepared "
@@ -31,7 +31,7 @@ void add(CLI::App& app) {
   sub->add_option("--budget", f->budget, "quick (minutes, reduced sizes) or full (about an hour on 2 cores)")
       ->check(CLI::IsMember({"quick", "full", "tiny"}))
       ->capture_default_str();
-  sub->add_flag("--no-report", f->no_report, "Do not run tools/report.py at the end");
+  sub->add_flag("--no-report", f->no_report, "Do not run tools/report at the end");
   sub->add_flag("--quiet", f->quiet, "No per-step training output (the study's own lines remain)");
   add_threads_flag(sub, f->threads);
   sub->footer(

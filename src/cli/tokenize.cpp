@@ -7,10 +7,10 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
-#include "gpt2lab/core/error.h"
 #include "core/threads.h"
-#include "tokenizer/stream_encoder.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "tokenizer/stream_encoder.h"
 
 namespace gpt2lab::cli {
 namespace {
@@ -36,14 +36,15 @@ std::vector<int> parse_ids(std::string_view text, size_t offset) {
       continue;
     }
     if (c < '0' || c > '9')
-      throw Error("standard input, byte " + std::to_string(offset + i) + ": expected a token id (a "
-                  "decimal number), found '" + std::string(1, c) + "'");
+      throw Error("standard input, byte " + std::to_string(offset + i) +
+                  ": expected a token id (a "
+                  "decimal number), found '" +
+                  std::string(1, c) + "'");
     int64_t v = 0;
     const size_t start = i;
     while (i < n && text[i] >= '0' && text[i] <= '9') {
       v = v * 10 + (text[i] - '0');
-      if (v > INT32_MAX)
-        throw Error("standard input, byte " + std::to_string(offset + start) + ": token id too large");
+      if (v > INT32_MAX) throw Error("standard input, byte " + std::to_string(offset + start) + ": token id too large");
       ++i;
     }
     ids.push_back(static_cast<int>(v));
@@ -122,8 +123,8 @@ void add(CLI::App& app) {
     size_t chunk = size_t{8} << 20;
   };
   auto o = std::make_shared<Options>();
-  auto* sub = app.add_subcommand(
-      "tokenize", "Encode stdin to token ids (space-separated) on stdout, or --decode ids back");
+  auto* sub =
+      app.add_subcommand("tokenize", "Encode stdin to token ids (space-separated) on stdout, or --decode ids back");
   sub->add_option("--tokenizer", o->tokenizer, "\"gpt2\" or a folder with encoder.json + vocab.bpe")
       ->capture_default_str();
   sub->add_flag("--decode", o->decode, "Read token ids, write the raw bytes they stand for");
@@ -136,8 +137,10 @@ void add(CLI::App& app) {
   sub->callback([o] {
     set_threads(o->threads);
     const Tokenizer tok = Tokenizer::resolve(o->tokenizer);
-    if (o->decode) decode_stream(tok);
-    else encode_stream(tok, o->allow_special, o->chunk);
+    if (o->decode)
+      decode_stream(tok);
+    else
+      encode_stream(tok, o->allow_special, o->chunk);
   });
 }
 

@@ -4,9 +4,9 @@
 
 #include "cli/command.h"
 #include "core/documents.h"
-#include "gpt2lab/core/error.h"
 #include "core/lock.h"
 #include "core/threads.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 
@@ -24,13 +24,11 @@ void add(CLI::App& app) {
   auto f = std::make_shared<Flags>();
   auto* group = app.add_subcommand("tokenizer", "Tokenizer tools (train a byte-level BPE)");
   group->require_subcommand(1);
-  auto* train = group->add_subcommand(
-      "train", "Learn a byte-level BPE with GPT-2's pre-tokenization; writes encoder.json + "
-               "vocab.bpe");
+  auto* train = group->add_subcommand("train",
+                                      "Learn a byte-level BPE with GPT-2's pre-tokenization; writes encoder.json + "
+                                      "vocab.bpe");
   train->add_option("--input", f->inputs, "Text files or folders of them")->required();
-  train->add_option("--vocab-size", f->vocab_size,
-                    "Tokens in all: 256 bytes + merges + <|endoftext|>")
-      ->required();
+  train->add_option("--vocab-size", f->vocab_size, "Tokens in all: 256 bytes + merges + <|endoftext|>")->required();
   train->add_option("--out", f->out, "Output folder (usable as --tokenizer)")->required();
   train->add_flag("--force", f->force, "Replace a tokenizer already in --out");
   add_threads_flag(train, f->threads);
@@ -39,15 +37,13 @@ void add(CLI::App& app) {
     check_output_directory(f->out, {"encoder.json", "vocab.bpe"}, f->force, "a tokenizer");  // before the work
     check_output_apart(f->out, std::vector<fs::path>(f->inputs.begin(), f->inputs.end()));
     const auto start = std::chrono::steady_clock::now();
-    const BpeVocab vocab = train_bpe_on_files(
-        std::vector<fs::path>(f->inputs.begin(), f->inputs.end()), f->vocab_size, f->threads);
+    const BpeVocab vocab =
+        train_bpe_on_files(std::vector<fs::path>(f->inputs.begin(), f->inputs.end()), f->vocab_size, f->threads);
     save_bpe(vocab, f->out, f->force);
     const Tokenizer tok = Tokenizer::load(f->out);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("trained %s: %d tokens (%zu merges) in %.1f s\n  identity %s\n",
-                f->out.c_str(), tok.vocab_size(), vocab.merges.size(), seconds,
-                tok.identity().c_str());
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("trained %s: %d tokens (%zu merges) in %.1f s\n  identity %s\n", f->out.c_str(), tok.vocab_size(),
+                vocab.merges.size(), seconds, tok.identity().c_str());
   });
 }
 

@@ -35,8 +35,7 @@ std::vector<fs::path> list_documents(const std::vector<fs::path>& inputs) {
                        : ""));
     }
   }
-  std::sort(docs.begin(), docs.end(),
-            [](const fs::path& a, const fs::path& b) { return a.string() < b.string(); });
+  std::sort(docs.begin(), docs.end(), [](const fs::path& a, const fs::path& b) { return a.string() < b.string(); });
   docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
   return docs;
 }

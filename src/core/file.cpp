@@ -22,8 +22,7 @@ std::string errno_text() { return std::strerror(errno); }
 std::string unique_suffix() {
   static std::random_device rd;
   char buf[64];
-  std::snprintf(buf, sizeof buf, ".tmp-%d-%08x", static_cast<int>(getpid()),
-                static_cast<unsigned>(rd()));
+  std::snprintf(buf, sizeof buf, ".tmp-%d-%08x", static_cast<int>(getpid()), static_cast<unsigned>(rd()));
   return buf;
 }
 
@@ -33,8 +32,7 @@ void write_all(int fd, const void* data, size_t bytes, const fs::path& path) {
     ssize_t n = ::write(fd, p, bytes);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error("cannot write '" + path.string() + "': " + errno_text() +
-                  " (is the disk full?)");
+      throw Error("cannot write '" + path.string() + "': " + errno_text() + " (is the disk full?)");
     }
     p += n;
     bytes -= static_cast<size_t>(n);
@@ -54,9 +52,10 @@ OpenedFile open_regular_file(const fs::path& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error("'" + path.string() + "' is " +
-                (S_ISDIR(st.st_mode) ? "a directory, not a regular file" : "not a regular file (a FIFO, device or socket)") +
-                "; expected a file");
+    throw Error(
+        "'" + path.string() + "' is " +
+        (S_ISDIR(st.st_mode) ? "a directory, not a regular file" : "not a regular file (a FIFO, device or socket)") +
+        "; expected a file");
   }
   // Regular files never block; clear O_NONBLOCK for the reads anyway.
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -117,8 +116,7 @@ AtomicFileWriter::AtomicFileWriter(fs::path path) : path_(std::move(path)) {
   tmp_ = path_;
   tmp_ += unique_suffix();
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw Error("cannot write '" + path_.string() + "' (creating its temp file failed): " + errno_text());
+  if (fd_ < 0) throw Error("cannot write '" + path_.string() + "' (creating its temp file failed): " + errno_text());
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -131,16 +129,14 @@ void AtomicFileWriter::write(const void* data, size_t bytes) {
 }
 
 void AtomicFileWriter::commit() {
-  if (::fsync(fd_) != 0)
-    throw Error("cannot flush '" + path_.string() + "' to disk: " + errno_text());
+  if (::fsync(fd_) != 0) throw Error("cannot flush '" + path_.string() + "' to disk: " + errno_text());
   if (::close(fd_) != 0) {
     fd_ = -1;
     throw Error("cannot close '" + path_.string() + "': " + errno_text());
   }
   fd_ = -1;
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw Error("cannot rename '" + tmp_.string() + "' to '" + path_.string() +
-                "': " + errno_text());
+    throw Error("cannot rename '" + tmp_.string() + "' to '" + path_.string() + "': " + errno_text());
   committed_ = true;
   fsync_directory(path_.parent_path());
 }
@@ -156,13 +152,10 @@ fs::path make_staging_directory(const fs::path& target) {
   if (abs.filename().empty()) abs = abs.parent_path();
   std::error_code ec;
   fs::create_directories(abs.parent_path(), ec);
-  if (ec)
-    throw Error("cannot create directory '" + abs.parent_path().string() +
-                "': " + ec.message());
+  if (ec) throw Error("cannot create directory '" + abs.parent_path().string() + "': " + ec.message());
   fs::path staging = abs;
   staging += unique_suffix();
-  if (::mkdir(staging.c_str(), 0755) != 0)
-    throw Error("cannot create '" + staging.string() + "': " + errno_text());
+  if (::mkdir(staging.c_str(), 0755) != 0) throw Error("cannot create '" + staging.string() + "': " + errno_text());
   return staging;
 }
 
@@ -181,13 +174,11 @@ void publish_directory(const fs::path& staging, const fs::path& target) {
   fsync_directory(staging);
   if (!fs::exists(abs, ec)) {
     if (::rename(staging.c_str(), abs.c_str()) != 0)
-      throw Error("cannot move '" + staging.string() + "' to '" + abs.string() +
-                  "': " + errno_text());
+      throw Error("cannot move '" + staging.string() + "' to '" + abs.string() + "': " + errno_text());
   } else {
 #ifdef SYS_renameat2
     constexpr unsigned kRenameExchange = 2;  // RENAME_EXCHANGE
-    long rc = ::syscall(SYS_renameat2, AT_FDCWD, staging.c_str(), AT_FDCWD,
-                        abs.c_str(), kRenameExchange);
+    long rc = ::syscall(SYS_renameat2, AT_FDCWD, staging.c_str(), AT_FDCWD, abs.c_str(), kRenameExchange);
 #else
     long rc = -1;
     errno = ENOSYS;
@@ -197,8 +188,7 @@ void publish_directory(const fs::path& staging, const fs::path& target) {
       // crash between the two renames leaves the old data under old_aside.
       fs::path aside = abs;
       aside += unique_suffix() + ".old";
-      if (::rename(abs.c_str(), aside.c_str()) != 0 ||
-          ::rename(staging.c_str(), abs.c_str()) != 0)
+      if (::rename(abs.c_str(), aside.c_str()) != 0 || ::rename(staging.c_str(), abs.c_str()) != 0)
         throw Error("cannot replace '" + abs.string() + "': " + errno_text());
       fs::remove_all(aside, ec);
     } else {

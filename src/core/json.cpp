@@ -1,7 +1,7 @@
 #include "core/json.h"
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 
@@ -20,8 +20,10 @@ void check_json_depth(std::string_view text, const std::string& where, int max_d
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {

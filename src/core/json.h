@@ -15,7 +15,7 @@
 namespace gpt2lab {
 
 inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;  // configs are a few KB
-inline constexpr int kMaxJsonDepth = 64;                        // ours nest 3 deep
+inline constexpr int kMaxJsonDepth = 64;                       // ours nest 3 deep
 
 // The text of a nlohmann exception without its "[json.exception.x.N] " tag.
 std::string json_error_text(const std::exception& e);

@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -39,8 +39,7 @@ DirectoryLock::DirectoryLock(const fs::path& dir, const std::string& what) {
   // the path names.
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-      throw Error("cannot open lock file '" + path.string() + "': " + std::strerror(errno));
+    if (fd < 0) throw Error("cannot open lock file '" + path.string() + "': " + std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       const std::string holder = read_holder(fd);
@@ -52,7 +51,8 @@ DirectoryLock::DirectoryLock(const fs::path& dir, const std::string& what) {
                     "output folder)");
       throw Error("cannot lock '" + path.string() + "': " + std::strerror(err));
     }
-    struct stat by_fd {}, by_path {};
+    struct stat by_fd {
+    }, by_path{};
     if (::fstat(fd, &by_fd) == 0 && ::stat(path.c_str(), &by_path) == 0 && by_fd.st_ino == by_path.st_ino &&
         by_fd.st_dev == by_path.st_dev) {
       const std::string text = "pid " + std::to_string(::getpid()) + ", " + what + "\n";

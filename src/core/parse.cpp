@@ -7,16 +7,13 @@
 
 namespace gpt2lab {
 
-int64_t parse_int(std::string_view text, std::string_view field, int64_t min,
-                  int64_t max) {
+int64_t parse_int(std::string_view text, std::string_view field, int64_t min, int64_t max) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
-    throw Error(std::string(field) + ": '" + std::string(text) +
-                "' is not an integer");
+    throw Error(std::string(field) + ": '" + std::string(text) + "' is not an integer");
   if (v < min || v > max)
-    throw Error(std::string(field) + ": " + std::to_string(v) +
-                " is out of range [" + std::to_string(min) + ", " +
+    throw Error(std::string(field) + ": " + std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
                 std::to_string(max) + "]");
   return v;
 }
@@ -24,10 +21,8 @@ int64_t parse_int(std::string_view text, std::string_view field, int64_t min,
 double parse_double(std::string_view text, std::string_view field) {
   double v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() ||
-      !std::isfinite(v))
-    throw Error(std::string(field) + ": '" + std::string(text) +
-                "' is not a finite number");
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || !std::isfinite(v))
+    throw Error(std::string(field) + ": '" + std::string(text) + "' is not a finite number");
   return v;
 }
 

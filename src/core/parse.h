@@ -8,8 +8,7 @@
 
 namespace gpt2lab {
 
-int64_t parse_int(std::string_view text, std::string_view field, int64_t min,
-                  int64_t max);
+int64_t parse_int(std::string_view text, std::string_view field, int64_t min, int64_t max);
 double parse_double(std::string_view text, std::string_view field);
 
 }  // namespace gpt2lab

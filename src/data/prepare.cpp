@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
 #include "core/threads.h"
 #include "data/token_shard.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab {
@@ -32,11 +32,59 @@ void check_own_dataset(const fs::path& out) {
                   "gpt2lab never replaces files it did not write, so choose a new or empty folder");
 }
 
+// Each document as <|endoftext|> followed by its tokens, encoded in parallel.
+std::vector<std::vector<int>> encode_documents(const std::vector<std::string>& texts, const Tokenizer& tok,
+                                               int threads_wanted) {
+  std::vector<std::vector<int>> encoded(texts.size());
+  const int threads = threads_wanted > 0 ? threads_wanted : hardware_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (size_t i = 0; i < texts.size(); ++i) {
+    std::vector<int> ids;
+    ids.reserve(texts[i].size() / 4 + 2);
+    ids.push_back(tok.eot_id());
+    // The text of a document is plain text: a literal "<|endoftext|>" in it
+    // is not the boundary marker.
+    const std::vector<int> body = tok.encode(texts[i], /*allow_special=*/false);
+    ids.insert(ids.end(), body.begin(), body.end());
+    encoded[i] = std::move(ids);
+  }
+  return encoded;
+}
+
+// meta.json: the shards' format, the tokenizer by identity, the split.
+nlohmann::ordered_json dataset_meta(const PrepareOptions& o, const Tokenizer& tok, const PrepareSummary& summary,
+                                    const nlohmann::json& sources) {
+  return {
+      {"format", "gpt2lab dataset"},
+      {"version", 1},
+      {"shards",
+       {{"train", "train.bin"},
+        {"val", "val.bin"},
+        {"format",
+         "llm.c token shard: 256 x int32 header (magic 20240520, "
+         "version 1, token count), then uint16 tokens"}}},
+      // Resolved: a relative path would be read against whichever directory
+      // train runs in.
+      {"tokenizer",
+       {{"spec", o.tokenizer == "gpt2" ? o.tokenizer : fs::absolute(o.tokenizer).lexically_normal().string()},
+        {"name", tok.name()},
+        {"identity", tok.identity()},
+        {"sha256", tok.content_hash()},
+        {"vocab_size", tok.vocab_size()},
+        {"eot_id", tok.eot_id()}}},
+      {"document_separator", "<|endoftext|> before each document"},
+      {"val_every", o.val_every},
+      {"documents", {{"train", summary.train_documents}, {"val", summary.val_documents}}},
+      {"tokens", {{"train", summary.train_tokens}, {"val", summary.val_tokens}}},
+      {"sources", sources},
+  };
+}
+
 }  // namespace
 
 PrepareSummary prepare_dataset(const PrepareOptions& o) {
-  check(o.val_every >= 2, "--val-every must be at least 2 (got " +
-                              std::to_string(o.val_every) + "); K means every K-th document "
+  check(o.val_every >= 2, "--val-every must be at least 2 (got " + std::to_string(o.val_every) +
+                              "); K means every K-th document "
                               "goes to validation");
   check(!o.out.empty(), "prepare needs an output folder (--out)");
   // Publishing swaps the whole folder: it must hold nothing but a dataset.
@@ -47,9 +95,8 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   check_own_dataset(o.out);
   check_output_apart(o.out, o.inputs);
   const Tokenizer tok = Tokenizer::resolve(o.tokenizer);
-  check(tok.vocab_size() <= 65536,
-        "tokenizer '" + o.tokenizer + "' has " + std::to_string(tok.vocab_size()) +
-            " tokens; token shards store ids as uint16, so at most 65536 fit");
+  check(tok.vocab_size() <= 65536, "tokenizer '" + o.tokenizer + "' has " + std::to_string(tok.vocab_size()) +
+                                       " tokens; token shards store ids as uint16, so at most 65536 fit");
 
   const std::vector<fs::path> docs = list_documents(o.inputs);
   check(!docs.empty(), "the inputs hold no documents (empty corpus)");
@@ -62,19 +109,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   std::vector<std::string> texts(docs.size());
   for (size_t i = 0; i < docs.size(); ++i) texts[i] = read_file(docs[i]);
 
-  std::vector<std::vector<int>> encoded(docs.size());
-  const int threads = o.threads > 0 ? o.threads : hardware_threads();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (size_t i = 0; i < docs.size(); ++i) {
-    std::vector<int> ids;
-    ids.reserve(texts[i].size() / 4 + 2);
-    ids.push_back(tok.eot_id());
-    // The text of a document is plain text: a literal "<|endoftext|>" in it
-    // is not the boundary marker.
-    const std::vector<int> body = tok.encode(texts[i], /*allow_special=*/false);
-    ids.insert(ids.end(), body.begin(), body.end());
-    encoded[i] = std::move(ids);
-  }
+  const std::vector<std::vector<int>> encoded = encode_documents(texts, tok, o.threads);
 
   PrepareSummary summary;
   summary.tokenizer_identity = tok.identity();
@@ -93,27 +128,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   summary.train_tokens = static_cast<int64_t>(train.size());
   summary.val_tokens = static_cast<int64_t>(val.size());
 
-  nlohmann::ordered_json meta = {
-      {"format", "gpt2lab dataset"},
-      {"version", 1},
-      {"shards", {{"train", "train.bin"}, {"val", "val.bin"},
-                  {"format", "llm.c token shard: 256 x int32 header (magic 20240520, "
-                             "version 1, token count), then uint16 tokens"}}},
-      // Resolved: a relative path would be read against whichever directory
-      // train runs in.
-      {"tokenizer", {{"spec", o.tokenizer == "gpt2" ? o.tokenizer : fs::absolute(o.tokenizer).lexically_normal().string()},
-                     {"name", tok.name()},
-                     {"identity", tok.identity()},
-                     {"sha256", tok.content_hash()},
-                     {"vocab_size", tok.vocab_size()},
-                     {"eot_id", tok.eot_id()}}},
-      {"document_separator", "<|endoftext|> before each document"},
-      {"val_every", o.val_every},
-      {"documents", {{"train", summary.train_documents}, {"val", summary.val_documents}}},
-      {"tokens", {{"train", summary.train_tokens}, {"val", summary.val_tokens}}},
-      {"sources", sources},
-  };
-
+  const nlohmann::ordered_json meta = dataset_meta(o, tok, summary, sources);
   DirectoryLock lock = claim_output_directory(o.out, ours, o.force, "a prepared dataset", "prepare");
   const fs::path staging = make_staging_directory(o.out);
   try {

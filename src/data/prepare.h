@@ -21,12 +21,12 @@ namespace gpt2lab {
 namespace fs = std::filesystem;
 
 struct PrepareOptions {
-  std::vector<fs::path> inputs;   // files, or folders (recursive; hidden files skipped)
-  std::string tokenizer = "gpt2"; // see Tokenizer::resolve
+  std::vector<fs::path> inputs;    // files, or folders (recursive; hidden files skipped)
+  std::string tokenizer = "gpt2";  // see Tokenizer::resolve
   fs::path out;
-  int val_every = 20;             // document i (0-based, by path) is val iff i % K == K - 1
-  int threads = 0;                // <= 0: all cores
-  bool force = false;             // replace an existing dataset in `out`
+  int val_every = 20;  // document i (0-based, by path) is val iff i % K == K - 1
+  int threads = 0;     // <= 0: all cores
+  bool force = false;  // replace an existing dataset in `out`
 };
 
 struct PrepareSummary {
@@ -34,7 +34,6 @@ struct PrepareSummary {
   int64_t train_tokens = 0, val_tokens = 0;
   std::string tokenizer_identity;
 };
-
 
 PrepareSummary prepare_dataset(const PrepareOptions& options);
 

@@ -1,8 +1,8 @@
 #include "dist/dist.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <vector>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
+#include "gpt2lab/core/error.h"
 #include "io/safetensors.h"
 
 namespace gpt2lab {
@@ -31,8 +31,7 @@ void write_model_files(const fs::path& dir, const GPT2<float>& model, const nloh
   for (auto it = extra.begin(); it != extra.end(); ++it) cfg[it.key()] = *it;
   write_file_atomic(dir / kConfigFile, cfg.dump(2) + "\n");
   std::vector<TensorToWrite> tensors;
-  for (const auto& t : model.layout().tensors())
-    tensors.push_back({t.name, t.shape, model.params() + t.offset});
+  for (const auto& t : model.layout().tensors()) tensors.push_back({t.name, t.shape, model.params() + t.offset});
   write_safetensors(dir / kWeightsFile, tensors, {{"format", "pt"}});
 }
 
@@ -41,12 +40,11 @@ bool is_checkpoint_dir(const fs::path& dir) {
   return fs::is_regular_file(dir / kConfigFile, ec);
 }
 
-void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite,
-                const nlohmann::json& extra) {
+void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite, const nlohmann::json& extra) {
   std::error_code ec;
   // The folder is replaced whole: it may hold nothing but a model checkpoint.
-  DirectoryLock lock = claim_output_directory(dir, {kConfigFile, kWeightsFile}, overwrite, "a model checkpoint",
-                                                    "save");
+  DirectoryLock lock =
+      claim_output_directory(dir, {kConfigFile, kWeightsFile}, overwrite, "a model checkpoint", "save");
   fs::path staging = make_staging_directory(dir);
   try {
     write_model_files(staging, model, extra);
@@ -61,7 +59,9 @@ void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite,
 nlohmann::json read_config_json(const fs::path& dir) {
   const fs::path path = dir / kConfigFile;
   std::error_code ec;
-  check(fs::is_directory(dir, ec), "'" + dir.string() + "' is not a directory (expected a checkpoint directory with config.json and model.safetensors)");
+  check(fs::is_directory(dir, ec),
+        "'" + dir.string() +
+            "' is not a directory (expected a checkpoint directory with config.json and model.safetensors)");
   check(fs::exists(path, ec), "'" + dir.string() + "' has no config.json: not a model checkpoint");
   nlohmann::json j = read_json_file(path);
   if (j.is_object() && j.contains("model") && j.contains("steps") && !j.contains("n_layer"))
@@ -100,9 +100,8 @@ std::map<std::string, std::string> match_tensors(const SafetensorsFile& file, co
                                   ", config.json implies " + shape_text(t.shape));
   }
   if (const SafeTensorEntry* head = file.find("lm_head.weight")) {
-    check(head->shape == layout.tensors()[0].shape,
-          where + ": lm_head.weight has shape " + shape_text(head->shape) + ", expected the tied " +
-              shape_text(layout.tensors()[0].shape));
+    check(head->shape == layout.tensors()[0].shape, where + ": lm_head.weight has shape " + shape_text(head->shape) +
+                                                        ", expected the tied " + shape_text(layout.tensors()[0].shape));
   }
   return by_ours;
 }
@@ -147,8 +146,9 @@ GPT2<float> load_model(const fs::path& dir) {
     std::vector<float> head(wte.numel);
     file.read_f32("lm_head.weight", head.data());
     check(std::memcmp(head.data(), model.params() + wte.offset, head.size() * sizeof(float)) == 0,
-          where + ": lm_head.weight differs from wte; gpt2lab supports only GPT-2's tied LM head, so this untied "
-                  "model cannot be loaded");
+          where +
+              ": lm_head.weight differs from wte; gpt2lab supports only GPT-2's tied LM head, so this untied "
+              "model cannot be loaded");
   }
   return model;
 }

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 #include "io/safetensors.h"
 
 namespace gpt2lab {
@@ -18,7 +18,7 @@ constexpr size_t kHeaderInts = 256;
 // One llm.c tensor: where it sits in our layout, and whether it is a matmul
 // weight stored transposed.
 struct Piece {
-  size_t offset;  // into our buffer
+  size_t offset;   // into our buffer
   int rows, cols;  // our (HF) shape; for 1-D, rows = 1
   bool transpose;
 };
@@ -63,20 +63,21 @@ bool is_llmc_file(const fs::path& path) {
 GPT2<float> load_llmc(const fs::path& path) {
   const std::string where = path.string();
   const std::string data = read_file(path);
-  check(data.size() >= kHeaderInts * 4, where + ": " + std::to_string(data.size()) +
-                                            " bytes, shorter than the 1024-byte llm.c header (truncated?)");
+  check(data.size() >= kHeaderInts * 4,
+        where + ": " + std::to_string(data.size()) + " bytes, shorter than the 1024-byte llm.c header (truncated?)");
   int32_t h[kHeaderInts];
   std::memcpy(h, data.data(), sizeof h);
   check(h[0] == kLlmcMagic, where + ": bad magic " + std::to_string(h[0]) + " at offset 0 (expected " +
                                 std::to_string(kLlmcMagic) + ": not an llm.c model file)");
-  check(h[1] == 3 || h[1] == 5, where + ": version " + std::to_string(h[1]) +
-                                    " at offset 4 is not supported (3 = fp32, 5 = bf16)");
-  const char* names[] = {"", "", "max_seq_len", "vocab_size", "num_layers", "num_heads", "channels", "padded_vocab_size"};
+  check(h[1] == 3 || h[1] == 5,
+        where + ": version " + std::to_string(h[1]) + " at offset 4 is not supported (3 = fp32, 5 = bf16)");
+  const char* names[] = {"",           "",          "max_seq_len", "vocab_size",
+                         "num_layers", "num_heads", "channels",    "padded_vocab_size"};
   for (int i = 2; i <= 7; ++i)
     check(h[i] > 0, where + ": header field " + names[i] + " (offset " + std::to_string(4 * i) + ") is " +
                         std::to_string(h[i]) + ", must be positive");
-  check(h[7] >= h[3], where + ": padded_vocab_size " + std::to_string(h[7]) + " is below vocab_size " +
-                          std::to_string(h[3]));
+  check(h[7] >= h[3],
+        where + ": padded_vocab_size " + std::to_string(h[7]) + " is below vocab_size " + std::to_string(h[3]));
   ModelConfig c = make_config(h[4], h[5], h[6], h[2], h[3], NormPlacement::pre, InitScheme::gpt2);
   try {
     c.validate();
@@ -127,9 +128,9 @@ GPT2<float> load_llmc(const fs::path& path) {
 
 void save_llmc(const fs::path& path, const GPT2<float>& model, bool bf16) {
   const ModelConfig& c = model.config();
-  check(c.norm == NormPlacement::pre && c.final_norm,
-        "the llm.c format holds Pre-LN GPT-2 only; this model is " + std::string(to_string(c.norm)) +
-            "-LN (export it to the Hugging Face layout instead)");
+  check(c.norm == NormPlacement::pre && c.final_norm, "the llm.c format holds Pre-LN GPT-2 only; this model is " +
+                                                          std::string(to_string(c.norm)) +
+                                                          "-LN (export it to the Hugging Face layout instead)");
   const int Vp = (c.vocab_size + 127) / 128 * 128;
   int32_t h[kHeaderInts] = {};
   h[0] = kLlmcMagic;

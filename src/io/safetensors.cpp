@@ -10,9 +10,9 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 
@@ -99,6 +99,52 @@ SafetensorsFile::~SafetensorsFile() {
   if (map_) ::munmap(const_cast<uint8_t*>(map_), map_size_);
 }
 
+namespace {
+
+// One tensor's entry of the header, checked against the data section.
+SafeTensorEntry parse_entry(const nlohmann::json& v, const std::string& at, uint64_t data_size) {
+  check(v.is_object(), at + " must be an object");
+  auto dt = v.find("dtype");
+  check(dt != v.end() && dt->is_string(), at + ": missing string field 'dtype'");
+  SafeTensorEntry e{};
+  const std::string d = dt->get<std::string>();
+  if (d == "F32")
+    e.dtype = DType::f32;
+  else if (d == "F16")
+    e.dtype = DType::f16;
+  else if (d == "BF16")
+    e.dtype = DType::bf16;
+  else
+    throw Error(at + ": dtype '" + d + "' is not supported (F32, F16, BF16)");
+  auto sh = v.find("shape");
+  check(sh != v.end() && sh->is_array() && sh->size() <= 8,
+        at + ": field 'shape' must be an array of at most 8 dimensions");
+  // Multiply with an overflow guard: a hostile header can claim 2^62 elements.
+  unsigned __int128 numel = 1;
+  for (const auto& dim : *sh) {
+    check(dim.is_number_integer() && dim.get<int64_t>() >= 0, at + ": shape entries must be non-negative integers");
+    e.shape.push_back(dim.get<int64_t>());
+    numel *= static_cast<uint64_t>(dim.get<int64_t>());
+    check(numel < (static_cast<unsigned __int128>(1) << 62), at + ": shape is too large");
+  }
+  auto off = v.find("data_offsets");
+  check(off != v.end() && off->is_array() && off->size() == 2 && (*off)[0].is_number_unsigned() &&
+            (*off)[1].is_number_unsigned(),
+        at + ": field 'data_offsets' must be [begin, end] with non-negative integers");
+  e.begin = (*off)[0].get<uint64_t>();
+  e.end = (*off)[1].get<uint64_t>();
+  check(e.begin <= e.end, at + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                              "] are reversed (begin after end)");
+  check(e.end <= data_size, at + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                                ") fall outside the " + std::to_string(data_size) +
+                                "-byte data section (truncated file?)");
+  check(static_cast<unsigned __int128>(e.end - e.begin) == numel * dtype_size(e.dtype),
+        at + ": " + std::to_string(e.end - e.begin) + " bytes do not match its shape and dtype " + d);
+  return e;
+}
+
+}  // namespace
+
 SafetensorsFile SafetensorsFile::open(const fs::path& path) {
   const std::string where = path.string();
   // Refuses a FIFO or device before it can block or be mapped.
@@ -120,11 +166,10 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
 
   uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | f.map_[i];
-  check(header_len <= kMaxHeader,
-        where + ": header length " + std::to_string(header_len) + " (offset 0) exceeds the 100 MiB limit: not a safetensors file?");
-  check(header_len <= size - 8, where + ": header length " + std::to_string(header_len) +
-                                    " runs past the end of the " + std::to_string(size) +
-                                    "-byte file (truncated?)");
+  check(header_len <= kMaxHeader, where + ": header length " + std::to_string(header_len) +
+                                      " (offset 0) exceeds the 100 MiB limit: not a safetensors file?");
+  check(header_len <= size - 8, where + ": header length " + std::to_string(header_len) + " runs past the end of the " +
+                                    std::to_string(size) + "-byte file (truncated?)");
   const nlohmann::json header = parse_json(
       std::string_view(reinterpret_cast<const char*>(f.map_ + 8), static_cast<size_t>(header_len)), where + ": header");
   check(header.is_object(), where + ": header must be a JSON object");
@@ -142,42 +187,7 @@ SafetensorsFile SafetensorsFile::open(const fs::path& path) {
       }
       continue;
     }
-    const std::string at = where + ": tensor '" + name + "'";
-    check(it->is_object(), at + " must be an object");
-    auto dt = it->find("dtype");
-    check(dt != it->end() && dt->is_string(), at + ": missing string field 'dtype'");
-    SafeTensorEntry e{};
-    const std::string d = dt->get<std::string>();
-    if (d == "F32") e.dtype = DType::f32;
-    else if (d == "F16") e.dtype = DType::f16;
-    else if (d == "BF16") e.dtype = DType::bf16;
-    else throw Error(at + ": dtype '" + d + "' is not supported (F32, F16, BF16)");
-    auto sh = it->find("shape");
-    check(sh != it->end() && sh->is_array() && sh->size() <= 8,
-          at + ": field 'shape' must be an array of at most 8 dimensions");
-    // Multiply with an overflow guard: a hostile header can claim 2^62 elements.
-    unsigned __int128 numel = 1;
-    for (const auto& dim : *sh) {
-      check(dim.is_number_integer() && dim.get<int64_t>() >= 0,
-            at + ": shape entries must be non-negative integers");
-      e.shape.push_back(dim.get<int64_t>());
-      numel *= static_cast<uint64_t>(dim.get<int64_t>());
-      check(numel < (static_cast<unsigned __int128>(1) << 62), at + ": shape is too large");
-    }
-    auto off = it->find("data_offsets");
-    check(off != it->end() && off->is_array() && off->size() == 2 &&
-              (*off)[0].is_number_unsigned() && (*off)[1].is_number_unsigned(),
-          at + ": field 'data_offsets' must be [begin, end] with non-negative integers");
-    e.begin = (*off)[0].get<uint64_t>();
-    e.end = (*off)[1].get<uint64_t>();
-    check(e.begin <= e.end, at + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                                "] are reversed (begin after end)");
-    check(e.end <= data_size,
-          at + ": data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-              ") fall outside the " + std::to_string(data_size) +
-              "-byte data section (truncated file?)");
-    check(static_cast<unsigned __int128>(e.end - e.begin) == numel * dtype_size(e.dtype),
-          at + ": " + std::to_string(e.end - e.begin) + " bytes do not match its shape and dtype " + d);
+    SafeTensorEntry e = parse_entry(*it, where + ": tensor '" + name + "'", data_size);
     ranges.emplace_back(e.begin, e.end);
     f.tensors_.emplace(name, std::move(e));
   }
@@ -221,6 +231,7 @@ void write_safetensors(const fs::path& path, const std::vector<TensorToWrite>& t
                        const std::map<std::string, std::string>& metadata) {
   // Data goes in name order, the same order nlohmann::json gives the keys.
   std::vector<const TensorToWrite*> order;
+  order.reserve(tensors.size());
   for (const auto& t : tensors) order.push_back(&t);
   std::sort(order.begin(), order.end(),
             [](const TensorToWrite* a, const TensorToWrite* b) { return a->name < b->name; });

@@ -3,14 +3,12 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "gpt2lab/core/error.h"
 #include "core/parse.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 
-const char* to_string(NormPlacement n) {
-  return n == NormPlacement::pre ? "pre" : "post";
-}
+const char* to_string(NormPlacement n) { return n == NormPlacement::pre ? "pre" : "post"; }
 
 const char* to_string(InitScheme s) {
   switch (s) {
@@ -30,11 +28,9 @@ NormPlacement parse_norm(const std::string& s) {
 }
 
 InitScheme parse_init(const std::string& s) {
-  for (InitScheme v : {InitScheme::normal, InitScheme::xavier, InitScheme::he,
-                       InitScheme::zero, InitScheme::gpt2})
+  for (InitScheme v : {InitScheme::normal, InitScheme::xavier, InitScheme::he, InitScheme::zero, InitScheme::gpt2})
     if (s == to_string(v)) return v;
-  throw Error("init: '" + s +
-              "' is not an init scheme (use normal, xavier, he, zero or gpt2)");
+  throw Error("init: '" + s + "' is not an init scheme (use normal, xavier, he, zero or gpt2)");
 }
 
 void ModelConfig::validate() const {
@@ -46,15 +42,12 @@ void ModelConfig::validate() const {
   positive(n_embd, "n_embd");
   positive(block_size, "block_size");
   positive(vocab_size, "vocab_size");
-  check(n_embd % n_head == 0, "n_embd (" + std::to_string(n_embd) +
-                                  ") must be divisible by n_head (" +
-                                  std::to_string(n_head) + ")");
-  check(layer_norm_epsilon > 0 && layer_norm_epsilon < 1,
-        "layer_norm_epsilon must be in (0, 1)");
+  check(n_embd % n_head == 0,
+        "n_embd (" + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
+  check(layer_norm_epsilon > 0 && layer_norm_epsilon < 1, "layer_norm_epsilon must be in (0, 1)");
   check(!(init == InitScheme::gpt2 && !residual_scale),
         "init gpt2 is normal + residual_scale; for no scaling use init normal");
-  check(norm == NormPlacement::post || final_norm,
-        "Pre-LN needs the final LayerNorm (final_norm)");
+  check(norm == NormPlacement::post || final_norm, "Pre-LN needs the final LayerNorm (final_norm)");
   // Limits keep every index and buffer size inside int64 with room to spare
   // and reject sizes no machine could hold before anything is allocated.
   check(n_layer <= 4096, "n_layer " + std::to_string(n_layer) + " exceeds 4096");
@@ -69,8 +62,8 @@ void ModelConfig::validate() const {
             " parameters: too large (weights, gradients and optimizer state would exceed 1 TiB)");
 }
 
-ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size,
-                        int vocab_size, NormPlacement norm, InitScheme init) {
+ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size, int vocab_size, NormPlacement norm,
+                        InitScheme init) {
   ModelConfig c;
   c.n_layer = n_layer;
   c.n_head = n_head;
@@ -85,6 +78,7 @@ ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size,
 }
 
 const std::vector<ModelField>& model_fields() {
+  // clang-format off
   static const std::vector<ModelField> fields = {
       {"n_layer", "--n-layer", "Transformer blocks (L)", "6", {}},
       {"n_head", "--n-head", "Attention heads (NH); must divide --n-embd", "6", {}},
@@ -92,13 +86,14 @@ const std::vector<ModelField>& model_fields() {
       {"n_positions", "--block-size", "Context length (n_positions)", "256", {}},
       {"vocab_size", "--vocab-size", "Vocabulary size (V); GPT-2's is 50257", "50257", {}},
       {"norm", "--norm", "LayerNorm placement: pre (GPT-2) or post (original Transformer)", "pre", {"pre", "post"}},
-      {"init", "--init", "Linear weight init: gpt2 (normal + residual scale), normal, xavier, he, zero", "gpt2",
-       {"gpt2", "normal", "xavier", "he", "zero"}},
-      {"residual_scale", "--residual-scale", "Scale c_proj weights by 1/sqrt(2*n_layer): on, off, auto (on for gpt2 only)",
-       "auto", {"on", "off", "auto"}},
-      {"final_norm", "--final-norm", "Final LayerNorm before the LM head: on, off, auto (on for pre, off for post)",
-       "auto", {"on", "off", "auto"}},
+      {"init", "--init", "Linear weight init: gpt2 (normal + residual scale), normal, xavier, he, zero",
+       "gpt2", {"gpt2", "normal", "xavier", "he", "zero"}},
+      {"residual_scale", "--residual-scale",
+       "Scale c_proj weights by 1/sqrt(2*n_layer): on, off, auto (on for gpt2 only)", "auto", {"on", "off", "auto"}},
+      {"final_norm", "--final-norm",
+       "Final LayerNorm before the LM head: on, off, auto (on for pre, off for post)", "auto", {"on", "off", "auto"}},
   };
+  // clang-format on
   return fields;
 }
 
@@ -111,7 +106,8 @@ ModelConfig config_from_fields(const std::map<std::string, std::string>& text) {
     flag[f.key] = f.flag;
   }
   auto integer = [&](const std::string& key) {
-    return static_cast<int>(parse_int(v[key], flag[key], std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+    return static_cast<int>(
+        parse_int(v[key], flag[key], std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
   };
   ModelConfig c;
   try {
@@ -157,8 +153,9 @@ int get_int(const nlohmann::json& j, const char* key, const std::string& where) 
   check(it->is_number_integer(), where + ": field '" + key + "' must be an integer");
   // Range-checked without converting first: 2^63 read as int64 would be
   // reported as a negative number; the message shows the value as written.
-  const bool fits = it->is_number_unsigned() ? it->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max())
-                                             : it->get<int64_t>() > 0 && it->get<int64_t>() <= std::numeric_limits<int>::max();
+  const bool fits = it->is_number_unsigned()
+                        ? it->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max())
+                        : it->get<int64_t>() > 0 && it->get<int64_t>() <= std::numeric_limits<int>::max();
   check(fits && it->get<int64_t>() > 0, where + ": field '" + key + "' = " + it->dump() + " is out of range (1 to " +
                                             std::to_string(std::numeric_limits<int>::max()) + ")");
   const int64_t v = it->get<int64_t>();

@@ -2,8 +2,8 @@
 
 #include <cstdint>
 #include <map>
-#include <string>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -45,8 +45,8 @@ dnnl::memory::desc view(int r, int c, bool transposed, int ld, dnnl::memory::dat
 
 bool bf16_gemm_available() { return true; }
 
-void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-               float beta, float* C, int ldc) {
+void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float beta,
+               float* C, int ldc) {
   using dt = dnnl::memory::data_type;
   Context& ctx = context();
   // Round the inputs once, in their stored layout (strides unchanged).

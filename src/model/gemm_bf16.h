@@ -9,7 +9,7 @@ namespace gpt2lab {
 bool bf16_gemm_available();
 
 // Throws Error when built without oneDNN.
-void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb,
-               float beta, float* C, int ldc);
+void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float beta,
+               float* C, int ldc);
 
 }  // namespace gpt2lab

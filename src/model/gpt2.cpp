@@ -91,8 +91,10 @@ void GPT2<R>::init_weights(uint64_t seed) {
 
 template <typename R>
 void GPT2<R>::zero_grad() {
-  if (grads_.size() != params_.size()) grads_.assign(params_.size(), R(0));
-  else std::fill(grads_.begin(), grads_.end(), R(0));
+  if (grads_.size() != params_.size())
+    grads_.assign(params_.size(), R(0));
+  else
+    std::fill(grads_.begin(), grads_.end(), R(0));
 }
 
 template <typename R>
@@ -106,18 +108,17 @@ template <typename R>
 R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
   const ModelConfig& c = config_;
   check(B > 0 && T > 0, "forward: batch size and sequence length must be positive");
-  check(T <= c.block_size, "forward: sequence length " + std::to_string(T) +
-                               " exceeds block_size " + std::to_string(c.block_size));
+  check(T <= c.block_size,
+        "forward: sequence length " + std::to_string(T) + " exceeds block_size " + std::to_string(c.block_size));
   const size_t N = static_cast<size_t>(B) * T;
   for (size_t i = 0; i < N; ++i) {
     check(tokens[i] >= 0 && tokens[i] < c.vocab_size,
-          "forward: token id " + std::to_string(tokens[i]) + " at position " +
-              std::to_string(i) + " is outside the vocabulary [0, " +
-              std::to_string(c.vocab_size) + ")");
+          "forward: token id " + std::to_string(tokens[i]) + " at position " + std::to_string(i) +
+              " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
     if (targets)
-      check(targets[i] >= -1 && targets[i] < c.vocab_size,
-            "forward: target id " + std::to_string(targets[i]) + " at position " +
-                std::to_string(i) + " is outside the vocabulary");
+      check(targets[i] >= -1 && targets[i] < c.vocab_size, "forward: target id " + std::to_string(targets[i]) +
+                                                               " at position " + std::to_string(i) +
+                                                               " is outside the vocabulary");
   }
   acts_.allocate(c, B, T);
   const MatmulBf16Scope precision(bf16_matmul_);
@@ -203,8 +204,8 @@ void GPT2<R>::backward(R dloss) {
   if (c.final_norm) {
     zero(D.lnf, N * C);
     lm_head_backward(D.lnf, G + layout_.wte, dlogits, A.lnf, P + layout_.wte, n, C, Vp);
-    layernorm_backward(dout, G + layout_.ln_f_w, G + layout_.ln_f_b, D.lnf, x_last, P + layout_.ln_f_w,
-                       A.lnf_mean, A.lnf_rstd, n, C);
+    layernorm_backward(dout, G + layout_.ln_f_w, G + layout_.ln_f_b, D.lnf, x_last, P + layout_.ln_f_w, A.lnf_mean,
+                       A.lnf_rstd, n, C);
   } else {
     lm_head_backward(dout, G + layout_.wte, dlogits, x_last, P + layout_.wte, n, C, Vp);
   }
@@ -217,12 +218,10 @@ void GPT2<R>::backward(R dloss) {
     if (c.norm == NormPlacement::pre) {
       // res2 = res1 + mlp(ln2(res1)); dout is d(res2)
       accumulate(D.res1, dout, NC);
-      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dout, L.fch_gelu, P + o.mlp_proj_w, n,
-                      4 * C, C);
+      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dout, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
       gelu_backward(D.fch, L.fch, D.fch_gelu, NC * 4);
       matmul_backward(D.ln2, G + o.c_fc_w, G + o.c_fc_b, D.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
-      layernorm_backward(D.res1, G + o.ln_2_w, G + o.ln_2_b, D.ln2, L.res1, P + o.ln_2_w, L.ln2_mean, L.ln2_rstd,
-                         n, C);
+      layernorm_backward(D.res1, G + o.ln_2_w, G + o.ln_2_b, D.ln2, L.res1, P + o.ln_2_w, L.ln2_mean, L.ln2_rstd, n, C);
       // res1 = x + attn(ln1(x))
       accumulate(din, D.res1, NC);
       matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, D.res1, L.atty, P + o.attn_proj_w, n, C, C);
@@ -231,16 +230,14 @@ void GPT2<R>::backward(R dloss) {
       layernorm_backward(din, G + o.ln_1_w, G + o.ln_1_b, D.ln1, x_in, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
     } else {
       // out = ln2(res2), res2 = ln1 + mlp(ln1); dout is d(out)
-      layernorm_backward(D.res2, G + o.ln_2_w, G + o.ln_2_b, dout, L.res2, P + o.ln_2_w, L.ln2_mean, L.ln2_rstd,
-                         n, C);
+      layernorm_backward(D.res2, G + o.ln_2_w, G + o.ln_2_b, dout, L.res2, P + o.ln_2_w, L.ln2_mean, L.ln2_rstd, n, C);
       accumulate(D.ln1, D.res2, NC);
-      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.res2, L.fch_gelu, P + o.mlp_proj_w, n,
-                      4 * C, C);
+      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.res2, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C,
+                      C);
       gelu_backward(D.fch, L.fch, D.fch_gelu, NC * 4);
       matmul_backward(D.ln1, G + o.c_fc_w, G + o.c_fc_b, D.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
       // ln1 = LN(res1), res1 = x + attn(x)
-      layernorm_backward(D.res1, G + o.ln_1_w, G + o.ln_1_b, D.ln1, L.res1, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd,
-                         n, C);
+      layernorm_backward(D.res1, G + o.ln_1_w, G + o.ln_1_b, D.ln1, L.res1, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
       accumulate(din, D.res1, NC);
       matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, D.res1, L.atty, P + o.attn_proj_w, n, C, C);
       attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);

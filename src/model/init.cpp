@@ -23,9 +23,7 @@ double init_std(InitScheme scheme, int64_t fan_in, int64_t fan_out) {
   return 0.0;
 }
 
-double residual_factor(const ModelConfig& c) {
-  return c.residual_scale ? 1.0 / std::sqrt(2.0 * c.n_layer) : 1.0;
-}
+double residual_factor(const ModelConfig& c) { return c.residual_scale ? 1.0 / std::sqrt(2.0 * c.n_layer) : 1.0; }
 
 template <typename R>
 void init_parameters(const ModelConfig& c, const ParamLayout& layout, R* params, uint64_t seed) {
@@ -42,22 +40,18 @@ void init_parameters(const ModelConfig& c, const ParamLayout& layout, R* params,
         break;
       case TensorKind::ln_1_weight:
       case TensorKind::ln_2_weight:
-      case TensorKind::ln_f_weight:
-        std::fill(p, p + t.numel, R(1));
-        break;
+      case TensorKind::ln_f_weight: std::fill(p, p + t.numel, R(1)); break;
       case TensorKind::attn_c_attn_weight:
       case TensorKind::attn_c_proj_weight:
       case TensorKind::mlp_c_fc_weight:
       case TensorKind::mlp_c_proj_weight: {
-        const bool residual = t.kind == TensorKind::attn_c_proj_weight ||
-                              t.kind == TensorKind::mlp_c_proj_weight;
+        const bool residual = t.kind == TensorKind::attn_c_proj_weight || t.kind == TensorKind::mlp_c_proj_weight;
         const double scale = residual ? residual_factor(c) : 1.0;
         const double std = init_std(c.init, t.shape[0], t.shape[1]) * scale;
         if (c.init == InitScheme::zero) break;
         if (c.init == InitScheme::xavier) {
           const double a = std * std::sqrt(3.0);
-          for (size_t j = 0; j < t.numel; ++j)
-            p[j] = static_cast<R>(a * (2.0 * rng.uniform() - 1.0));
+          for (size_t j = 0; j < t.numel; ++j) p[j] = static_cast<R>(a * (2.0 * rng.uniform() - 1.0));
         } else {
           for (size_t j = 0; j < t.numel; ++j) p[j] = static_cast<R>(std * rng.normal());
         }

@@ -19,7 +19,6 @@ double residual_factor(const ModelConfig& config);
 // seed: every tensor draws from its own RNG stream, so a tensor's values do not
 // depend on the tensors before it.
 template <typename R>
-void init_parameters(const ModelConfig& config, const ParamLayout& layout, R* params,
-                     uint64_t seed);
+void init_parameters(const ModelConfig& config, const ParamLayout& layout, R* params, uint64_t seed);
 
 }  // namespace gpt2lab

@@ -30,8 +30,7 @@ namespace {
 inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float* A,
                        int lda, const float* B, int ldb, float beta, float* C, int ldc) {
 #ifdef GPT2LAB_WITH_DNNL
-  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C,
-             ldc);
+  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #else
   cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #endif
@@ -44,8 +43,8 @@ inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int
 // The model's matmuls: like exact_gemm, but inside a MatmulBf16Scope the
 // float ones take bf16 inputs.
 template <typename R>
-inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R alpha, const R* A, int lda,
-                 const R* B, int ldb, R beta, R* C, int ldc) {
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R alpha, const R* A, int lda, const R* B,
+                 int ldb, R beta, R* C, int ldc) {
   if constexpr (std::is_same_v<R, float>) {
     if (t_bf16_matmul && alpha == 1.0f) {  // every matmul of the model has alpha 1
       gemm_bf16(ta == CblasTrans, tb == CblasTrans, M, N, K, A, lda, B, ldb, beta, C, ldc);
@@ -55,12 +54,12 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R 
   exact_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-inline void gemv(CBLAS_TRANSPOSE t, int M, int N, float alpha, const float* A, int lda, const float* x,
-                 float beta, float* y) {
+inline void gemv(CBLAS_TRANSPOSE t, int M, int N, float alpha, const float* A, int lda, const float* x, float beta,
+                 float* y) {
   cblas_sgemv(CblasRowMajor, t, M, N, alpha, A, lda, x, 1, beta, y, 1);
 }
-inline void gemv(CBLAS_TRANSPOSE t, int M, int N, double alpha, const double* A, int lda, const double* x,
-                 double beta, double* y) {
+inline void gemv(CBLAS_TRANSPOSE t, int M, int N, double alpha, const double* A, int lda, const double* x, double beta,
+                 double* y) {
   cblas_dgemv(CblasRowMajor, t, M, N, alpha, A, lda, x, 1, beta, y, 1);
 }
 
@@ -128,8 +127,7 @@ void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, in
 }
 
 template <typename R>
-void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight,
-                       const R* bias, int N, int C, R eps) {
+void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, const R* bias, int N, int C, R eps) {
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < N; ++r) {
     const R* x = inp + static_cast<size_t>(r) * C;
@@ -153,8 +151,8 @@ void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight,
 }
 
 template <typename R>
-void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
-                        const R* weight, const R* mean, const R* rstd, int N, int C) {
+void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,
+                        const R* rstd, int N, int C) {
   const int chunks = std::min(N, kChunks);
   std::vector<R> partial(static_cast<size_t>(chunks) * 2 * C, R(0));
 #pragma omp parallel for schedule(static)
@@ -207,13 +205,12 @@ void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N,
     gemv(CblasTrans, IC, OC, R(1), weight, OC, inp, bias ? R(1) : R(0), out);
     return;
   }
-  gemm(CblasNoTrans, CblasNoTrans, N, OC, IC, R(1), inp, IC, weight, OC, bias ? R(1) : R(0),
-       out, OC);
+  gemm(CblasNoTrans, CblasNoTrans, N, OC, IC, R(1), inp, IC, weight, OC, bias ? R(1) : R(0), out, OC);
 }
 
 template <typename R>
-void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
-                     const R* weight, int N, int IC, int OC) {
+void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, int N, int IC,
+                     int OC) {
   // dinp (N,IC) += dout (N,OC) @ weight^T ; dweight (IC,OC) += inp^T @ dout
   gemm(CblasNoTrans, CblasTrans, N, IC, OC, R(1), dout, OC, weight, OC, R(1), dinp, IC);
   gemm(CblasTrans, CblasNoTrans, IC, OC, N, R(1), inp, IC, dout, OC, R(1), dweight, OC);
@@ -230,8 +227,7 @@ void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp
 }
 
 template <typename R>
-void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte,
-                      int N, int C, int Vp) {
+void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp) {
   gemm(CblasNoTrans, CblasNoTrans, N, C, Vp, R(1), dlogits, Vp, wte, C, R(1), dinp, C);
   gemm(CblasTrans, CblasNoTrans, Vp, C, N, R(1), dlogits, Vp, inp, C, R(1), dwte, C);
 }
@@ -352,8 +348,7 @@ void accumulate(R* dst, const R* src, long n) {
 }
 
 template <typename R>
-R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* targets,
-                               int N, int V, int Vp) {
+R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* targets, int N, int V, int Vp) {
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < N; ++r) {
     const R* z = logits + static_cast<size_t>(r) * Vp;
@@ -386,8 +381,7 @@ R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* 
 }
 
 template <typename R>
-void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* targets, R dloss,
-                                   int N, int V, int Vp) {
+void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* targets, R dloss, int N, int V, int Vp) {
   int count = 0;
   for (int r = 0; r < N; ++r) count += targets[r] >= 0;
   if (count == 0) return;
@@ -421,28 +415,28 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
   }
 }
 
-#define GPT2LAB_INSTANTIATE(R)                                                              \
-  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int);     \
-  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int);         \
-  template void layernorm_forward<R>(R*, R*, R*, const R*, const R*, const R*, int, int,  \
-                                     R);                                                  \
-  template void layernorm_backward<R>(R*, R*, R*, const R*, const R*, const R*, const R*, \
-                                      const R*, int, int);                                \
-  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);       \
-  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int,    \
-                                   int);                                                  \
-  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                \
-  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int); \
-  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);               \
-  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int,    \
-                                      int);                                               \
-  template void gelu_forward<R>(R*, const R*, long);                                      \
-  template void gelu_backward<R>(R*, const R*, const R*, long);                           \
-  template void residual_forward<R>(R*, const R*, const R*, long);                        \
-  template void accumulate<R>(R*, const R*, long);                                        \
-  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int); \
-  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);     \
+// R is a type name in a template argument list: it cannot be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define GPT2LAB_INSTANTIATE(R)                                                                                 \
+  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int);                         \
+  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int);                              \
+  template void layernorm_forward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, R);                   \
+  template void layernorm_backward<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int, int); \
+  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                            \
+  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);                   \
+  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                                     \
+  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int);                      \
+  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                                    \
+  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);                   \
+  template void gelu_forward<R>(R*, const R*, long);                                                           \
+  template void gelu_backward<R>(R*, const R*, const R*, long);                                                \
+  template void residual_forward<R>(R*, const R*, const R*, long);                                             \
+  template void accumulate<R>(R*, const R*, long);                                                             \
+  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);                     \
+  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);                  \
   template void softmax_crossentropy_backward_inplace<R>(R*, const int*, R, int, int, int);
+
+// NOLINTEND(bugprone-macro-parentheses)
 
 GPT2LAB_INSTANTIATE(float)
 GPT2LAB_INSTANTIATE(double)

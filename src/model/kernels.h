@@ -34,26 +34,24 @@ void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, in
 
 // out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) kept for backward.
 template <typename R>
-void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight,
-                       const R* bias, int N, int C, R eps);
+void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, const R* bias, int N, int C, R eps);
 template <typename R>
-void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
-                        const R* weight, const R* mean, const R* rstd, int N, int C);
+void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,
+                        const R* rstd, int N, int C);
 
 // out (N,OC) = inp (N,IC) @ weight (IC,OC) + bias (OC); bias may be null.
 // weight is in Hugging Face's Conv1D layout (in, out).
 template <typename R>
 void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N, int IC, int OC);
 template <typename R>
-void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
-                     const R* weight, int N, int IC, int OC);
+void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, int N, int IC,
+                     int OC);
 
 // Tied LM head: logits (N,Vp) = inp (N,C) @ wte^T, wte (Vp,C).
 template <typename R>
 void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp);
 template <typename R>
-void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte,
-                      int N, int C, int Vp);
+void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp);
 
 // Causal self-attention. qkv (B,T,3C) holds q, k, v side by side; out (B,T,C);
 // att (B,NH,T,T) keeps the softmax probabilities for backward (zero above
@@ -61,8 +59,7 @@ void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R*
 template <typename R>
 void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH);
 template <typename R>
-void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B,
-                        int T, int C, int NH);
+void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH);
 
 // GELU, tanh approximation (Hugging Face's gelu_new), elementwise over n.
 template <typename R>
@@ -82,13 +79,11 @@ void accumulate(R* dst, const R* src, long n);
 // 0) and per-row losses (N) (0 where ignored). Returns the mean loss over the
 // counted rows (0 if none).
 template <typename R>
-R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* targets,
-                               int N, int V, int Vp);
+R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* targets, int N, int V, int Vp);
 // dlogits (N,Vp) += dloss * (probs - onehot(target)) / count, padded columns
 // untouched. `count` is the number of rows with a target >= 0.
 template <typename R>
-void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* targets, R dloss,
-                                   int N, int V, int Vp);
+void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* targets, R dloss, int N, int V, int Vp);
 
 // The same gradient written over the probabilities (N,Vp) in place:
 // probs[r] <- dloss * (probs[r] - onehot) / count; ignored rows become 0.

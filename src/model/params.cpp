@@ -32,8 +32,7 @@ const char* kind_suffix(TensorKind k) {
 
 ParamLayout::ParamLayout(const ModelConfig& c) {
   const int64_t C = c.n_embd, V = c.vocab_size, Vp = c.padded_vocab_size();
-  auto add = [&](TensorKind kind, int layer, std::vector<int64_t> shape,
-                 size_t stored = 0) {
+  auto add = [&](TensorKind kind, int layer, std::vector<int64_t> shape, size_t stored = 0) {
     TensorInfo t;
     t.kind = kind;
     t.layer = layer;

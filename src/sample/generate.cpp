@@ -109,8 +109,7 @@ std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt,
   const int keep_on_slide = std::max(1, c.block_size * 3 / 4);
   std::vector<int> seq(prompt.begin(), prompt.end());
   if (static_cast<int>(seq.size()) > c.block_size) {
-    if (notice)
-      notice("prompt longer than the context: keeping its last " + std::to_string(keep_on_slide) + " tokens");
+    if (notice) notice("prompt longer than the context: keeping its last " + std::to_string(keep_on_slide) + " tokens");
     seq.erase(seq.begin(), seq.end() - keep_on_slide);
   }
   InferenceSession session(model, InferenceOptions{o.bf16_weights});
@@ -141,8 +140,7 @@ std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt,
         break;
       }
       if (notice)
-        notice("context full: sliding the window, re-encoding the last " + std::to_string(keep_on_slide) +
-               " tokens");
+        notice("context full: sliding the window, re-encoding the last " + std::to_string(keep_on_slide) + " tokens");
       session.reset();
       logits = session.append(std::span<const int>(seq).last(static_cast<size_t>(keep_on_slide)));
     } else {

@@ -16,8 +16,8 @@ namespace {
 
 // Attention of n new queries (rows of qkv, stride 3C) at positions
 // p0..p0+n-1 over the cached keys/values of positions 0..p0+i.
-void attention_cached(float* out, const float* qkv, const float* k_cache, const float* v_cache,
-                      int n, int p0, int C, int NH) {
+void attention_cached(float* out, const float* qkv, const float* k_cache, const float* v_cache, int n, int p0, int C,
+                      int NH) {
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
 #pragma omp parallel
@@ -100,86 +100,115 @@ void InferenceSession::reserve_rows(int n) {
   rows_ = n;
 }
 
+// One row with bf16 weights: the memory-bound matrix-vector path; else the GEMM.
+void InferenceSession::linear(float* out, const float* inp, const std::vector<uint16_t>* w16, size_t w, size_t b, int n,
+                              int IC, int OC, bool bf16) const {
+  const float* P = model_.params();
+  if (bf16)
+    matvec_bf16(out, inp, w16->data(), P + b, IC, OC);
+  else
+    matmul_forward(out, inp, P + w, P + b, n, IC, OC);
+}
+
+void InferenceSession::embed(std::span<const int> tokens) {
+  const ParamLayout& lay = model_.layout();
+  const float* P = model_.params();
+  const int C = model_.config().n_embd;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const float* e = P + lay.wte + static_cast<size_t>(tokens[i]) * C;
+    const float* p = P + lay.wpe + (static_cast<size_t>(pos_) + i) * C;
+    float* x = x_.data() + i * C;
+    for (int j = 0; j < C; ++j) x[j] = e[j] + p[j];
+  }
+}
+
+// The attention sublayer on `inp` into proj_; the new keys and values go
+// into the layer's cache at pos_.
+void InferenceSession::attention(int l, int n, const float* inp, const Bf16Layer* w16, bool bf16) {
+  const ModelConfig& c = model_.config();
+  const int C = c.n_embd, NH = c.n_head;
+  const LayerOffsets& o = model_.layout().layers[l];
+  float* kc = k_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
+  float* vc = v_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
+  linear(qkv_.data(), inp, w16 ? &w16->c_attn : nullptr, o.c_attn_w, o.c_attn_b, n, C, 3 * C, bf16);
+  for (int i = 0; i < n; ++i) {
+    const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
+    std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
+    std::copy(row + 2 * C, row + 3 * C, vc + static_cast<size_t>(pos_ + i) * C);
+  }
+  if (pos_ == 0 && n > 1) {
+    // A prompt from the start: the batched (GEMM) attention of training.
+    att_.resize(static_cast<size_t>(NH) * n * n);
+    attention_forward(atty_.data(), att_.data(), qkv_.data(), 1, n, C, NH);
+  } else {
+    attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
+  }
+  linear(proj_.data(), atty_.data(), w16 ? &w16->attn_proj : nullptr, o.attn_proj_w, o.attn_proj_b, n, C, C, bf16);
+}
+
+// The MLP sublayer on `inp` into proj_.
+void InferenceSession::mlp(int l, int n, const float* inp, const Bf16Layer* w16, bool bf16) {
+  const int C = model_.config().n_embd;
+  const LayerOffsets& o = model_.layout().layers[l];
+  linear(fch_.data(), inp, w16 ? &w16->c_fc : nullptr, o.c_fc_w, o.c_fc_b, n, C, 4 * C, bf16);
+  gelu_forward(gelu_.data(), fch_.data(), static_cast<long>(n) * C * 4);
+  linear(proj_.data(), gelu_.data(), w16 ? &w16->mlp_proj : nullptr, o.mlp_proj_w, o.mlp_proj_b, n, 4 * C, C, bf16);
+}
+
+void InferenceSession::block(int l, int n, bool bf16) {
+  const ModelConfig& c = model_.config();
+  const int C = c.n_embd;
+  const long NC = static_cast<long>(n) * C;
+  const float eps = c.layer_norm_epsilon;
+  const LayerOffsets& o = model_.layout().layers[l];
+  const float* P = model_.params();
+  const Bf16Layer* w16 = bf16 ? &bf16_layers_[l] : nullptr;
+  float* x = x_.data();
+  if (c.norm == NormPlacement::pre) {
+    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
+    attention(l, n, ln_.data(), w16, bf16);
+    accumulate(x, proj_.data(), NC);
+    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+    mlp(l, n, ln_.data(), w16, bf16);
+    accumulate(x, proj_.data(), NC);
+  } else {
+    attention(l, n, x, w16, bf16);
+    accumulate(x, proj_.data(), NC);
+    layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
+    mlp(l, n, x, w16, bf16);
+    accumulate(x, proj_.data(), NC);
+    layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+  }
+}
+
 const float* InferenceSession::append(std::span<const int> tokens) {
   const ModelConfig& c = model_.config();
   const int n = static_cast<int>(tokens.size());
   check(n >= 1, "append: no tokens");
-  check(pos_ + n <= c.block_size, "append: " + std::to_string(pos_ + n) + " tokens exceed block_size " +
-                                      std::to_string(c.block_size));
+  check(pos_ + n <= c.block_size,
+        "append: " + std::to_string(pos_ + n) + " tokens exceed block_size " + std::to_string(c.block_size));
   for (int t : tokens)
     check(t >= 0 && t < c.vocab_size, "token id " + std::to_string(t) + " is outside the vocabulary");
   reserve_rows(n);
-  const int C = c.n_embd, NH = c.n_head, Vp = c.padded_vocab_size();
-  const long NC = static_cast<long>(n) * C;
-  const float eps = c.layer_norm_epsilon;
+  const int C = c.n_embd;
   const ParamLayout& lay = model_.layout();
   const float* P = model_.params();
-
   const bool bf16 = options_.bf16_weights && n == 1;
   // Prefill with --bf16: matmul inputs in bf16 on the AVX512-BF16 GEMM.
   const MatmulBf16Scope prefill_precision(options_.bf16_weights && n > 1 && bf16_gemm_available());
-  // One row with bf16 weights: the memory-bound matrix-vector path.
-  auto linear = [&](float* out, const float* inp, const std::vector<uint16_t>* w16, size_t w, size_t b, int IC, int OC) {
-    if (bf16) matvec_bf16(out, inp, w16->data(), P + b, IC, OC);
-    else matmul_forward(out, inp, P + w, P + b, n, IC, OC);
-  };
-  for (int i = 0; i < n; ++i) {
-    const float* e = P + lay.wte + static_cast<size_t>(tokens[i]) * C;
-    const float* p = P + lay.wpe + static_cast<size_t>(pos_ + i) * C;
-    float* x = x_.data() + static_cast<size_t>(i) * C;
-    for (int j = 0; j < C; ++j) x[j] = e[j] + p[j];
-  }
-  float* x = x_.data();
-  for (int l = 0; l < c.n_layer; ++l) {
-    const LayerOffsets& o = lay.layers[l];
-    float* kc = k_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
-    float* vc = v_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
-    const Bf16Layer* w16 = bf16 ? &bf16_layers_[l] : nullptr;
-    auto attention_into_proj = [&](const float* inp) {
-      linear(qkv_.data(), inp, w16 ? &w16->c_attn : nullptr, o.c_attn_w, o.c_attn_b, C, 3 * C);
-      for (int i = 0; i < n; ++i) {
-        const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
-        std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
-        std::copy(row + 2 * C, row + 3 * C, vc + static_cast<size_t>(pos_ + i) * C);
-      }
-      if (pos_ == 0 && n > 1) {
-        // A prompt from the start: the batched (GEMM) attention of training.
-        att_.resize(static_cast<size_t>(NH) * n * n);
-        attention_forward(atty_.data(), att_.data(), qkv_.data(), 1, n, C, NH);
-      } else {
-        attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
-      }
-      linear(proj_.data(), atty_.data(), w16 ? &w16->attn_proj : nullptr, o.attn_proj_w, o.attn_proj_b, C, C);
-    };
-    auto mlp_into_proj = [&](const float* inp) {
-      linear(fch_.data(), inp, w16 ? &w16->c_fc : nullptr, o.c_fc_w, o.c_fc_b, C, 4 * C);
-      gelu_forward(gelu_.data(), fch_.data(), NC * 4);
-      linear(proj_.data(), gelu_.data(), w16 ? &w16->mlp_proj : nullptr, o.mlp_proj_w, o.mlp_proj_b, 4 * C, C);
-    };
-    if (c.norm == NormPlacement::pre) {
-      layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
-      attention_into_proj(ln_.data());
-      accumulate(x, proj_.data(), NC);
-      layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
-      mlp_into_proj(ln_.data());
-      accumulate(x, proj_.data(), NC);
-    } else {
-      attention_into_proj(x);
-      accumulate(x, proj_.data(), NC);
-      layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
-      mlp_into_proj(x);
-      accumulate(x, proj_.data(), NC);
-      layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
-    }
-  }
+  embed(tokens);
+  for (int l = 0; l < c.n_layer; ++l) block(l, n, bf16);
   // Only the last position's logits are needed to continue.
-  const float* last = x + static_cast<size_t>(n - 1) * C;
+  const float* last = x_.data() + static_cast<size_t>(n - 1) * C;
   if (c.final_norm) {
-    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), last, P + lay.ln_f_w, P + lay.ln_f_b, 1, C, eps);
+    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), last, P + lay.ln_f_w, P + lay.ln_f_b, 1, C,
+                      c.layer_norm_epsilon);
     last = ln_.data();
   }
-  if (bf16) lm_head_bf16(logits_.data(), last, bf16_wte_.data(), Vp, C);
-  else lm_head_forward(logits_.data(), last, P + lay.wte, 1, C, Vp);
+  if (bf16)
+    lm_head_bf16(logits_.data(), last, bf16_wte_.data(), c.padded_vocab_size(), C);
+  else
+    lm_head_forward(logits_.data(), last, P + lay.wte, 1, C, c.padded_vocab_size());
   pos_ += n;
   return logits_.data();
 }

@@ -65,12 +65,8 @@ HiddenUnitSpread hidden_unit_spread(const GPT2<float>& model, int layer) {
 }
 
 nlohmann::json to_json(const HiddenUnitSpread& s) {
-  return {{"layer", s.layer},
-          {"units", s.units},
-          {"distinct_units", s.distinct_units},
-          {"spread", s.spread},
-          {"weight_rms", s.weight_rms},
-          {"relative_spread", s.relative_spread}};
+  return {{"layer", s.layer},   {"units", s.units},           {"distinct_units", s.distinct_units},
+          {"spread", s.spread}, {"weight_rms", s.weight_rms}, {"relative_spread", s.relative_spread}};
 }
 
 std::string sanitize_utf8(const std::string& s) {
@@ -83,14 +79,20 @@ std::string sanitize_utf8(const std::string& s) {
     const unsigned char c = p[i];
     size_t len = 0;
     uint32_t cp = 0;
-    if (c < 0x80) len = 1, cp = c;
-    else if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    if (c < 0x80)
+      len = 1, cp = c;
+    else if ((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07;
     bool ok = len > 0 && i + len <= n;
     for (size_t k = 1; ok && k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) ok = false;
-      else cp = (cp << 6) | (p[i + k] & 0x3F);
+      if ((p[i + k] & 0xC0) != 0x80)
+        ok = false;
+      else
+        cp = (cp << 6) | (p[i + k] & 0x3F);
     }
     // Reject overlong forms, surrogates and values past U+10FFFF, as a
     // strict decoder (and nlohmann::json's dump) would.

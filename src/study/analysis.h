@@ -24,10 +24,10 @@ class Tokenizer;
 // deviation across units: 0 when all units are identical.
 struct HiddenUnitSpread {
   int layer = 0;
-  int units = 0;           // 4C
-  int distinct_units = 0;  // bitwise-distinct (weights, bias) columns
-  double spread = 0;       // sqrt(mean_c var_j W[c, j])
-  double weight_rms = 0;   // sqrt(mean W^2)
+  int units = 0;               // 4C
+  int distinct_units = 0;      // bitwise-distinct (weights, bias) columns
+  double spread = 0;           // sqrt(mean_c var_j W[c, j])
+  double weight_rms = 0;       // sqrt(mean W^2)
   double relative_spread = 0;  // spread / weight_rms (0 if weight_rms is 0)
 };
 

@@ -79,10 +79,11 @@ Budget tiny_budget() {
 }
 
 nlohmann::json shape_json(const StudyShape& s) {
-  return {{"n_layer", s.n_layer},       {"n_head", s.n_head},         {"n_embd", s.n_embd},
-          {"batch_size", s.batch_size}, {"seq_len", s.seq_len},       {"steps", s.steps},
-          {"eval_every", s.eval_every}, {"eval_batches", s.eval_batches}, {"diag_every", s.diag_every},
-          {"save_every", s.save_every}};
+  return {{"n_layer", s.n_layer},       {"n_head", s.n_head},
+          {"n_embd", s.n_embd},         {"batch_size", s.batch_size},
+          {"seq_len", s.seq_len},       {"steps", s.steps},
+          {"eval_every", s.eval_every}, {"eval_batches", s.eval_batches},
+          {"diag_every", s.diag_every}, {"save_every", s.save_every}};
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ struct Budget {
 
   // grad-at-init: depths x {pre, post} x {gpt2, normal, xavier, he}.
   std::vector<int> gai_depths;
-  StudyShape gai;          // n_layer ignored (from gai_depths); steps unused
-  int gai_batches = 4;     // forward/backward passes averaged per model
+  StudyShape gai;       // n_layer ignored (from gai_depths); steps unused
+  int gai_batches = 4;  // forward/backward passes averaged per model
 
   // norm: {pre, post} x warmup {0, warmup_fraction * steps} x {lr, high_lr}.
   StudyShape norm;
@@ -48,7 +48,7 @@ struct Budget {
 
   // depth: {pre, post} x {residual scale on, off} x depths, fixed lr, no warmup.
   std::vector<int> depths;
-  StudyShape depth;        // n_layer ignored (from depths)
+  StudyShape depth;  // n_layer ignored (from depths)
   double depth_lr = 1e-3;
 
   // Every training run: no gradient clipping, so that the instabilities the

@@ -4,13 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
-#include "tokenizer/sha256.h"
 #include "data/prepare.h"
 #include "data/token_shard.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "tokenizer/sha256.h"
 #include "tokenizer/trainer.h"
 #include "train/dataloader.h"
 
@@ -108,9 +108,8 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
     } catch (const Error&) {
     }
     check(!cached.is_discarded() && cached == source,
-          "'" + out_data.string() + "' holds data prepared from another corpus or vocabulary (" +
-              source_file.string() + ": " + (cached.is_discarded() ? "unreadable" : cached.dump()) +
-              "); use another --out for this one");
+          "'" + out_data.string() + "' holds data prepared from another corpus or vocabulary (" + source_file.string() +
+              ": " + (cached.is_discarded() ? "unreadable" : cached.dump()) + "); use another --out for this one");
   } else {
     log("study: training a " + std::to_string(vocab_size) + "-token BPE on " + std::to_string(docs.size()) +
         " documents of " + data.string() + " and preparing shards in " + out_data.string());
@@ -123,8 +122,8 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
     p.threads = threads;
     p.force = true;  // the study's own cache folder, redone after a crash
     const PrepareSummary s = prepare_dataset(p);
-    log("study: " + std::to_string(s.train_tokens) + " train / " + std::to_string(s.val_tokens) +
-        " val tokens (" + s.tokenizer_identity + ")");
+    log("study: " + std::to_string(s.train_tokens) + " train / " + std::to_string(s.val_tokens) + " val tokens (" +
+        s.tokenizer_identity + ")");
     // Written last: its presence means the cache is complete.
     write_file_atomic(source_file, source.dump(2) + "\n");
   }

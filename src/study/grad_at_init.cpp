@@ -9,8 +9,8 @@
 
 namespace gpt2lab {
 
-InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& data_dir, int B, int T,
-                                     int batches, uint64_t seed) {
+InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& data_dir, int B, int T, int batches,
+                                     uint64_t seed) {
   check(batches > 0, "grad-at-init needs at least one batch");
   GPT2<float> model(config);
   model.init_weights(seed);
@@ -22,8 +22,7 @@ InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& 
   const int L = config.n_layer;
   const size_t C = static_cast<size_t>(config.n_embd);
   InitGradients g;
-  for (auto* v : {&g.attn_c_attn, &g.attn_c_proj, &g.mlp_c_fc, &g.mlp_c_proj, &g.ffn, &g.total})
-    v->assign(L, 0.0);
+  for (auto* v : {&g.attn_c_attn, &g.attn_c_proj, &g.mlp_c_fc, &g.mlp_c_proj, &g.ffn, &g.total}) v->assign(L, 0.0);
   g.residual_rms.assign(L + 1, 0.0);
   g.batches = batches;
 

@@ -24,11 +24,11 @@ namespace fs = std::filesystem;
 struct InitGradients {
   // Per layer, the L2 norm of d(loss)/dW averaged over the batches.
   std::vector<double> attn_c_attn, attn_c_proj, mlp_c_fc, mlp_c_proj;
-  std::vector<double> ffn;    // sqrt(c_fc^2 + c_proj^2) per batch, averaged: Xiong's FFN sub-layer
-  std::vector<double> total;  // all four matrices of the layer
+  std::vector<double> ffn;           // sqrt(c_fc^2 + c_proj^2) per batch, averaged: Xiong's FFN sub-layer
+  std::vector<double> total;         // all four matrices of the layer
   std::vector<double> residual_rms;  // L + 1 values (after the last layer too)
-  double wte = 0;             // token embedding (= LM head) gradient norm
-  double loss = 0;            // mean loss over the batches
+  double wte = 0;                    // token embedding (= LM head) gradient norm
+  double loss = 0;                   // mean loss over the batches
   int batches = 0;
 };
 
@@ -36,8 +36,8 @@ struct InitGradients {
 // drawn from data_dir's train split in a seeded shuffled order. The same
 // seed gives the same batches for every model, so models are compared on
 // identical inputs.
-InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& data_dir, int B, int T,
-                                     int batches, uint64_t seed);
+InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& data_dir, int B, int T, int batches,
+                                     uint64_t seed);
 
 nlohmann::json to_json(const InitGradients& g);
 

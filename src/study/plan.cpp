@@ -86,8 +86,10 @@ std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std
         RunSpec r;
         r.preset = "norm";
         r.name = std::string("norm-") + to_string(norm) + (w ? "-warmup" : "-nowarmup") + "-lr" + lr_tag(lr);
-        r.variables = {{"norm", to_string(norm)}, {"warmup", w}, {"lr", lr}, {"lr_level", lr == b.norm_lr ? "normal" : "high"}};
-        r.train = base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, join(dir, r.name), threads);
+        r.variables = {
+            {"norm", to_string(norm)}, {"warmup", w}, {"lr", lr}, {"lr_level", lr == b.norm_lr ? "normal" : "high"}};
+        r.train =
+            base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, join(dir, r.name), threads);
         set_lr(r.train, lr, w);
         runs.push_back(std::move(r));
       }
@@ -105,8 +107,8 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
   };
   // gpt2 is normal + residual scale; xavier and he get both settings; for
   // zero the scale has nothing to scale.
-  const Variant variants[] = {{InitScheme::zero, false},  {InitScheme::normal, false}, {InitScheme::gpt2, true},
-                              {InitScheme::xavier, false}, {InitScheme::xavier, true}, {InitScheme::he, false},
+  const Variant variants[] = {{InitScheme::zero, false},   {InitScheme::normal, false}, {InitScheme::gpt2, true},
+                              {InitScheme::xavier, false}, {InitScheme::xavier, true},  {InitScheme::he, false},
                               {InitScheme::he, true}};
   for (const std::string& norm_name : b.init_norms) {
     const NormPlacement norm = parse_norm(norm_name);

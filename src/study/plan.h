@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2lab/model/config.h"
-#include "study/budget.h"
 #include "gpt2lab/train/options.h"
+#include "study/budget.h"
 
 namespace gpt2lab {
 
@@ -34,7 +34,7 @@ struct GradAtInitSpec {
 };
 
 struct RunSpec {
-  std::string name;    // unique in a study; also the folder under OUT/runs
+  std::string name;  // unique in a study; also the folder under OUT/runs
   std::string preset;
   RunKind kind = RunKind::train;
   nlohmann::json variables;  // what this run varies, e.g. {"norm": "post", "lr": 0.003}

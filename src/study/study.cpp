@@ -12,22 +12,22 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2lab/core/error.h"
+#include "core/data_dir.h"
+#include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
 #include "core/signals.h"
-#include "core/data_dir.h"
-#include "core/file.h"
 #include "core/threads.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
+#include "gpt2lab/train/progress.h"
+#include "gpt2lab/train/trainer.h"
 #include "study/analysis.h"
 #include "study/budget.h"
 #include "study/dataset.h"
 #include "study/grad_at_init.h"
 #include "study/plan.h"
-#include "gpt2lab/tokenizer/tokenizer.h"
-#include "gpt2lab/train/progress.h"
-#include "gpt2lab/train/trainer.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {
@@ -50,7 +50,7 @@ void check_study_folder(const fs::path& out) {
   if (fs::exists(out / kStudyFile, ec)) return;
   auto only = [&](const fs::path& dir, std::initializer_list<const char*> names) {
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-      const std::string n = e.path().filename().string();
+      std::string n = e.path().filename().string();
       bool ok = false;
       for (const char* allowed : names) ok = ok || n == allowed || n.rfind(std::string(allowed) + ".tmp-", 0) == 0;
       if (!ok) return n;
@@ -78,8 +78,10 @@ std::string now_utc() {
 
 std::string seconds_text(double s) {
   char buf[32];
-  if (s >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%.1fs", s);
+  if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%.1fs", s);
   return buf;
 }
 
@@ -146,7 +148,8 @@ class Study {
       return std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
     };
     check(!under(data_abs, out_abs) && !under(out_abs, data_abs),
-          "--out '" + o_.out.string() + "' and --data '" + o_.data.string() + "' overlap; the study writes into --out, so keep them apart");
+          "--out '" + o_.out.string() + "' and --data '" + o_.data.string() +
+              "' overlap; the study writes into --out, so keep them apart");
     fs::create_directories(out_ / "runs", ec);
     check(!ec, "cannot create '" + (out_ / "runs").string() + "': " + ec.message());
     // One study per OUT at a time: a second process would interleave runs
@@ -172,15 +175,17 @@ class Study {
       runs.insert(runs.end(), planned.begin(), planned.end());
     }
     summary_.planned = static_cast<int>(runs.size());
-    log_("study: budget " + budget_.name + ", " + std::to_string(runs.size()) + " runs (" + join_presets() +
-         ") into " + out_.string());
+    log_("study: budget " + budget_.name + ", " + std::to_string(runs.size()) + " runs (" + join_presets() + ") into " +
+         out_.string());
     if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
 
     for (size_t i = 0; i < runs.size(); ++i) {
       const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " + runs[i].name;
       if (!stop_requested()) {
-        if (runs[i].kind == RunKind::grad_at_init) do_grad_at_init(runs[i], tag);
-        else do_train(runs[i], tag);
+        if (runs[i].kind == RunKind::grad_at_init)
+          do_grad_at_init(runs[i], tag);
+        else
+          do_train(runs[i], tag);
       }
       if (stop_requested()) summary_.interrupted = true;
       if (summary_.interrupted) {
@@ -191,13 +196,14 @@ class Study {
     }
     save_study_file();
     log_("study: " + std::to_string(summary_.ran) + " runs done now, " + std::to_string(summary_.already_done) +
-         " found done; " + std::to_string(summary_.diverged) + " diverged; results in " +
-         (out_ / kStudyFile).string());
+         " found done; " + std::to_string(summary_.diverged) + " diverged; results in " + (out_ / kStudyFile).string());
     if (o_.report) {
-      log_("study: drawing the report (tools/report.py)");
+      log_("study: drawing the report (tools/report)");
       summary_.report_written = run_report(out_, &summary_.report_message);
-      if (summary_.report_written) log_("study: report in " + (out_ / "report.md").string() + " and report.html");
-      else log_("study: no report: " + summary_.report_message);
+      if (summary_.report_written)
+        log_("study: report in " + (out_ / "report.md").string() + " and report.html");
+      else
+        log_("study: no report: " + summary_.report_message);
     }
     return summary_;
   }
@@ -270,8 +276,7 @@ class Study {
 
   void save_study_file() {
     study_["updated"] = now_utc();
-    write_file_atomic(out_ / kStudyFile,
-                      study_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_file_atomic(out_ / kStudyFile, study_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
 
   Json& record(const RunSpec& r) {
@@ -301,8 +306,8 @@ class Study {
       return;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const InitGradients g = measure_init_gradients(r.gai.model, data_.dir, r.gai.batch_size, r.gai.seq_len,
-                                                   r.gai.batches, r.gai.seed);
+    const InitGradients g =
+        measure_init_gradients(r.gai.model, data_.dir, r.gai.batch_size, r.gai.seq_len, r.gai.batches, r.gai.seed);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     nlohmann::json result = to_json(g);
     result["seconds"] = secs;
@@ -314,8 +319,8 @@ class Study {
     save_study_file();
     const int L = r.gai.model.n_layer;
     char buf[160];
-    std::snprintf(buf, sizeof buf, ": loss %.3f, FFN grad norm layer 1 %.3g, layer %d %.3g (%s)", g.loss,
-                  g.ffn.front(), L, g.ffn.back(), seconds_text(secs).c_str());
+    std::snprintf(buf, sizeof buf, ": loss %.3f, FFN grad norm layer 1 %.3g, layer %d %.3g (%s)", g.loss, g.ffn.front(),
+                  L, g.ffn.back(), seconds_text(secs).c_str());
     log_(tag + buf);
   }
 
@@ -484,14 +489,15 @@ bool run_report(const fs::path& out, std::string* message) {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 3)
-    *message = "matplotlib is missing for " + py +
-               " (Debian: apt-get install python3-matplotlib); the runs are complete, draw the report later with: " +
-               py + " " + script.string() + " " + out.string();
+    *message =
+        "matplotlib is missing for " + py +
+        " (Debian: apt-get install python3-matplotlib); the runs are complete, draw the report later with: " + py +
+        " " + script.string() + " " + out.string();
   else if (code == 127)
     *message = "cannot run " + py + " (install python3 or set GPT2LAB_PYTHON)";
   else
-    *message = "the report script failed (exit " + std::to_string(code) + "); rerun: " + py + " " +
-               script.string() + " " + out.string();
+    *message = "the report script failed (exit " + std::to_string(code) + "); rerun: " + py + " " + script.string() +
+               " " + out.string();
   return false;
 }
 

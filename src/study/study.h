@@ -6,7 +6,7 @@
 //   OUT/runs/<name>/     a training run directory (see train/trainer.h), or
 //                        grad_at_init.json for a grad-at-init model
 //   OUT/data/            the study's own BPE + shards (see dataset.h)
-//   OUT/report.md, .html written by tools/report.py
+//   OUT/report.md, .html written by tools/report
 //
 // Resumable: a run whose result is on disk (result.json completed/diverged,
 // grad_at_init.json) is not redone; an interrupted or crashed training run
@@ -27,20 +27,20 @@ namespace fs = std::filesystem;
 struct StudyOptions {
   std::vector<std::string> presets;  // from parse_presets
   std::string budget = "quick";
-  fs::path data;                     // text corpus or prepared dataset
+  fs::path data;  // text corpus or prepared dataset
   fs::path out;
   int threads = 0;
-  bool report = true;                // run tools/report.py at the end
-  bool quiet = false;                // no per-step training output
-  std::string command;               // the command line, recorded in study.json
+  bool report = true;                           // run tools/report at the end
+  bool quiet = false;                           // no per-step training output
+  std::string command;                          // the command line, recorded in study.json
   std::function<void(const std::string&)> log;  // progress lines
 };
 
 struct StudySummary {
   int planned = 0;
-  int already_done = 0;   // found finished on disk
-  int ran = 0;            // trained or measured now
-  int diverged = 0;       // among all planned training runs
+  int already_done = 0;  // found finished on disk
+  int ran = 0;           // trained or measured now
+  int diverged = 0;      // among all planned training runs
   bool interrupted = false;
   bool report_written = false;
   std::string report_message;  // why not, when not
@@ -48,7 +48,7 @@ struct StudySummary {
 
 StudySummary run_study(const StudyOptions& options);
 
-// Runs the report script on OUT (python3 tools/report.py OUT). Returns true
+// Runs the report script on OUT (python3 tools/report OUT). Returns true
 // on success; otherwise *message says why (e.g. matplotlib is missing).
 bool run_report(const fs::path& out, std::string* message);
 

@@ -6,9 +6,7 @@ namespace gpt2lab::tokenizer {
 
 namespace {
 
-bool printable(int b) {
-  return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-}
+bool printable(int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); }
 
 struct Tables {
   std::array<uint32_t, 256> to_cp{};

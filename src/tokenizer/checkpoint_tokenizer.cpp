@@ -11,7 +11,8 @@ Tokenizer checkpoint_tokenizer(const fs::path& dir, const std::string& given) {
   const nlohmann::json cfg = read_config_json(dir);
   const fs::path cfg_path = dir / kConfigFile;
   std::string spec = given;
-  if (spec.empty() && cfg.contains("tokenizer") && cfg["tokenizer"].is_string()) spec = cfg["tokenizer"].get<std::string>();
+  if (spec.empty() && cfg.contains("tokenizer") && cfg["tokenizer"].is_string())
+    spec = cfg["tokenizer"].get<std::string>();
   if (spec.empty()) spec = "gpt2";
   Tokenizer tok = Tokenizer::resolve(spec);
   const int vocab = load_config(dir).vocab_size;
@@ -22,8 +23,8 @@ Tokenizer checkpoint_tokenizer(const fs::path& dir, const std::string& given) {
     check(cfg["tokenizer_sha256"].is_string(), cfg_path.string() + ": field 'tokenizer_sha256' must be a string");
     const std::string want = cfg["tokenizer_sha256"].get<std::string>(), have = tok.content_hash();
     check(want == have, "tokenizer '" + spec + "' (sha256 " + have.substr(0, 12) +
-                            "...) is not the one this model was trained with (sha256 " + want.substr(0, 12) + "... in " +
-                            cfg_path.string() + "); pass that tokenizer with --tokenizer DIR");
+                            "...) is not the one this model was trained with (sha256 " + want.substr(0, 12) +
+                            "... in " + cfg_path.string() + "); pass that tokenizer with --tokenizer DIR");
   }
   return tok;
 }

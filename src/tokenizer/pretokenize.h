@@ -50,8 +50,7 @@ void for_each_piece(std::string_view text, Emit&& emit) {
       }
       if (i + 2 < n) {
         const char c2 = text[i + 2];
-        if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') ||
-            (c1 == 'l' && c2 == 'l')) {
+        if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l')) {
           i += 3;
           emit(text.substr(start, 3));
           continue;

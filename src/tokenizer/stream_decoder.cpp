@@ -21,7 +21,8 @@ Prefix valid_prefix(const unsigned char* s, size_t n) {
   size_t needed;
   unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
   if (b0 < 0x80) return {1, 1};
-  if (b0 >= 0xC2 && b0 <= 0xDF) needed = 2;
+  if (b0 >= 0xC2 && b0 <= 0xDF)
+    needed = 2;
   else if (b0 >= 0xE0 && b0 <= 0xEF) {
     needed = 3;
     if (b0 == 0xE0) lo = 0xA0;

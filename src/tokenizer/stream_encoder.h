@@ -49,8 +49,8 @@ class StreamEncoder {
   size_t chunk_;
   static constexpr size_t kMaxRun = size_t{4} << 20;
   std::string pending_;
-  size_t consumed_ = 0;  // bytes of input before pending_
-  size_t scanned_ = 0;  // pending_ holds no exact cut before this
+  size_t consumed_ = 0;                         // bytes of input before pending_
+  size_t scanned_ = 0;                          // pending_ holds no exact cut before this
   std::array<uint64_t, 1024> pair_in_token_{};  // bit a*256+b: some token holds bytes "ab"
 };
 

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <queue>
 
-#include "gpt2lab/core/error.h"
+#include "core/data_dir.h"
 #include "core/file.h"
 #include "core/json.h"
-#include "core/data_dir.h"
+#include "gpt2lab/core/error.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/sha256.h"
@@ -80,8 +80,8 @@ void Tokenizer::Impl::build_piece_table() {
     while (piece_slots[slot] != kEmptySlot) {
       const int other = static_cast<int>(piece_slots[slot] & 0xFFFFFFFFu);
       if (tokens[other] == tokens[id])
-        throw Error("vocabulary of '" + name + "': ids " + std::to_string(other) + " and " +
-                    std::to_string(id) + " are the same bytes");
+        throw Error("vocabulary of '" + name + "': ids " + std::to_string(other) + " and " + std::to_string(id) +
+                    " are the same bytes");
       slot = (slot + 1) & piece_mask;
     }
     piece_slots[slot] = (h & kTagMask) | uint32_t(id);
@@ -104,8 +104,7 @@ void Tokenizer::Impl::build_pair_table() {
     const auto [a, b] = merges[r];
     const int t = find_piece(tokens[a] + tokens[b]);
     if (t < 0)
-      throw Error("vocabulary of '" + name + "': merge " + std::to_string(r + 1) +
-                  " makes bytes that are no token");
+      throw Error("vocabulary of '" + name + "': merge " + std::to_string(r + 1) + " makes bytes that are no token");
     if (rank_of[t] < 0) rank_of[t] = r;
   }
   std::vector<std::pair<uint64_t, uint64_t>> pairs;
@@ -115,8 +114,7 @@ void Tokenizer::Impl::build_pair_table() {
     for (size_t k = 1; k < s.size(); ++k) {
       const int a = find_piece(s.substr(0, k)), b = find_piece(s.substr(k));
       if (a < 0 || b < 0) continue;
-      pairs.push_back({(uint64_t(a) << 32) | uint32_t(b),
-                       (uint64_t(rank_of[t]) << 32) | uint32_t(t)});
+      pairs.push_back({(uint64_t(a) << 32) | uint32_t(b), (uint64_t(rank_of[t]) << 32) | uint32_t(t)});
     }
   }
   const uint64_t qsize = table_size_for(pairs.size());
@@ -175,8 +173,12 @@ void Tokenizer::Impl::bpe_simple(std::string_view piece, std::vector<int>& out) 
   std::vector<int> parts_v, rank_v, merged_v;
   int *parts = parts_buf, *rank = rank_buf, *merged = merged_buf;
   if (n > kHeapThreshold) {
-    parts_v.resize(n); rank_v.resize(n); merged_v.resize(n);
-    parts = parts_v.data(); rank = rank_v.data(); merged = merged_v.data();
+    parts_v.resize(n);
+    rank_v.resize(n);
+    merged_v.resize(n);
+    parts = parts_v.data();
+    rank = rank_v.data();
+    merged = merged_v.data();
   }
   size_t m = n;
   for (size_t i = 0; i < n; ++i) parts[i] = byte_id[static_cast<unsigned char>(piece[i])];
@@ -216,9 +218,7 @@ void Tokenizer::Impl::bpe_heap(std::string_view piece, std::vector<int>& out) co
   // both ids to tell.
   struct Entry {
     int rank, pos, left, right, merged;
-    bool operator>(const Entry& o) const {
-      return rank != o.rank ? rank > o.rank : pos > o.pos;
-    }
+    bool operator>(const Entry& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
   };
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
   auto push = [&](int i) {
@@ -247,8 +247,7 @@ void Tokenizer::Impl::bpe_heap(std::string_view piece, std::vector<int>& out) co
 
 // ---------------------------------------------------------------- encode
 
-void Tokenizer::Impl::encode_ordinary(std::string_view text, std::vector<int>& out,
-                                      Cache& cache) const {
+void Tokenizer::Impl::encode_ordinary(std::string_view text, std::vector<int>& out, Cache& cache) const {
   for_each_piece(text, [&](std::string_view piece) {
     const int id = find_piece(piece);
     if (id >= 0) {
@@ -267,13 +266,11 @@ void Tokenizer::Impl::encode_ordinary(std::string_view text, std::vector<int>& o
     const size_t before = out.size();
     bpe_simple(piece, out);
     // Bounded so adversarial input cannot grow memory without limit.
-    if (cache.size() < (1u << 18))
-      cache.emplace(std::string(piece), std::vector<int>(out.begin() + before, out.end()));
+    if (cache.size() < (1u << 18)) cache.emplace(std::string(piece), std::vector<int>(out.begin() + before, out.end()));
   });
 }
 
-void Tokenizer::Impl::encode_chunk(std::string_view text, bool allow_special,
-                                   std::vector<int>& out) const {
+void Tokenizer::Impl::encode_chunk(std::string_view text, bool allow_special, std::vector<int>& out) const {
   Cache cache;
   if (!allow_special) {
     encode_ordinary(text, out, cache);
@@ -283,8 +280,7 @@ void Tokenizer::Impl::encode_chunk(std::string_view text, bool allow_special,
   size_t pos = 0;
   while (true) {
     const size_t at = text.find(kEndOfText, pos);
-    encode_ordinary(text.substr(pos, at == std::string_view::npos ? at : at - pos), out,
-                    cache);
+    encode_ordinary(text.substr(pos, at == std::string_view::npos ? at : at - pos), out, cache);
     if (at == std::string_view::npos) break;
     out.push_back(eot);
     pos = at + kEndOfText.size();
@@ -309,8 +305,7 @@ namespace {
 size_t find_cut(std::string_view text, size_t from, bool allow_special) {
   if (allow_special) {
     const size_t at = text.find(Tokenizer::kEndOfText, from);
-    if (at != std::string_view::npos && at - from < (size_t(8) << 20))
-      return at + Tokenizer::kEndOfText.size();
+    if (at != std::string_view::npos && at - from < (size_t(8) << 20)) return at + Tokenizer::kEndOfText.size();
   }
   for (size_t p = std::max<size_t>(from, 1); p < text.size(); ++p) {
     if (text[p] != '\n') continue;
@@ -324,8 +319,7 @@ size_t find_cut(std::string_view text, size_t from, bool allow_special) {
 
 }  // namespace
 
-std::vector<int> Tokenizer::encode_parallel(std::string_view text, bool allow_special,
-                                            int threads) const {
+std::vector<int> Tokenizer::encode_parallel(std::string_view text, bool allow_special, int threads) const {
   if (threads <= 0) threads = omp_get_num_procs();
   constexpr size_t kMinChunk = size_t(1) << 20;
   if (threads == 1 || text.size() < 2 * kMinChunk) return encode(text, allow_special);
@@ -365,8 +359,7 @@ std::string Tokenizer::decode(std::span<const int> ids) const {
     const int id = ids[i];
     if (id < 0 || id >= vocab_size())
       throw Error("token id " + std::to_string(id) + " at position " + std::to_string(i) +
-                  " is outside the vocabulary of '" + impl_->name + "' (0.." +
-                  std::to_string(vocab_size() - 1) + ")");
+                  " is outside the vocabulary of '" + impl_->name + "' (0.." + std::to_string(vocab_size() - 1) + ")");
     out += impl_->tokens[id];
   }
   return out;
@@ -374,8 +367,8 @@ std::string Tokenizer::decode(std::span<const int> ids) const {
 
 const std::string& Tokenizer::token_bytes(int id) const {
   if (id < 0 || id >= vocab_size())
-    throw Error("token id " + std::to_string(id) + " is outside the vocabulary of '" +
-                impl_->name + "' (0.." + std::to_string(vocab_size() - 1) + ")");
+    throw Error("token id " + std::to_string(id) + " is outside the vocabulary of '" + impl_->name + "' (0.." +
+                std::to_string(vocab_size() - 1) + ")");
   return impl_->tokens[id];
 }
 

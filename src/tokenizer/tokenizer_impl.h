@@ -14,7 +14,7 @@ namespace gpt2lab {
 
 struct Tokenizer::Impl {
   std::string name;
-  std::vector<std::string> tokens;         // id -> raw bytes
+  std::vector<std::string> tokens;          // id -> raw bytes
   std::vector<std::pair<int, int>> merges;  // rank -> (left id, right id)
   int eot = -1;
   int byte_id[256];
@@ -26,8 +26,8 @@ struct Tokenizer::Impl {
   std::vector<uint64_t> pair_values;  // (rank << 32 | merged id)
   uint64_t pair_mask = 0;
 
-  void build_piece_table();  // also fills byte_id
-  void build_pair_table();   // needs merges
+  void build_piece_table();                      // also fills byte_id
+  void build_pair_table();                       // needs merges
   int find_piece(std::string_view bytes) const;  // -1 if not a token
   // Rank and result of merging (left, right); rank < 0 if not mergeable.
   void find_pair(int left, int right, int& rank, int& merged) const;

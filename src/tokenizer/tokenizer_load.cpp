@@ -45,8 +45,7 @@ std::string shown(std::string_view bytes) {
 // are whole: each merge makes a token of the vocabulary, and each multi-byte
 // token is made by a merge (a truncated vocab.bpe leaves tokens no merge can
 // reach, and the text then splits into other tokens without any error).
-void validate_vocabulary(const Tokenizer::Impl& impl,
-                         const std::vector<std::pair<std::string, std::string>>& merges) {
+void validate_vocabulary(const Tokenizer::Impl& impl, const std::vector<std::pair<std::string, std::string>>& merges) {
   // (Every byte being a token is checked by build_piece_table.)
   const std::string& name = impl.name;
   std::vector<int> made_by(impl.tokens.size(), -1);
@@ -73,15 +72,13 @@ void validate_vocabulary(const Tokenizer::Impl& impl,
 }  // namespace
 
 Tokenizer Tokenizer::from_vocab(std::vector<std::string> tokens,
-                                const std::vector<std::pair<std::string, std::string>>& merges,
-                                std::string name) {
+                                const std::vector<std::pair<std::string, std::string>>& merges, std::string name) {
   auto impl = std::make_unique<Impl>();
   impl->name = std::move(name);
   impl->tokens = std::move(tokens);
   for (int id = 0; id < static_cast<int>(impl->tokens.size()); ++id)
     if (impl->tokens[id] == kEndOfText) impl->eot = id;
-  check(impl->eot >= 0, "vocabulary of '" + impl->name + "' has no " +
-                            std::string(kEndOfText) + " token");
+  check(impl->eot >= 0, "vocabulary of '" + impl->name + "' has no " + std::string(kEndOfText) + " token");
   impl->build_piece_table();
   for (size_t r = 0; r < merges.size(); ++r) {
     const int a = impl->find_piece(merges[r].first), b = impl->find_piece(merges[r].second);
@@ -127,10 +124,9 @@ class EncoderJsonReader : public nlohmann::json_sax<nlohmann::json> {
   }
   bool start_array(std::size_t) override { return fail("an array"); }
   bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::detail::exception& e) override {
-    throw Error(path_.string() + ": invalid JSON at byte " + std::to_string(position) + " (" +
-                json_error_text(e) + ")");
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    throw Error(path_.string() + ": invalid JSON at byte " + std::to_string(position) + " (" + json_error_text(e) +
+                ")");
   }
 
  private:
@@ -140,8 +136,8 @@ class EncoderJsonReader : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
   bool fail(const std::string& what) {
-    throw Error(path_.string() + ": expected one object mapping token spellings to ids, found " +
-                what + (key_.empty() ? "" : " (at key \"" + key_ + "\")"));
+    throw Error(path_.string() + ": expected one object mapping token spellings to ids, found " + what +
+                (key_.empty() ? "" : " (at key \"" + key_ + "\")"));
   }
   fs::path path_;
   std::string key_;
@@ -166,12 +162,11 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
   std::vector<bool> seen(n, false);
   for (const auto& [spelling, id] : reader.entries) {
     if (id < 0 || id >= n)
-      throw Error(encoder_path.string() + ": token \"" + spelling + "\" has id " +
-                  std::to_string(id) + "; ids must be 0.." + std::to_string(n - 1) +
-                  ", each once");
+      throw Error(encoder_path.string() + ": token \"" + spelling + "\" has id " + std::to_string(id) +
+                  "; ids must be 0.." + std::to_string(n - 1) + ", each once");
     if (seen[id])
-      throw Error(encoder_path.string() + ": id " + std::to_string(id) +
-                  " is used twice (second time for \"" + spelling + "\")");
+      throw Error(encoder_path.string() + ": id " + std::to_string(id) + " is used twice (second time for \"" +
+                  spelling + "\")");
     seen[id] = true;
     if (spelling == kEndOfText) {
       tokens[id] = spelling;
@@ -179,8 +174,7 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
     }
     auto bytes = spelling_to_bytes(spelling);
     if (!bytes || bytes->empty())
-      throw Error(encoder_path.string() + ": token \"" + spelling + "\" (id " +
-                  std::to_string(id) +
+      throw Error(encoder_path.string() + ": token \"" + spelling + "\" (id " + std::to_string(id) +
                   ") is not in GPT-2's byte-to-character spelling");
     tokens[id] = std::move(*bytes);
   }
@@ -199,10 +193,8 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || (line_no == 1 && line.starts_with("#version"))) continue;
     const size_t space = line.find(' ');
-    auto a = space == std::string_view::npos ? std::nullopt
-                                             : spelling_to_bytes(line.substr(0, space));
-    auto b = space == std::string_view::npos ? std::nullopt
-                                             : spelling_to_bytes(line.substr(space + 1));
+    auto a = space == std::string_view::npos ? std::nullopt : spelling_to_bytes(line.substr(0, space));
+    auto b = space == std::string_view::npos ? std::nullopt : spelling_to_bytes(line.substr(space + 1));
     if (!a || !b || a->empty() || b->empty())
       throw Error(merges_path.string() + ":" + std::to_string(line_no) +
                   ": expected two token spellings separated by one space, found " + shown(line));
@@ -216,20 +208,22 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
     // Named once, by its path: from_vocab says "vocabulary of 'NAME'".
     std::string msg = e.what();
     const std::string prefix = "vocabulary of '" + name + "'";
-    if (msg.rfind(prefix, 0) == 0) msg.erase(0, prefix.size());
-    else msg = ": " + msg;
+    if (msg.rfind(prefix, 0) == 0)
+      msg.erase(0, prefix.size());
+    else
+      msg = ": " + msg;
     throw Error("tokenizer '" + dir.string() + "'" + msg);
   }
 }
 
 fs::path Tokenizer::resolve_path(const std::string& spec) {
   if (spec == "gpt2") {
-    const fs::path dir = data_directory() / "gpt2";
+    fs::path dir = data_directory() / "gpt2";
     if (!fs::exists(dir / "encoder.json") || !fs::exists(dir / "vocab.bpe"))
       throw Error("GPT-2's tokenizer files are not in '" + dir.string() +
                   "': run scripts/setup.sh (or scripts/fetch_data.sh) in the gpt2lab source "
-                  "tree, or set " + std::string(kDataEnvVar) +
-                  " to the data folder that holds gpt2/encoder.json and gpt2/vocab.bpe");
+                  "tree, or set " +
+                  std::string(kDataEnvVar) + " to the data folder that holds gpt2/encoder.json and gpt2/vocab.bpe");
     return dir;
   }
   return spec;

@@ -5,14 +5,14 @@
 #include <queue>
 #include <unordered_map>
 
-#include "gpt2lab/core/error.h"
+#include "core/documents.h"
 #include "core/file.h"
 #include "core/lock.h"
 #include "core/threads.h"
-#include "core/documents.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
-#include "gpt2lab/tokenizer/tokenizer.h"
 
 namespace gpt2lab {
 
@@ -27,20 +27,122 @@ PieceCounts count_pieces(std::span<const std::string> documents, int threads) {
     PieceCounts local;
 #pragma omp for schedule(dynamic, 1)
     for (size_t d = 0; d < documents.size(); ++d)
-      tokenizer::for_each_piece(documents[d],
-                                [&](std::string_view p) { ++local[std::string(p)]; });
+      tokenizer::for_each_piece(documents[d], [&](std::string_view p) { ++local[std::string(p)]; });
 #pragma omp critical
     {
       // Merged in any order: addition commutes, so the result is the same.
       auto& total = partial[0];
-      if (total.empty()) total.swap(local);
-      else for (auto& [k, v] : local) total[k] += v;
+      if (total.empty())
+        total.swap(local);
+      else
+        for (auto& [k, v] : local) total[k] += v;
     }
   }
   return std::move(partial[0]);
 }
 
 inline uint64_t pair_key(int a, int b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+
+// The corpus as words of token ids with their counts, and which words hold
+// each adjacent pair: what a merge step reads and updates.
+struct MergeIndex {
+  std::vector<std::vector<int>> words;
+  std::vector<int64_t> freq;
+  std::unordered_map<uint64_t, int64_t> pair_count;
+  std::unordered_map<uint64_t, std::vector<int>> where;  // may hold stale entries
+
+  void count_pairs() {
+    for (size_t w = 0; w < words.size(); ++w)
+      for (size_t i = 0; i + 1 < words[w].size(); ++i) {
+        const uint64_t k = pair_key(words[w][i], words[w][i + 1]);
+        pair_count[k] += freq[w];
+        auto& list = where[k];
+        if (list.empty() || list.back() != static_cast<int>(w)) list.push_back(static_cast<int>(w));
+      }
+  }
+
+  // Replaces each (left, right) in word w by `merged`, moving the word's
+  // pair counts; the pairs whose count changed are appended to `changed`.
+  void merge_word(int w, int left, int right, int merged, std::vector<uint64_t>& changed) {
+    auto& s = words[w];
+    bool found = false;
+    for (size_t i = 0; i + 1 < s.size() && !found; ++i) found = s[i] == left && s[i + 1] == right;
+    if (!found) return;
+    for (size_t i = 0; i + 1 < s.size(); ++i) {
+      const uint64_t k = pair_key(s[i], s[i + 1]);
+      pair_count[k] -= freq[w];
+      changed.push_back(k);
+    }
+    std::vector<int> next;
+    next.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (i + 1 < s.size() && s[i] == left && s[i + 1] == right) {
+        next.push_back(merged);
+        ++i;
+      } else {
+        next.push_back(s[i]);
+      }
+    }
+    s.swap(next);
+    for (size_t i = 0; i + 1 < s.size(); ++i) {
+      const uint64_t k = pair_key(s[i], s[i + 1]);
+      pair_count[k] += freq[w];
+      changed.push_back(k);
+      if (s[i] == merged || s[i + 1] == merged) {
+        auto& list = where[k];
+        if (list.empty() || list.back() != w) list.push_back(w);
+      }
+    }
+  }
+  // Merges (left, right) into `merged` in every word that holds it (each
+  // word once per step, by `stamp`); returns the other pairs whose counts
+  // changed, with their new counts (pairs left at zero are dropped).
+  std::vector<std::pair<uint64_t, int64_t>> apply_merge(uint64_t key, int left, int right, int merged,
+                                                        std::vector<int>& stamp, int step) {
+    std::vector<uint64_t> changed;
+    std::vector<int> affected = std::move(where[key]);
+    where.erase(key);
+    for (int w : affected) {
+      if (stamp[w] == step) continue;
+      stamp[w] = step;
+      merge_word(w, left, right, merged, changed);
+    }
+    pair_count.erase(key);
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    std::vector<std::pair<uint64_t, int64_t>> updated;
+    for (uint64_t k : changed) {
+      if (k == key) continue;
+      auto it = pair_count.find(k);
+      if (it == pair_count.end()) continue;
+      if (it->second <= 0) {
+        pair_count.erase(it);
+        continue;
+      }
+      updated.emplace_back(k, it->second);
+    }
+    return updated;
+  }
+};
+
+// The corpus's unique pre-tokenized pieces as words of byte ids, sorted so
+// that everything downstream is in a fixed order, with their pair counts.
+MergeIndex index_words(std::span<const std::string> documents, int threads,
+                       const std::unordered_map<std::string, int>& id_of) {
+  PieceCounts counts = count_pieces(documents, threads);
+  std::vector<std::pair<std::string, int64_t>> pieces(counts.begin(), counts.end());
+  counts.clear();
+  std::sort(pieces.begin(), pieces.end());
+  MergeIndex ix;
+  ix.words.resize(pieces.size());
+  ix.freq.resize(pieces.size());
+  for (size_t w = 0; w < pieces.size(); ++w) {
+    for (unsigned char c : pieces[w].first) ix.words[w].push_back(id_of.at(std::string(1, char(c))));
+    ix.freq[w] = pieces[w].second;
+  }
+  ix.count_pairs();
+  return ix;
+}
 
 }  // namespace
 
@@ -58,27 +160,8 @@ BpeVocab train_bpe(std::span<const std::string> documents, int vocab_size, int t
     vocab.tokens.emplace_back(1, static_cast<char>(b));
   }
 
-  // Unique pieces, sorted so that everything downstream is in a fixed order.
-  PieceCounts counts = count_pieces(documents, threads);
-  std::vector<std::pair<std::string, int64_t>> pieces(counts.begin(), counts.end());
-  counts.clear();
-  std::sort(pieces.begin(), pieces.end());
-  std::vector<std::vector<int>> words(pieces.size());
-  std::vector<int64_t> freq(pieces.size());
-  for (size_t w = 0; w < pieces.size(); ++w) {
-    for (unsigned char c : pieces[w].first) words[w].push_back(id_of[std::string(1, char(c))]);
-    freq[w] = pieces[w].second;
-  }
-
-  std::unordered_map<uint64_t, int64_t> pair_count;
-  std::unordered_map<uint64_t, std::vector<int>> where;  // may hold stale entries
-  for (size_t w = 0; w < words.size(); ++w)
-    for (size_t i = 0; i + 1 < words[w].size(); ++i) {
-      const uint64_t k = pair_key(words[w][i], words[w][i + 1]);
-      pair_count[k] += freq[w];
-      auto& list = where[k];
-      if (list.empty() || list.back() != static_cast<int>(w)) list.push_back(static_cast<int>(w));
-    }
+  MergeIndex ix = index_words(documents, threads, id_of);
+  auto& pair_count = ix.pair_count;
 
   struct Candidate {
     int64_t count;
@@ -93,12 +176,10 @@ BpeVocab train_bpe(std::span<const std::string> documents, int vocab_size, int t
     return tok[x.right] > tok[y.right];
   };
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(worse)> heap(worse);
-  for (const auto& [k, c] : pair_count)
-    heap.push({c, static_cast<int>(k >> 32), static_cast<int>(k & 0xFFFFFFFFu)});
+  for (const auto& [k, c] : pair_count) heap.push({c, static_cast<int>(k >> 32), static_cast<int>(k & 0xFFFFFFFFu)});
 
   const int target_tokens = vocab_size - 1;  // the last id is <|endoftext|>
-  std::vector<int> stamp(words.size(), -1);
-  std::vector<uint64_t> changed;
+  std::vector<int> stamp(ix.words.size(), -1);
   int step = 0;
   while (static_cast<int>(vocab.tokens.size()) < target_tokens) {
     if (heap.empty())
@@ -122,56 +203,8 @@ BpeVocab train_bpe(std::span<const std::string> documents, int vocab_size, int t
     }
     vocab.merges.emplace_back(tok[best.left], tok[best.right]);
 
-    changed.clear();
-    std::vector<int> affected = std::move(where[key]);
-    where.erase(key);
-    for (int w : affected) {
-      if (stamp[w] == step) continue;
-      stamp[w] = step;
-      auto& s = words[w];
-      bool found = false;
-      for (size_t i = 0; i + 1 < s.size(); ++i)
-        if (s[i] == best.left && s[i + 1] == best.right) { found = true; break; }
-      if (!found) continue;
-      for (size_t i = 0; i + 1 < s.size(); ++i) {
-        const uint64_t k = pair_key(s[i], s[i + 1]);
-        pair_count[k] -= freq[w];
-        changed.push_back(k);
-      }
-      std::vector<int> next;
-      next.reserve(s.size());
-      for (size_t i = 0; i < s.size(); ++i) {
-        if (i + 1 < s.size() && s[i] == best.left && s[i + 1] == best.right) {
-          next.push_back(merged);
-          ++i;
-        } else {
-          next.push_back(s[i]);
-        }
-      }
-      s.swap(next);
-      for (size_t i = 0; i + 1 < s.size(); ++i) {
-        const uint64_t k = pair_key(s[i], s[i + 1]);
-        pair_count[k] += freq[w];
-        changed.push_back(k);
-        if (s[i] == merged || s[i + 1] == merged) {
-          auto& list = where[k];
-          if (list.empty() || list.back() != w) list.push_back(w);
-        }
-      }
-    }
-    pair_count.erase(key);
-    std::sort(changed.begin(), changed.end());
-    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
-    for (uint64_t k : changed) {
-      if (k == key) continue;
-      auto it = pair_count.find(k);
-      if (it == pair_count.end()) continue;
-      if (it->second <= 0) {
-        pair_count.erase(it);
-        continue;
-      }
-      heap.push({it->second, static_cast<int>(k >> 32), static_cast<int>(k & 0xFFFFFFFFu)});
-    }
+    for (const auto& [k, count] : ix.apply_merge(key, best.left, best.right, merged, stamp, step))
+      heap.push({count, static_cast<int>(k >> 32), static_cast<int>(k & 0xFFFFFFFFu)});
     ++step;
   }
   vocab.tokens.emplace_back(Tokenizer::kEndOfText);
@@ -189,7 +222,8 @@ BpeVocab train_bpe_on_files(const std::vector<fs::path>& inputs, int vocab_size,
 
 void save_bpe(const BpeVocab& vocab, const fs::path& dir, bool force) {
   std::error_code ec;
-  DirectoryLock lock = claim_output_directory(dir, {"encoder.json", "vocab.bpe"}, force, "a tokenizer", "tokenizer train");
+  DirectoryLock lock =
+      claim_output_directory(dir, {"encoder.json", "vocab.bpe"}, force, "a tokenizer", "tokenizer train");
   nlohmann::ordered_json encoder = nlohmann::ordered_json::object();
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
     const std::string& t = vocab.tokens[id];

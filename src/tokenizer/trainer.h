@@ -22,8 +22,8 @@ namespace gpt2lab {
 namespace fs = std::filesystem;
 
 struct BpeVocab {
-  std::vector<std::string> tokens;                            // id -> raw bytes
-  std::vector<std::pair<std::string, std::string>> merges;    // rank order
+  std::vector<std::string> tokens;                          // id -> raw bytes
+  std::vector<std::pair<std::string, std::string>> merges;  // rank order
 };
 
 // vocab_size counts the 256 bytes, the merges and `<|endoftext|>`.

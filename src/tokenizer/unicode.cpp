@@ -19,6 +19,8 @@ constexpr Range kRanges[] = {
 
 }  // namespace
 
+// One row per 16 code points.
+// clang-format off
 const CharClass kAsciiClass[128] = {
 #define O CharClass::kOther
 #define L CharClass::kLetter
@@ -39,7 +41,7 @@ const CharClass kAsciiClass[128] = {
 #undef L
 #undef N
 #undef S
-};
+};  // clang-format on
 
 // A binary search over ~830 ranges costs ~10 steps; text outside ASCII is
 // rare enough in practice that a flat 1.1 MB table would not pay for its
@@ -47,8 +49,8 @@ const CharClass kAsciiClass[128] = {
 CharClass class_of(uint32_t cp) {
   if (cp < 128) return kAsciiClass[cp];
   const auto* end = std::end(kRanges);
-  const auto* it = std::upper_bound(std::begin(kRanges), end, cp,
-                                    [](uint32_t c, const Range& r) { return c < r.first; });
+  const auto* it =
+      std::upper_bound(std::begin(kRanges), end, cp, [](uint32_t c, const Range& r) { return c < r.first; });
   if (it == std::begin(kRanges)) return CharClass::kOther;
   --it;
   return cp <= it->last ? it->cls : CharClass::kOther;

@@ -36,18 +36,27 @@ inline DecodedChar decode_char(std::string_view text, size_t pos) {
   const unsigned char b0 = s[pos];
   if (b0 < 0x80) return {b0, 1, kAsciiClass[b0]};
   uint32_t cp = 0, len = 0, min = 0;
-  if (b0 >= 0xC2 && b0 <= 0xDF) { cp = b0 & 0x1F; len = 2; min = 0x80; }
-  else if (b0 >= 0xE0 && b0 <= 0xEF) { cp = b0 & 0x0F; len = 3; min = 0x800; }
-  else if (b0 >= 0xF0 && b0 <= 0xF4) { cp = b0 & 0x07; len = 4; min = 0x10000; }
-  else return {0xFFFD, 1, CharClass::kOther};
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    cp = b0 & 0x1F;
+    len = 2;
+    min = 0x80;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    cp = b0 & 0x0F;
+    len = 3;
+    min = 0x800;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    cp = b0 & 0x07;
+    len = 4;
+    min = 0x10000;
+  } else
+    return {0xFFFD, 1, CharClass::kOther};
   if (pos + len > n) return {0xFFFD, 1, CharClass::kOther};
   for (uint32_t i = 1; i < len; ++i) {
     const unsigned char b = s[pos + i];
     if ((b & 0xC0) != 0x80) return {0xFFFD, 1, CharClass::kOther};
     cp = (cp << 6) | (b & 0x3F);
   }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-    return {0xFFFD, 1, CharClass::kOther};
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {0xFFFD, 1, CharClass::kOther};
   return {cp, len, class_of(cp)};
 }
 

@@ -2,16 +2,16 @@
 
 #include <algorithm>
 
+#include "data/token_shard.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/core/rng.h"
-#include "data/token_shard.h"
 
 namespace gpt2lab {
 
 std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& split, bool required) {
   std::error_code ec;
-  check(fs::is_directory(dir, ec), "data directory '" + dir.string() +
-                                       "' does not exist (make one with `gpt2lab prepare`)");
+  check(fs::is_directory(dir, ec),
+        "data directory '" + dir.string() + "' does not exist (make one with `gpt2lab prepare`)");
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
@@ -22,13 +22,13 @@ std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& s
     files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
-  check(!files.empty() || !required, "data directory '" + dir.string() + "' has no " + split + ".bin or " + split +
-                            "_*.bin shards");
+  check(!files.empty() || !required,
+        "data directory '" + dir.string() + "' has no " + split + ".bin or " + split + "_*.bin shards");
   return files;
 }
 
-DataLoader::DataLoader(const std::vector<fs::path>& files, int B, int T, bool shuffle,
-                       uint64_t seed, int rank, int world)
+DataLoader::DataLoader(const std::vector<fs::path>& files, int B, int T, bool shuffle, uint64_t seed, int rank,
+                       int world)
     : B_(B), T_(T), rank_(rank), world_(world), shuffle_(shuffle), seed_(seed) {
   check(B > 0 && T > 0, "batch size and sequence length must be positive");
   check(world > 0 && rank >= 0 && rank < world, "bad rank/world");
@@ -42,9 +42,9 @@ DataLoader::DataLoader(const std::vector<fs::path>& files, int B, int T, bool sh
   size_t largest = 0;
   for (const auto& s : shards_) largest = std::max(largest, s->size());
   check(!windows_.empty(), "no shard holds a full batch: B*T+1 = " + std::to_string(span + 1) +
-                               " tokens needed, the largest of " + std::to_string(files.size()) +
-                               " shard(s) (" + files.front().string() + "...) has " +
-                               std::to_string(largest) + "; lower --batch-size or --seq-len");
+                               " tokens needed, the largest of " + std::to_string(files.size()) + " shard(s) (" +
+                               files.front().string() + "...) has " + std::to_string(largest) +
+                               "; lower --batch-size or --seq-len");
 }
 
 DataLoader::~DataLoader() = default;

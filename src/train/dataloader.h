@@ -25,8 +25,8 @@ std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& s
 
 class DataLoader {
  public:
-  DataLoader(const std::vector<fs::path>& files, int B, int T, bool shuffle, uint64_t seed,
-             int rank = 0, int world = 1);
+  DataLoader(const std::vector<fs::path>& files, int B, int T, bool shuffle, uint64_t seed, int rank = 0,
+             int world = 1);
   ~DataLoader();
   DataLoader(DataLoader&&) noexcept;
 

@@ -46,8 +46,10 @@ nlohmann::json gradient_norms(const GPT2<float>& model) {
   std::map<std::string, double> global;
   for (const auto& t : model.layout().tensors()) {
     const double s = sum_squares(model.grads() + t.offset, t.numel);
-    if (t.layer >= 0) per_layer[group_of(t.kind)][t.layer] += s;
-    else global[group_of(t.kind)] += s;
+    if (t.layer >= 0)
+      per_layer[group_of(t.kind)][t.layer] += s;
+    else
+      global[group_of(t.kind)] += s;
   }
   nlohmann::json j;
   for (auto& [g, v] : per_layer) {

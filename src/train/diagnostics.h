@@ -12,8 +12,7 @@
 namespace gpt2lab {
 
 // Module groups per layer (weight and bias together).
-inline constexpr const char* kDiagGroups[] = {"attn.c_attn", "attn.c_proj", "mlp.c_fc",
-                                              "mlp.c_proj", "ln_1", "ln_2"};
+inline constexpr const char* kDiagGroups[] = {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj", "ln_1", "ln_2"};
 
 // Sum of squares in double, in index order (the norms below are its roots).
 double sum_squares(const float* p, size_t n);

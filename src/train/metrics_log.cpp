@@ -45,8 +45,7 @@ void MetricsLog::write(const nlohmann::json& row) {
 }
 
 void MetricsLog::sync() {
-  if (::fsync(fd_) != 0)
-    throw Error("cannot flush '" + path_.string() + "' to disk: " + std::strerror(errno));
+  if (::fsync(fd_) != 0) throw Error("cannot flush '" + path_.string() + "' to disk: " + std::strerror(errno));
 }
 
 }  // namespace gpt2lab

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <utility>
 
-#include "gpt2lab/core/error.h"
 #include "core/json.h"
+#include "gpt2lab/core/error.h"
 #include "train/provenance.h"
 
 namespace gpt2lab {
@@ -62,23 +62,31 @@ OptionSpec with(OptionSpec s, auto&& edit) {
   return s;
 }
 
-#define FIELD(expr) [](auto& o) -> auto& { return o.expr; }
+// A member path, not an expression: it cannot be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define FIELD(expr) \
+  [](auto& o) -> auto& { return o.expr; }
+// NOLINTEND(bugprone-macro-parentheses)
 
+// One row per option: a table, so its length is the number of options.
+// NOLINTNEXTLINE(readability-function-size)
 OptionTable make_train_table() {
   using T = OptionType;
   OptionTable t;
   t.push_back(row(T::path, "init_from", "--init-from",
-                  "Start from this checkpoint (fine-tuning); the model flags are then taken from it", FIELD(init_from)));
+                  "Start from this checkpoint (fine-tuning); the model flags are then taken from it",
+                  FIELD(init_from)));
   // int_max -1: the whole uint64 range (seeds are 64-bit).
   t.push_back(integer("seed", "--seed", "Random seed (init, data order)", 0, -1, FIELD(seed)));
-  t.push_back(row(T::path, "data", "--data", "Directory with train*.bin and val*.bin shards (llm.c format)",
-                  FIELD(data)));
+  t.push_back(
+      row(T::path, "data", "--data", "Directory with train*.bin and val*.bin shards (llm.c format)", FIELD(data)));
   t.push_back(with(row(T::path, "", "--out", "Run directory", FIELD(out)),
                    [](OptionSpec& s) { s.on_resume = OnResume::per_call; }));
   t.push_back(integer("batch_size", "--batch-size,-B", "Sequences per micro-batch (B)", 1, kIntMax, FIELD(batch_size)));
-  t.push_back(integer("seq_len", "--seq-len,-T", "Tokens per sequence (T), at most --block-size", 1, kIntMax,
-                      FIELD(seq_len)));
-  t.push_back(integer("accum", "--accum", "Micro-batches per update (gradient accumulation)", 1, kIntMax, FIELD(accum)));
+  t.push_back(
+      integer("seq_len", "--seq-len,-T", "Tokens per sequence (T), at most --block-size", 1, kIntMax, FIELD(seq_len)));
+  t.push_back(
+      integer("accum", "--accum", "Micro-batches per update (gradient accumulation)", 1, kIntMax, FIELD(accum)));
   t.push_back(with(integer("steps", "--steps", "Optimizer updates", 1, kLongMax, FIELD(steps)),
                    [](OptionSpec& s) { s.on_resume = OnResume::may_change; }));
   t.push_back(with(real("lr", "--lr", "Peak learning rate", 0, kFloatMax, FIELD(schedule.lr)),
@@ -93,7 +101,9 @@ OptionTable make_train_table() {
   schedule.type = T::choice;
   schedule.choices = {"cosine", "linear", "constant"};
   schedule.get = [](const TrainOptions& o) { return nlohmann::json(to_string(o.schedule.kind)); };
-  schedule.set = [](TrainOptions& o, const nlohmann::json& v) { o.schedule.kind = parse_schedule(v.get<std::string>()); };
+  schedule.set = [](TrainOptions& o, const nlohmann::json& v) {
+    o.schedule.kind = parse_schedule(v.get<std::string>());
+  };
   t.push_back(schedule);
   auto unit = [](OptionSpec s) {
     s.real_max = 1;
@@ -111,8 +121,8 @@ OptionTable make_train_table() {
                    std::numeric_limits<double>::max(), FIELD(max_loss)));
   t.push_back(integer("eval_every", "--eval-every", "Validate every N steps (0 = only at the end)", 0, kLongMax,
                       FIELD(eval_every)));
-  t.push_back(integer("eval_batches", "--eval-batches", "Validation batches per evaluation", 1, kLongMax,
-                      FIELD(eval_batches)));
+  t.push_back(
+      integer("eval_batches", "--eval-batches", "Validation batches per evaluation", 1, kLongMax, FIELD(eval_batches)));
   t.push_back(integer("save_every", "--save-every", "Checkpoint every N steps (0 = only at the end)", 0, kLongMax,
                       FIELD(save_every)));
   t.push_back(integer("diag_every", "--diag-every", "Per-layer diagnostics every N steps (and at step 0)", 0, kLongMax,
@@ -126,27 +136,26 @@ OptionTable make_train_table() {
                        "optimizer",
                        FIELD(bf16)),
                    [](OptionSpec& s) { s.required = false; }));
-  t.push_back(with(integer("zero", "--zero", "Under mpirun: 1 shards the AdamW moments across ranks (ZeRO-1)", 0, 1,
-                           FIELD(zero)),
-                   [](OptionSpec& s) { s.required = false; }));
+  t.push_back(with(
+      integer("zero", "--zero", "Under mpirun: 1 shards the AdamW moments across ranks (ZeRO-1)", 0, 1, FIELD(zero)),
+      [](OptionSpec& s) { s.required = false; }));
   // Set by train() to the job's rank count; --resume on another count
   // rescales --accum (see Trainer), so it is not compared.
-  t.push_back(with(integer("world", "", "Ranks the run was started with", 1, 1 << 20, FIELD(world)),
-                   [](OptionSpec& s) {
-                     s.required = false;
-                     s.on_resume = OnResume::may_change;
-                   }));
-  t.push_back(with(integer("threads", "--threads", "Threads for kernels and BLAS (0 = all cores)", 0, 4096,
-                           FIELD(threads)),
-                   [](OptionSpec& s) { s.on_resume = OnResume::may_change; }));
+  t.push_back(with(integer("world", "", "Ranks the run was started with", 1, 1 << 20, FIELD(world)), [](OptionSpec& s) {
+    s.required = false;
+    s.on_resume = OnResume::may_change;
+  }));
+  t.push_back(
+      with(integer("threads", "--threads", "Threads for kernels and BLAS (0 = all cores)", 0, 4096, FIELD(threads)),
+           [](OptionSpec& s) { s.on_resume = OnResume::may_change; }));
   t.push_back(row(T::path, "tokenizer", "--tokenizer", "Tokenizer to record with the checkpoint (gpt2 or DIR)",
                   FIELD(tokenizer)));
   auto per_call = [](OptionSpec s) {
     s.on_resume = OnResume::per_call;
     return s;
   };
-  t.push_back(per_call(row(T::boolean, "", "--resume", "Continue the run in --out from its last checkpoint",
-                           FIELD(resume))));
+  t.push_back(
+      per_call(row(T::boolean, "", "--resume", "Continue the run in --out from its last checkpoint", FIELD(resume))));
   t.push_back(per_call(row(T::boolean, "", "--force", "Replace an existing run in --out", FIELD(force))));
   t.push_back(per_call(row(T::boolean, "", "--quiet", "No progress output", FIELD(quiet))));
   t.push_back(with(per_call(integer("", "--inject-nan-at", "Testing aid: inject a fault at this step", -1, kLongMax,
@@ -176,7 +185,8 @@ std::string range_text(const OptionSpec& s) {
 void check_integer(const OptionSpec& s, const nlohmann::json& v, const std::string& name) {
   check(v.is_number_integer(), name + " must be " + range_text(s) + " (got " + v.dump() + ")");
   if (s.int_max < 0) {  // the whole uint64 range
-    check(v.is_number_unsigned() || v.get<int64_t>() >= 0, name + " must be " + range_text(s) + " (got " + v.dump() + ")");
+    check(v.is_number_unsigned() || v.get<int64_t>() >= 0,
+          name + " must be " + range_text(s) + " (got " + v.dump() + ")");
     return;
   }
   const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(s.int_max)
@@ -310,8 +320,8 @@ void validate(const TrainOptions& o, const OptionTable& table) {
   check(static_cast<double>(o.batch_size) * o.seq_len < 1e8, "--batch-size x --seq-len is too large");
 }
 
-std::optional<std::pair<std::string, std::string>> resume_conflict(const nlohmann::json& saved, const nlohmann::json& given,
-                            const std::vector<const OptionSpec*>& given_options) {
+std::optional<std::pair<std::string, std::string>> resume_conflict(
+    const nlohmann::json& saved, const nlohmann::json& given, const std::vector<const OptionSpec*>& given_options) {
   for (const OptionSpec* s : given_options) {
     if (s->key.empty() || s->on_resume != OnResume::fixed) continue;
     const auto a = saved.find(s->key);

@@ -13,11 +13,14 @@ namespace {
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";
-  long s = static_cast<long>(seconds + 0.5);
+  const long s = std::lround(seconds);
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);
-  else if (s >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%lds", s);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s / 60) % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lds", s);
   return buf;
 }
 
@@ -35,7 +38,8 @@ class StderrProgress {
         return;
       case K::step: return step(e);
       case K::diverged:
-        return line("train: diverged at step " + std::to_string(e.step) + " (" + e.text + "); last good checkpoint kept");
+        return line("train: diverged at step " + std::to_string(e.step) + " (" + e.text +
+                    "); last good checkpoint kept");
       case K::interrupted: return line("train: interrupted, checkpoint saved at step " + std::to_string(e.step));
       case K::complete:
         return line("train: run already complete at step " + std::to_string(e.step) + " (raise --steps to continue)");

@@ -4,12 +4,12 @@
 
 #include <cerrno>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
-#include "tokenizer/sha256.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "tokenizer/sha256.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {
@@ -41,7 +41,8 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
     const nlohmann::json j = read_json_file(meta);
     check(j.is_object(), where + ": expected a JSON object");
     check(!j.contains("format") || j["format"] == "gpt2lab dataset",
-          where + ": field 'format' is " + (j.contains("format") ? j["format"].dump() : "") + ", not \"gpt2lab dataset\"");
+          where + ": field 'format' is " + (j.contains("format") ? j["format"].dump() : "") +
+              ", not \"gpt2lab dataset\"");
     check(!j.contains("version") || j["version"] == 1,
           where + ": version " + (j.contains("version") ? j["version"].dump() : "") +
               " is not one this gpt2lab reads (1); prepare the data again with this version");
@@ -55,8 +56,8 @@ TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data)
       };
       meta_rec.spec = text("spec");
       meta_rec.sha256 = text("sha256");
-      check(meta_rec.sha256.empty() ||
-                (meta_rec.sha256.size() == 64 && meta_rec.sha256.find_first_not_of("0123456789abcdef") == std::string::npos),
+      check(meta_rec.sha256.empty() || (meta_rec.sha256.size() == 64 &&
+                                        meta_rec.sha256.find_first_not_of("0123456789abcdef") == std::string::npos),
             where + ": field 'tokenizer.sha256' is not a sha256 (64 lower-case hex digits)");
       if (t.contains("vocab_size")) {
         check(t["vocab_size"].is_number_integer() && t["vocab_size"].get<int64_t>() > 0 &&
@@ -156,24 +157,27 @@ void check_resume_identity(const fs::path& run, const nlohmann::json& saved_conf
   const std::string cfg_path = (run / run_dir::kConfig).string();
   if (state.run_config.is_object()) {
     const std::string d = run_dir::first_difference(state.run_config, saved_config);
-    if (!d.empty()) throw Error("--resume: " + cfg_path + " field '" + d.substr(1) + "' is " + field_text(saved_config, d) +
-                         " but checkpoint/state.json recorded " + field_text(state.run_config, d) +
-                         " when the run started: one of them was edited since; restore it");
+    if (!d.empty())
+      throw Error("--resume: " + cfg_path + " field '" + d.substr(1) + "' is " + field_text(saved_config, d) +
+                  " but checkpoint/state.json recorded " + field_text(state.run_config, d) +
+                  " when the run started: one of them was edited since; restore it");
   }
   if (saved_config.contains("model") && fs::exists(run / run_dir::kCheckpoint / kConfigFile)) {
     const nlohmann::json built = to_json(config_from_json(saved_config["model"], cfg_path + ": model"));
     const nlohmann::json ckpt = to_json(load_config(run / run_dir::kCheckpoint));
     const std::string d = run_dir::first_difference(built, ckpt);
-    if (!d.empty()) throw Error("--resume: " + (run / run_dir::kCheckpoint / kConfigFile).string() + " field '" + d.substr(1) +
-                         "' is " + field_text(ckpt, d) + " but the run built " + field_text(built, d) +
-                         " (config.json): the checkpoint's config was edited; restore it");
+    if (!d.empty())
+      throw Error("--resume: " + (run / run_dir::kCheckpoint / kConfigFile).string() + " field '" + d.substr(1) +
+                  "' is " + field_text(ckpt, d) + " but the run built " + field_text(built, d) +
+                  " (config.json): the checkpoint's config was edited; restore it");
   }
   if (saved_config.contains("data_identity") && saved_config.contains("data") && saved_config["data"].is_string()) {
     const nlohmann::json now = run_dir::data_identity(saved_config["data"].get<std::string>());
     const std::string d = run_dir::first_difference(saved_config["data_identity"], now);
-    if (!d.empty()) throw Error("--resume: the data is not what the run started with: " + d.substr(1) + " was " +
-                         field_text(saved_config["data_identity"], d) + ", now " + field_text(now, d) + " (" +
-                         cfg_path + " records the data's identity); resume with the original data or start a new run");
+    if (!d.empty())
+      throw Error("--resume: the data is not what the run started with: " + d.substr(1) + " was " +
+                  field_text(saved_config["data_identity"], d) + ", now " + field_text(now, d) + " (" + cfg_path +
+                  " records the data's identity); resume with the original data or start a new run");
   }
   if (init_from_will_be_read && saved_config.contains("init_from_identity")) {
     const nlohmann::json& had = saved_config["init_from_identity"];

@@ -28,7 +28,7 @@ std::string resolved_spec(const std::string& spec);
 // prepared with.
 struct TokenizerRecord {
   std::string spec, sha256;
-  int vocab_size = 0;  // 0: not known
+  int vocab_size = 0;     // 0: not known
   bool from_meta = true;  // named by the data's meta.json (else by --tokenizer)
 };
 TokenizerRecord tokenizer_record(const std::string& given, const fs::path& data);

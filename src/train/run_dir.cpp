@@ -4,10 +4,10 @@
 #include <cmath>
 #include <vector>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "io/safetensors.h"
 #include "tokenizer/sha256.h"
@@ -44,8 +44,8 @@ void check_target(const fs::path& dir, bool force, bool resume) {
   if (!fs::exists(dir, ec)) return;
   check(fs::is_directory(dir, ec), "--out '" + dir.string() + "' exists and is not a directory");
   if (is_run(dir)) {
-    check(resume || force, "'" + dir.string() +
-                               "' already holds a training run; pass --resume to continue it or --force to start over");
+    check(resume || force,
+          "'" + dir.string() + "' already holds a training run; pass --resume to continue it or --force to start over");
     return;
   }
   std::vector<std::string> foreign;
@@ -256,7 +256,8 @@ nlohmann::json data_identity(const fs::path& data) {
   const bool sample = total > (uint64_t{1} << 30);
   nlohmann::json files = nlohmann::json::object();
   for (const auto& [name, bytes] : shards)
-    files[name] = {{"bytes", bytes}, {sample ? "sampled_sha256" : "sha256", sha256_file((abs / name).string(), sample)}};
+    files[name] = {{"bytes", bytes},
+                   {sample ? "sampled_sha256" : "sha256", sha256_file((abs / name).string(), sample)}};
   id["shards"] = files;
   if (fs::is_regular_file(abs / "meta.json", ec))
     id["meta_sha256"] = sha256_hex(read_file(abs / "meta.json", kMaxJsonFileBytes * 4));
@@ -270,9 +271,9 @@ std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, c
   }
   if (a.is_object() && b.is_object()) {
     for (auto it = a.begin(); it != a.end(); ++it) {
-      const std::string here = at + "/" + it.key();
+      std::string here = at + "/" + it.key();
       if (!b.contains(it.key())) return here;
-      const std::string d = first_difference(*it, b.at(it.key()), here);
+      std::string d = first_difference(*it, b.at(it.key()), here);
       if (!d.empty()) return d;
     }
     for (auto it = b.begin(); it != b.end(); ++it)

@@ -103,8 +103,10 @@ double Trainer::Impl::forward_backward(long step) {
 double Trainer::Impl::reduce_gradients(long step, bool diag, nlohmann::json& diag_row) {
   const size_t buffer = model_->buffer_size();
   const bool scatter = sharded_ && !diag;
-  if (scatter) dist_.reduce_scatter_sum(model_->grads(), shards_);
-  else dist_.allreduce_sum(model_->grads(), buffer);
+  if (scatter)
+    dist_.reduce_scatter_sum(model_->grads(), shards_);
+  else
+    dist_.allreduce_sum(model_->grads(), buffer);
   if (diag && root_)
     diag_row = {{"step", step}, {"grad_norms", gradient_norms(*model_)}, {"residual_rms", residual_rms(*model_)}};
   if (!scatter) return global_norm(model_->grads(), buffer);
@@ -173,7 +175,8 @@ bool Trainer::Impl::checkpoint(long at_step, bool final) {
 
 void Trainer::Impl::finish() {
   if (result_.status == "completed" && (saved_at_end_ || checkpoint(o_.steps, true))) result_.steps_done = o_.steps;
-  nlohmann::json r = {{"status", result_.status}, {"steps", result_.steps_done}, {"last_loss", loss_json(result_.last_loss)}};
+  nlohmann::json r = {
+      {"status", result_.status}, {"steps", result_.steps_done}, {"last_loss", loss_json(result_.last_loss)}};
   if (result_.last_val_loss >= 0) r["val_loss"] = result_.last_val_loss;
   if (!result_.reason.empty()) r["reason"] = result_.reason;
   if (root_) run_dir::write_result(run_, r);
@@ -218,9 +221,12 @@ TrainResult Trainer::Impl::run() {
     nlohmann::json diag_row;
     const double norm = reduce_gradients(step, diag, diag_row);
     std::string why;
-    if (!std::isfinite(loss)) why = "loss is not finite";
-    else if (o_.max_loss > 0 && loss > o_.max_loss) why = "loss exceeds --max-loss";
-    else if (!std::isfinite(norm)) why = "gradient norm is not finite";
+    if (!std::isfinite(loss))
+      why = "loss is not finite";
+    else if (o_.max_loss > 0 && loss > o_.max_loss)
+      why = "loss exceeds --max-loss";
+    else if (!std::isfinite(norm))
+      why = "gradient norm is not finite";
     if (!why.empty()) {
       diverge(step, why, loss, norm);
       break;
@@ -230,7 +236,8 @@ TrainResult Trainer::Impl::run() {
     // The job's throughput: every rank's micro-batches, so that 2 ranks and
     // 1 rank with accum 2 report the same figure for the same work.
     const double tok_s = static_cast<double>(inputs_.size()) * o_.accum * world_ / (ms / 1000.0);
-    write_metrics({{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"ms", ms}, {"tokens_per_s", tok_s}});
+    write_metrics(
+        {{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"ms", ms}, {"tokens_per_s", tok_s}});
     result_.last_loss = last_loss_ = loss;
     result_.steps_done = step + 1;
     if (step > start_step_ || step == 0) time_sum += ms, ++timed_steps;  // skip a resumed warm-up step
@@ -239,7 +246,8 @@ TrainResult Trainer::Impl::run() {
     e.lr = lr;
     e.grad_norm = norm;
     e.tokens_per_s = tok_s;
-    e.eta_s = time_sum / static_cast<double>(std::max(1L, timed_steps)) * static_cast<double>(o_.steps - step - 1) / 1000.0;
+    e.eta_s =
+        time_sum / static_cast<double>(std::max(1L, timed_steps)) * static_cast<double>(o_.steps - step - 1) / 1000.0;
     e.first = step == start_step_;
     emit(e);
     // A signal may reach the ranks at different moments: stop together.
@@ -261,7 +269,8 @@ TrainResult Trainer::Impl::run() {
   return result_;
 }
 
-Trainer::Trainer(TrainOptions o, ProgressFn progress) : impl_(std::make_unique<Impl>(std::move(o), std::move(progress))) {}
+Trainer::Trainer(TrainOptions o, ProgressFn progress)
+    : impl_(std::make_unique<Impl>(std::move(o), std::move(progress))) {}
 Trainer::~Trainer() = default;
 TrainResult Trainer::run() { return impl_->run(); }
 const TrainOptions& Trainer::options() const { return impl_->options(); }

@@ -52,7 +52,7 @@ class Trainer::Impl {
   void diverge(long step, const std::string& why, std::optional<double> loss, double norm);
   void finish();
 
-  void emit(TrainEvent e) const {
+  void emit(const TrainEvent& e) const {
     if (progress_) progress_(e);
   }
   TrainEvent event(TrainEvent::Kind kind, long step, std::string text = "") const {

@@ -12,8 +12,12 @@
 namespace gpt2lab {
 
 Trainer::Impl::Impl(TrainOptions o, ProgressFn progress)
-    : o_(std::move(o)), progress_(std::move(progress)), dist_(Dist::get()), root_(dist_.is_root()),
-      world_(dist_.world()), run_(o_.out) {
+    : o_(std::move(o)),
+      progress_(std::move(progress)),
+      dist_(Dist::get()),
+      root_(dist_.is_root()),
+      world_(dist_.world()),
+      run_(o_.out) {
   if (!root_ || o_.quiet) progress_ = nullptr;
   try {
     adopt_rank_count();
@@ -93,8 +97,10 @@ void Trainer::Impl::open_data() {
   // No val shard turns evaluation off; a val shard that cannot be read is
   // an error (find_split_files).
   const std::vector<fs::path> val_files = find_split_files(o_.data, "val", /*required=*/false);
-  if (val_files.empty()) note("no val*.bin in " + o_.data + ", evaluation is off");
-  else val_loader_ = std::make_unique<DataLoader>(val_files, o_.batch_size, o_.seq_len, false, o_.seed);
+  if (val_files.empty())
+    note("no val*.bin in " + o_.data + ", evaluation is off");
+  else
+    val_loader_ = std::make_unique<DataLoader>(val_files, o_.batch_size, o_.seq_len, false, o_.seed);
 }
 
 // From a checkpoint (resume, fine-tune) or fresh; identical on every rank.
@@ -118,14 +124,14 @@ void Trainer::Impl::build_model() {
 void Trainer::Impl::check_model_fits_data() {
   const ModelConfig& mc = model_->config();
   const std::string batch = "B=" + std::to_string(o_.batch_size) + " x T=" + std::to_string(o_.seq_len);
-  check(o_.seq_len <= mc.block_size, "--seq-len " + std::to_string(o_.seq_len) +
-                                         " exceeds the model's block_size " + std::to_string(mc.block_size));
+  check(o_.seq_len <= mc.block_size,
+        "--seq-len " + std::to_string(o_.seq_len) + " exceeds the model's block_size " + std::to_string(mc.block_size));
   // One step must not need more batches than the data holds (it would
   // repeat them, and a huge --accum makes a step no signal can end).
   check(static_cast<size_t>(o_.accum) * world_ <= train_loader_->num_windows(),
         "--accum " + std::to_string(o_.accum) + (world_ > 1 ? " x " + std::to_string(world_) + " ranks" : "") +
-            " needs more batches per step than the " + std::to_string(train_loader_->num_windows()) + " of " +
-            batch + " that '" + o_.data + "' holds");
+            " needs more batches per step than the " + std::to_string(train_loader_->num_windows()) + " of " + batch +
+            " that '" + o_.data + "' holds");
   // More eval batches than the split holds would evaluate the same windows
   // again (and a huge count would run for ever).
   check(!val_loader_ || static_cast<size_t>(o_.eval_batches) <= val_loader_->num_windows(),
@@ -186,12 +192,12 @@ void Trainer::Impl::open_run_files() {
   }
   metrics_ = std::make_unique<MetricsLog>(run_ / run_dir::kMetrics, state_.metrics_bytes);
   const ModelConfig& mc = model_->config();
-  std::string text = std::to_string(model_->layout().num_parameters()) + " parameters (L" +
-                     std::to_string(mc.n_layer) + " H" + std::to_string(mc.n_head) + " C" + std::to_string(mc.n_embd) +
-                     ", " + to_string(mc.norm) + "-LN, init " + to_string(mc.init) +
-                     (mc.residual_scale ? "+scale" : "") + "), " + std::to_string(train_loader_->num_tokens()) +
-                     " train tokens, B=" + std::to_string(o_.batch_size) + " T=" + std::to_string(o_.seq_len) +
-                     " accum=" + std::to_string(o_.accum) + ", " + std::to_string(num_threads()) + " threads";
+  std::string text = std::to_string(model_->layout().num_parameters()) + " parameters (L" + std::to_string(mc.n_layer) +
+                     " H" + std::to_string(mc.n_head) + " C" + std::to_string(mc.n_embd) + ", " + to_string(mc.norm) +
+                     "-LN, init " + to_string(mc.init) + (mc.residual_scale ? "+scale" : "") + "), " +
+                     std::to_string(train_loader_->num_tokens()) + " train tokens, B=" + std::to_string(o_.batch_size) +
+                     " T=" + std::to_string(o_.seq_len) + " accum=" + std::to_string(o_.accum) + ", " +
+                     std::to_string(num_threads()) + " threads";
   if (world_ > 1) text += ", " + std::to_string(world_) + " ranks" + (sharded_ ? " (ZeRO-1)" : "");
   if (start_step_ > 0) text += ", resuming at step " + std::to_string(start_step_);
   emit(event(TrainEvent::Kind::start, start_step_, text));

@@ -5,9 +5,9 @@
 
 #include <functional>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 namespace {
@@ -22,7 +22,7 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 TEST(JsonBounds, DeepNestingIsRefusedBeforeParsing) {
-  const std::string deep(10'000'000, '[');
+  const std::string deep(10'000'000, '[');  // NOLINT(bugprone-string-constructor): 10 MB on purpose
   const std::string m = error_of([&] { parse_json(deep, "x.json"); });
   EXPECT_NE(m.find("x.json: JSON nested more than 64 levels deep at byte 64"), std::string::npos) << m;
   // Brackets inside strings do not count.

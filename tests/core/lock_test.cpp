@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "gpt2lab/core/error.h"
 #include "core/parse.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 namespace {
@@ -44,8 +44,8 @@ TEST(ParseHostile, IntegersThatOverflowOrAreNotPlainAreRefusedNamingTheField) {
 }
 
 TEST(ParseHostile, DoublesThatAreNotFiniteOrNotPlainAreRefused) {
-  for (const std::string t : {"", "nan", "NaN", "inf", "-inf", "infinity", "1e309", "-1e309", "0x1p3",
-                              " 1", "1 ", "1e", "e5", "1..2", "3e-3x"}) {
+  for (const std::string t : {"", "nan", "NaN", "inf", "-inf", "infinity", "1e309", "-1e309", "0x1p3", " 1", "1 ", "1e",
+                              "e5", "1..2", "3e-3x"}) {
     const std::string e = double_error(t);
     // from_chars parses hex floats only with chars_format::hex: "0x1p3" is
     // the number 0 followed by junk, so it is refused like the rest.

@@ -1,14 +1,14 @@
-#include "test_util.h"
 #include "data/prepare.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "data/token_shard.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 
@@ -24,8 +24,7 @@ class PrepareTest : public test::ScratchDir {
     root_ = dir_;
     fs::create_directories(root_ / "corpus" / "sub");
     for (int i = 0; i < 7; ++i) {
-      const fs::path p = root_ / "corpus" / (i % 2 ? "sub" : ".") /
-                         ("doc" + std::to_string(i) + ".txt");
+      const fs::path p = root_ / "corpus" / (i % 2 ? "sub" : ".") / ("doc" + std::to_string(i) + ".txt");
       write_file_atomic(p, "Document " + std::to_string(i) + " says hello to the world.\n");
     }
     write_file_atomic(root_ / "corpus" / ".hidden", "never read");
@@ -50,9 +49,8 @@ class PrepareTest : public test::ScratchDir {
 TEST_F(PrepareTest, ListsDocumentsSortedSkippingHiddenFiles) {
   const auto docs = list_documents({root_ / "corpus"});
   ASSERT_EQ(docs.size(), 7u);
-  EXPECT_TRUE(std::is_sorted(docs.begin(), docs.end(), [](const fs::path& a, const fs::path& b) {
-    return a.string() < b.string();
-  }));
+  EXPECT_TRUE(std::is_sorted(docs.begin(), docs.end(),
+                             [](const fs::path& a, const fs::path& b) { return a.string() < b.string(); }));
   for (const auto& d : docs) EXPECT_EQ(d.filename().string().find('.'), 4u) << d;
 }
 
@@ -90,15 +88,13 @@ TEST_F(PrepareTest, WritesShardsAndMetaWithEveryKthDocumentInVal) {
 
 TEST_F(PrepareTest, RefusesBadInputsAndWritesNothing) {
   options_.inputs = {root_ / "missing.txt"};
-  EXPECT_NE(prepare_error().find("missing.txt' does not exist"), std::string::npos)
-      << prepare_error();
+  EXPECT_NE(prepare_error().find("missing.txt' does not exist"), std::string::npos) << prepare_error();
   fs::create_directories(root_ / "empty");
   options_.inputs = {root_ / "empty"};
   EXPECT_NE(prepare_error().find("empty corpus"), std::string::npos) << prepare_error();
   options_.inputs = {root_ / "corpus"};
   options_.val_every = 8;
-  EXPECT_NE(prepare_error().find("validation split would be empty"), std::string::npos)
-      << prepare_error();
+  EXPECT_NE(prepare_error().find("validation split would be empty"), std::string::npos) << prepare_error();
   options_.val_every = 3;
   options_.tokenizer = (root_ / "nope").string();
   EXPECT_NE(prepare_error().find("has no encoder.json"), std::string::npos) << prepare_error();
@@ -125,8 +121,7 @@ TEST_F(PrepareTest, RefusesAVocabularyTooLargeForUint16) {
 TEST_F(PrepareTest, RefusesToReplaceAFolderThatIsNoDataset) {
   fs::create_directories(options_.out);
   write_file_atomic(options_.out / "precious.txt", "keep me");
-  EXPECT_NE(prepare_error().find("are not a prepared dataset"), std::string::npos)
-      << prepare_error();
+  EXPECT_NE(prepare_error().find("are not a prepared dataset"), std::string::npos) << prepare_error();
   EXPECT_TRUE(fs::exists(options_.out / "precious.txt"));
 }
 

@@ -8,11 +8,11 @@
 #include <climits>
 #include <cstring>
 
-#include "test_util.h"
 #include "../alloc_watch.h"
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "data/token_shard.h"
+#include "gpt2lab/core/error.h"
+#include "test_util.h"
 #include "train/dataloader.h"
 
 namespace gpt2lab {
@@ -47,7 +47,7 @@ class TokenShardHostile : public test::ScratchDir {
     EXPECT_NE(message.find(path_.string()), std::string::npos) << message;
     EXPECT_LT(largest, kSmallAllocation) << "allocated " << largest << " bytes: " << message;
   }
-  fs::path dir_, path_;
+  fs::path path_;
 };
 
 TEST_F(TokenShardHostile, CountOf2To31TokensInASmallFileIsRefusedWithoutAllocating) {

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
 namespace {
@@ -68,8 +68,7 @@ TEST_F(TokenShardTest, RejectsTokensThatDoNotFitUint16) {
 
 TEST_F(TokenShardTest, BadHeadersNameTheFileAndField) {
   write_raw(12345, 1, 0, 0);
-  EXPECT_NE(open_error().find("field 'magic' (bytes 0-3) is 12345"), std::string::npos)
-      << open_error();
+  EXPECT_NE(open_error().find("field 'magic' (bytes 0-3) is 12345"), std::string::npos) << open_error();
   EXPECT_NE(open_error().find(path_.string()), std::string::npos);
   write_raw(20240520, 2, 0, 0);
   EXPECT_NE(open_error().find("field 'version'"), std::string::npos) << open_error();
@@ -81,8 +80,7 @@ TEST_F(TokenShardTest, BadHeadersNameTheFileAndField) {
   write_raw(20240520, 1, -1, 0);
   EXPECT_NE(open_error().find("negative"), std::string::npos) << open_error();
   write_file_atomic(path_, "short");
-  EXPECT_NE(open_error().find("shorter than the 1024-byte header"), std::string::npos)
-      << open_error();
+  EXPECT_NE(open_error().find("shorter than the 1024-byte header"), std::string::npos) << open_error();
   fs::remove(path_);
   EXPECT_NE(open_error().find("cannot open token shard"), std::string::npos) << open_error();
 }

@@ -8,14 +8,14 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "test_util.h"
 #include "../alloc_watch.h"
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/model/config.h"
 #include "io/llmc.h"
 #include "io/safetensors.h"
-#include "gpt2lab/model/config.h"
+#include "test_util.h"
 
 namespace gpt2lab {
 namespace {
@@ -35,7 +35,7 @@ class CheckpointHostile : public test::ScratchDir {
 
   // The good checkpoint with config.json replaced by `config`.
   fs::path with_config(const std::string& config) {
-    const fs::path d = dir_ / "bad";
+    fs::path d = dir_ / "bad";
     fs::remove_all(d);
     fs::create_directories(d);
     fs::copy_file(dir_ / "good" / kWeightsFile, d / kWeightsFile);

@@ -1,13 +1,13 @@
 // Checkpoint round trips and rejection of damaged or mismatched files.
-#include "test_util.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 #include "io/safetensors.h"
 
 namespace gpt2lab {
@@ -15,7 +15,6 @@ namespace {
 
 class CheckpointTest : public test::ScratchDir {
  protected:
-
   GPT2<float> make_model(NormPlacement norm = NormPlacement::pre) {
     GPT2<float> m(make_config(2, 2, 16, 8, 37, norm, InitScheme::gpt2));
     m.init_weights(11);
@@ -35,8 +34,7 @@ TEST_F(CheckpointTest, SaveLoadSaveIsByteIdentical) {
     GPT2<float> loaded = load_model(dir_ / "a");
     EXPECT_EQ(loaded.config().norm, norm);
     for (const auto& t : m.layout().tensors())
-      for (size_t i = 0; i < t.numel; ++i)
-        ASSERT_EQ(m.params()[t.offset + i], loaded.params()[t.offset + i]) << t.name;
+      for (size_t i = 0; i < t.numel; ++i) ASSERT_EQ(m.params()[t.offset + i], loaded.params()[t.offset + i]) << t.name;
     save_model(dir_ / "b", loaded, false);
     for (const char* f : {kConfigFile, kWeightsFile})
       EXPECT_EQ(read_file(dir_ / "a" / f), read_file(dir_ / "b" / f)) << f;
@@ -91,7 +89,7 @@ TEST_F(CheckpointTest, CorruptHeadersAreRejected) {
   const fs::path w = dir_ / "m" / kWeightsFile;
   const std::string full = read_file(w);
   auto with_header = [&](const std::string& json) {
-    std::string h = json;
+    const std::string& h = json;
     std::string out(8, '\0');
     for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((h.size() >> (8 * i)) & 0xff);
     write_file_atomic(w, out + h + std::string(64, '\0'));

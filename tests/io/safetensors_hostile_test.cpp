@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../alloc_watch.h"
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 #include "io/safetensors.h"
 
 // ------------------------------------------------ allocation watch
@@ -83,8 +83,7 @@ using testing::largest_allocation_during;
 class SafetensorsHostile : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = fs::temp_directory_path() /
-            ("gpt2lab_st_hostile_" + std::to_string(::getpid()) + ".safetensors");
+    path_ = fs::temp_directory_path() / ("gpt2lab_st_hostile_" + std::to_string(::getpid()) + ".safetensors");
   }
   void TearDown() override { fs::remove(path_); }
 

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "model/gemm_bf16.h"
 #include "gpt2lab/model/gpt2.h"
+#include "model/gemm_bf16.h"
 
 namespace gpt2lab {
 namespace {
@@ -17,7 +17,8 @@ TEST(Bf16, MixedPrecisionForwardBackwardTrackFp32) {
   b.init_weights(4);
   b.set_bf16_matmul(true);
   std::vector<int> tok(2 * 32), tgt(2 * 32);
-  for (size_t i = 0; i < tok.size(); ++i) tok[i] = static_cast<int>(i * 37 % 300), tgt[i] = static_cast<int>(i * 11 % 300);
+  for (size_t i = 0; i < tok.size(); ++i)
+    tok[i] = static_cast<int>(i * 37 % 300), tgt[i] = static_cast<int>(i * 11 % 300);
   a.zero_grad();
   b.zero_grad();
   const float la = a.forward(tok.data(), tgt.data(), 2, 32);

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "gpt2lab/core/error.h"
 #include "core/threads.h"
+#include "gpt2lab/core/error.h"
 #include "gradcheck.h"
 
 namespace gpt2lab {
@@ -23,8 +23,8 @@ void randomize(GPT2<double>& m, uint64_t seed) {
   Rng rng(seed);
   for (const auto& t : m.layout().tensors()) {
     double* p = m.params() + t.offset;
-    const bool ln_w = t.kind == TensorKind::ln_1_weight || t.kind == TensorKind::ln_2_weight ||
-                      t.kind == TensorKind::ln_f_weight;
+    const bool ln_w =
+        t.kind == TensorKind::ln_1_weight || t.kind == TensorKind::ln_2_weight || t.kind == TensorKind::ln_f_weight;
     for (size_t i = 0; i < t.numel; ++i) p[i] = (ln_w ? 1.0 : 0.0) + 0.3 * rng.normal();
   }
 }
@@ -50,17 +50,11 @@ void check_model_gradient(const ModelConfig& c) {
   }
 }
 
-TEST(ModelGrad, PreLNMatchesFiniteDifferences) {
-  check_model_gradient(tiny(NormPlacement::pre, true));
-}
+TEST(ModelGrad, PreLNMatchesFiniteDifferences) { check_model_gradient(tiny(NormPlacement::pre, true)); }
 
-TEST(ModelGrad, PostLNMatchesFiniteDifferences) {
-  check_model_gradient(tiny(NormPlacement::post, false));
-}
+TEST(ModelGrad, PostLNMatchesFiniteDifferences) { check_model_gradient(tiny(NormPlacement::post, false)); }
 
-TEST(ModelGrad, PostLNWithFinalNormMatchesFiniteDifferences) {
-  check_model_gradient(tiny(NormPlacement::post, true));
-}
+TEST(ModelGrad, PostLNWithFinalNormMatchesFiniteDifferences) { check_model_gradient(tiny(NormPlacement::post, true)); }
 
 TEST(Model, BackwardAccumulatesUntilZeroed) {
   GPT2<double> m(tiny(NormPlacement::pre, true));

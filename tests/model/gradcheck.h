@@ -22,10 +22,8 @@ inline std::vector<double> random_vector(size_t n, uint64_t seed, double scale =
 
 // Checks analytic[i] against (f(x + h e_i) - f(x - h e_i)) / 2h for every i
 // (or `max_checks` evenly spread indices). f reads x; x is restored after.
-inline void expect_gradient(const std::string& what, std::vector<double>& x,
-                            const std::vector<double>& analytic,
-                            const std::function<double()>& f, double tol = 1e-6,
-                            size_t max_checks = 400) {
+inline void expect_gradient(const std::string& what, std::vector<double>& x, const std::vector<double>& analytic,
+                            const std::function<double()>& f, double tol = 1e-6, size_t max_checks = 400) {
   ASSERT_EQ(x.size(), analytic.size()) << what;
   const double h = 1e-5;
   const size_t stride = x.size() <= max_checks ? 1 : x.size() / max_checks;
@@ -41,8 +39,7 @@ inline void expect_gradient(const std::string& what, std::vector<double>& x,
     const double numeric = (fp - fm) / (2 * h);
     const double err = std::abs(numeric - analytic[i]) / std::max(1.0, std::abs(numeric));
     if (err > worst) worst = err, worst_i = i;
-    EXPECT_LE(err, tol) << what << "[" << i << "]: analytic " << analytic[i] << " vs numeric "
-                        << numeric;
+    EXPECT_LE(err, tol) << what << "[" << i << "]: analytic " << analytic[i] << " vs numeric " << numeric;
   }
   ::testing::Test::RecordProperty(what + "_worst_error", std::to_string(worst) + " at " + std::to_string(worst_i));
 }

@@ -39,9 +39,7 @@ TEST_P(InitSchemes, EmpiricalStdMatchesFormula) {
     SCOPED_TRACE(t.name);
     switch (t.kind) {
       case TensorKind::wte:
-      case TensorKind::wpe:
-        EXPECT_NEAR(s.std, 0.02, 0.02 * 0.03);
-        break;
+      case TensorKind::wpe: EXPECT_NEAR(s.std, 0.02, 0.02 * 0.03); break;
       case TensorKind::attn_c_attn_weight:
       case TensorKind::attn_c_proj_weight:
       case TensorKind::mlp_c_fc_weight:
@@ -74,8 +72,7 @@ TEST_P(InitSchemes, EmpiricalStdMatchesFormula) {
         EXPECT_EQ(s.mean, 1.0);
         EXPECT_EQ(s.std, 0.0);
         break;
-      default:
-        EXPECT_EQ(s.max_abs, 0.0);  // biases
+      default: EXPECT_EQ(s.max_abs, 0.0);  // biases
     }
   }
 }

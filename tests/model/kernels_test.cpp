@@ -38,8 +38,8 @@ TEST(KernelGrad, LayerNorm) {
   };
   f();
   Vec dinp(N * C, 0), dweight(C, 0), dbias(C, 0);
-  layernorm_backward(dinp.data(), dweight.data(), dbias.data(), w.data(), inp.data(), weight.data(),
-                     mean.data(), rstd.data(), N, C);
+  layernorm_backward(dinp.data(), dweight.data(), dbias.data(), w.data(), inp.data(), weight.data(), mean.data(),
+                     rstd.data(), N, C);
   expect_gradient("inp", inp, dinp, f);
   expect_gradient("weight", weight, dweight, f);
   expect_gradient("bias", bias, dbias, f);
@@ -55,8 +55,8 @@ TEST(KernelGrad, LayerNormManyRowsUsesChunkedReduction) {
   };
   f();
   Vec dinp(N * C, 0), dweight(C, 0), dbias(C, 0);
-  layernorm_backward(dinp.data(), dweight.data(), dbias.data(), w.data(), inp.data(), weight.data(),
-                     mean.data(), rstd.data(), N, C);
+  layernorm_backward(dinp.data(), dweight.data(), dbias.data(), w.data(), inp.data(), weight.data(), mean.data(),
+                     rstd.data(), N, C);
   expect_gradient("weight", weight, dweight, f);
   expect_gradient("bias", bias, dbias, f);
 }

@@ -81,7 +81,7 @@ TEST(Sampling, TemperatureScalesLogits) {
   SamplingOptions o;
   o.temperature = 2.0f;
   auto p = dist({0.0f, std::log(4.0f)}, o);  // probabilities 1:4 become 1:2
-  EXPECT_NEAR(p[0], 1.0 / 3, 1e-8);  // log(4) is a float: 1e-9 apart
+  EXPECT_NEAR(p[0], 1.0 / 3, 1e-8);          // log(4) is a float: 1e-9 apart
   EXPECT_NEAR(p[1], 2.0 / 3, 1e-8);
   o.temperature = 0.0f;
   p = dist({1.0f, 3.0f, 3.0f, 2.0f}, o);

@@ -63,7 +63,7 @@ TEST(Utf8, InvalidSequencesBecomeReplacementCharacters) {
   EXPECT_EQ(sanitize_utf8("caf\xC3\xA9"), "caf\xC3\xA9");
   EXPECT_EQ(sanitize_utf8("cut \xC3"), "cut \xEF\xBF\xBD");
   EXPECT_EQ(sanitize_utf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
-  EXPECT_EQ(sanitize_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
+  EXPECT_EQ(sanitize_utf8("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // overlong '/'
   EXPECT_EQ(sanitize_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
   EXPECT_EQ(sanitize_utf8("\xF0\x9F\x98\x80"), "\xF0\x9F\x98\x80");
 }

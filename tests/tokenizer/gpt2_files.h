@@ -26,10 +26,10 @@ inline const Tokenizer* gpt2_or_null() {
 }  // namespace gpt2lab::testing
 
 // In a TEST body: const Tokenizer& gpt2 = ...; skips or fails when absent.
-#define GPT2LAB_REQUIRE_GPT2(var)                                                    \
-  const ::gpt2lab::Tokenizer* var##_ptr = ::gpt2lab::testing::gpt2_or_null();        \
-  if (var##_ptr == nullptr) {                                                        \
+#define GPT2LAB_REQUIRE_GPT2(var)                                                      \
+  const ::gpt2lab::Tokenizer* var##_ptr = ::gpt2lab::testing::gpt2_or_null();          \
+  if (var##_ptr == nullptr) {                                                          \
     if (std::getenv("CI") != nullptr) FAIL() << "GPT-2 tokenizer files missing in CI"; \
-    GTEST_SKIP() << "GPT-2 tokenizer files absent: run scripts/fetch_data.sh";       \
-  }                                                                                  \
+    GTEST_SKIP() << "GPT-2 tokenizer files absent: run scripts/fetch_data.sh";         \
+  }                                                                                    \
   const ::gpt2lab::Tokenizer& var = *var##_ptr

@@ -36,7 +36,7 @@ TEST(TokenizerPretokenize, WhitespaceRunsLeaveTheirLastCharToTheNextWord) {
   EXPECT_EQ(pieces("a   b"), (V{"a", "  ", " b"}));
   EXPECT_EQ(pieces("a\n\nb"), (V{"a", "\n", "\n", "b"}));
   EXPECT_EQ(pieces("a \n b"), (V{"a", " \n", " b"}));
-  EXPECT_EQ(pieces("a  "), (V{"a", "  "}));    // at the end the run stays whole
+  EXPECT_EQ(pieces("a  "), (V{"a", "  "}));  // at the end the run stays whole
   EXPECT_EQ(pieces("\t\tx"), (V{"\t", "\t", "x"}));
   EXPECT_EQ(pieces(" "), (V{" "}));
 }
@@ -54,10 +54,14 @@ TEST(TokenizerPretokenize, PiecesConcatenateToTheInput) {
 TEST(TokenizerPretokenize, InvalidBytesSplitLikeReplacementCharacters) {
   const std::string replacement = "\xEF\xBF\xBD";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"a\xff" "b", "a" + replacement + "b"},
+      {"a\xff"
+       "b",
+       "a" + replacement + "b"},
       {" \xff\xfe!x", " " + replacement + replacement + "!x"},
       {"word\xc3 next", "word" + replacement + " next"},
-      {"1\x80" "2", "1" + replacement + "2"},
+      {"1\x80"
+       "2",
+       "1" + replacement + "2"},
       {"\xe2\x82  \xed\xa0\x80", replacement + "  " + replacement + replacement + replacement},
   };
   for (const auto& [raw, replaced] : cases) {

@@ -11,7 +11,10 @@ TEST(TokenizerStreamDecoder, HoldsBackACharacterSplitAcrossTokens) {
   Utf8StreamDecoder d;
   EXPECT_EQ(d.push("ab\xF0\x9F"), "ab");
   EXPECT_EQ(d.push("\x98"), "");
-  EXPECT_EQ(d.push("\x80" "c"), "\xF0\x9F\x98\x80" "c");
+  EXPECT_EQ(d.push("\x80"
+                   "c"),
+            "\xF0\x9F\x98\x80"
+            "c");
   EXPECT_EQ(d.flush(), "");
 }
 
@@ -19,7 +22,9 @@ TEST(TokenizerStreamDecoder, InvalidBytesBecomeOneReplacementEachAndDoNotGarbleT
   Utf8StreamDecoder d;
   EXPECT_EQ(d.push("x\xFFy"), "x" + kReplacement + "y");
   // A truncated sequence broken by the next byte: its valid prefix is one U+FFFD.
-  EXPECT_EQ(d.push("\xE2\x82" "z"), kReplacement + "z");
+  EXPECT_EQ(d.push("\xE2\x82"
+                   "z"),
+            kReplacement + "z");
   EXPECT_EQ(d.push("\xED\xA0\x80"), kReplacement + kReplacement + kReplacement);  // surrogate
   EXPECT_EQ(d.push("\xC3"), "");
   EXPECT_EQ(d.flush(), kReplacement);  // incomplete at the end

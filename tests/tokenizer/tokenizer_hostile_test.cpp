@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "test_util.h"
 #include "../alloc_watch.h"
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
+#include "test_util.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/stream_decoder.h"
-#include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 
 namespace gpt2lab {
@@ -25,7 +25,6 @@ using testing::largest_allocation_during;
 
 class TokenizerHostile : public test::ScratchDir {
  protected:
-
   // The 256 bytes in GPT-2 spelling with ids 0..255, then `extra` entries.
   static std::string encoder_with(const std::string& extra) { return test::byte_encoder_json(extra); }
   void write(const std::string& encoder, const std::string& merges) {
@@ -114,8 +113,9 @@ TEST_F(TokenizerHostile, EncodeDecodeRoundTripsArbitraryBytes) {
   const Tokenizer t = Tokenizer::load(dir_);
   std::string all;
   for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
-  for (const std::string& text : {all, std::string(5000, ' '), std::string(300, '\xFF'),
-                                  std::string("ab<|endoftext|>ab<|endoft"), std::string("\xED\xA0\x80\xF4\x90\x80\x80")}) {
+  for (const std::string& text :
+       {all, std::string(5000, ' '), std::string(300, '\xFF'), std::string("ab<|endoftext|>ab<|endoft"),
+        std::string("\xED\xA0\x80\xF4\x90\x80\x80")}) {
     for (bool special : {false, true}) EXPECT_EQ(t.decode(t.encode(text, special)), text);
   }
 }
@@ -129,8 +129,8 @@ TEST_F(TokenizerHostile, IdsOutsideTheVocabularyAreRefusedWhenDecoding) {
       t.decode(ids);
       FAIL() << "decoded id " << id;
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("token id " + std::to_string(id) + " at position 1"),
-                std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("token id " + std::to_string(id) + " at position 1"), std::string::npos)
+          << e.what();
     }
     EXPECT_THROW(t.token_bytes(id), Error);
     Utf8StreamDecoder d;

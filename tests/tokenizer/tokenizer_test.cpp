@@ -1,18 +1,18 @@
-#include "test_util.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <random>
 
-#include "gpt2lab/core/error.h"
-#include "core/file.h"
 #include "core/data_dir.h"
+#include "core/file.h"
 #include "gpt2_files.h"
+#include "gpt2lab/core/error.h"
+#include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer_impl.h"
-#include "tokenizer/byte_unicode.h"
 
 namespace gpt2lab {
 namespace {
@@ -82,8 +82,8 @@ TEST(TokenizerGpt2, ParallelEncodingEqualsSerial) {
   // ~3 MB of text with lines, paragraphs, specials and odd spacing, so that
   // cuts fall at many kinds of places.
   std::mt19937 rng(3);
-  const char* words[] = {"the", "State", "of", "Union", "  ", "\n", "\n\n", " 1990", "'s",
-                         "<|endoftext|>", "\xE4\xB8\xAD", "!", "\t", "\xFF"};
+  const char* words[] = {"the", "State",         "of",           "Union", "  ", "\n",  "\n\n", " 1990",
+                         "'s",  "<|endoftext|>", "\xE4\xB8\xAD", "!",     "\t", "\xFF"};
   std::string text;
   while (text.size() < (3u << 20)) {
     text += words[rng() % std::size(words)];
@@ -139,11 +139,9 @@ TEST_F(TokenizerFiles, MissingFilesNameWhatIsMissing) {
 
 TEST_F(TokenizerFiles, BadFilesAreRejectedWithTheirLocation) {
   write_valid("a\n");
-  EXPECT_NE(load_error().find("vocab.bpe:3: expected two token spellings"), std::string::npos)
-      << load_error();
+  EXPECT_NE(load_error().find("vocab.bpe:3: expected two token spellings"), std::string::npos) << load_error();
   write_valid("x y\n");  // "xy" is no token
-  EXPECT_NE(load_error().find("merge 2 makes \"xy\", which is no token"), std::string::npos)
-      << load_error();
+  EXPECT_NE(load_error().find("merge 2 makes \"xy\", which is no token"), std::string::npos) << load_error();
   write_file_atomic(dir_ / "encoder.json", "{\"a\": 0, ");
   EXPECT_NE(load_error().find("invalid JSON"), std::string::npos) << load_error();
   write_file_atomic(dir_ / "encoder.json", "[1, 2]");
@@ -169,8 +167,10 @@ TEST(TokenizerResolve, Gpt2NamesTheDataFolderAndWhatToDo) {
     EXPECT_NE(msg.find("/nonexistent/gpt2lab-data/gpt2"), std::string::npos) << msg;
     EXPECT_NE(msg.find("scripts/setup.sh"), std::string::npos) << msg;
   }
-  if (old) ::setenv("GPT2LAB_DATA", saved.c_str(), 1);
-  else ::unsetenv("GPT2LAB_DATA");
+  if (old)
+    ::setenv("GPT2LAB_DATA", saved.c_str(), 1);
+  else
+    ::unsetenv("GPT2LAB_DATA");
 }
 
 }  // namespace
@@ -180,7 +180,8 @@ namespace gpt2lab {
 namespace {
 
 // A tokenizer is validated on load: every byte reachable, merges whole.
-std::string vocab_error(std::vector<std::string> tokens, std::vector<std::pair<std::string, std::string>> merges) {
+std::string vocab_error(std::vector<std::string> tokens,
+                        const std::vector<std::pair<std::string, std::string>>& merges) {
   try {
     Tokenizer::from_vocab(std::move(tokens), merges, "t");
   } catch (const Error& e) {

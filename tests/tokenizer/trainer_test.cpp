@@ -6,8 +6,8 @@
 #include <random>
 
 #include "gpt2lab/core/error.h"
-#include "tokenizer/pretokenize.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "tokenizer/pretokenize.h"
 
 namespace gpt2lab {
 namespace {
@@ -18,8 +18,7 @@ using Merges = std::vector<std::pair<std::string, std::string>>;
 // every piece occurrence before each merge.
 Merges reference_bpe(const std::vector<std::string>& docs, int n_merges) {
   std::map<std::string, int64_t> counts;
-  for (const auto& d : docs)
-    tokenizer::for_each_piece(d, [&](std::string_view p) { ++counts[std::string(p)]; });
+  for (const auto& d : docs) tokenizer::for_each_piece(d, [&](std::string_view p) { ++counts[std::string(p)]; });
   std::vector<std::pair<std::vector<std::string>, int64_t>> words;
   for (const auto& [w, c] : counts) {
     std::vector<std::string> syms;
@@ -40,8 +39,7 @@ Merges reference_bpe(const std::vector<std::string>& docs, int n_merges) {
     for (auto& [syms, c] : words) {
       std::vector<std::string> next;
       for (size_t i = 0; i < syms.size(); ++i) {
-        if (i + 1 < syms.size() && syms[i] == best->first.first &&
-            syms[i + 1] == best->first.second) {
+        if (i + 1 < syms.size() && syms[i] == best->first.first && syms[i + 1] == best->first.second) {
           next.push_back(syms[i] + syms[i + 1]);
           ++i;
         } else {
@@ -77,8 +75,8 @@ TEST(TokenizerBpeTrain, TiesGoToTheSmallestBytes) {
 
 std::vector<std::string> random_docs(unsigned seed, int n) {
   std::mt19937 rng(seed);
-  const char* syllables[] = {"ka", "ro", "mi", "ten", "s", " ", "  ", "\n", "'s", "1", "9",
-                             "\xC3\xA9", ".", "the", "an"};
+  const char* syllables[] = {"ka", "ro", "mi", "ten",      "s", " ",   "  ", "\n",
+                             "'s", "1",  "9",  "\xC3\xA9", ".", "the", "an"};
   std::vector<std::string> docs(n);
   for (auto& d : docs)
     for (int i = 0; i < 400; ++i) d += syllables[rng() % std::size(syllables)];
@@ -93,8 +91,7 @@ TEST(TokenizerBpeTrain, AgreesWithTheTextbookAlgorithm) {
 
 TEST(TokenizerBpeTrain, DeterministicAcrossRunsAndThreads) {
   const auto docs = random_docs(9, 40);
-  const BpeVocab a = train_bpe(docs, 600, 1), b = train_bpe(docs, 600, 2),
-                 c = train_bpe(docs, 600, 4);
+  const BpeVocab a = train_bpe(docs, 600, 1), b = train_bpe(docs, 600, 2), c = train_bpe(docs, 600, 4);
   EXPECT_EQ(a.tokens, b.tokens);
   EXPECT_EQ(a.merges, b.merges);
   EXPECT_EQ(a.tokens, c.tokens);
@@ -128,8 +125,7 @@ TEST(TokenizerBpeTrain, RejectsImpossibleVocabularySizes) {
     train_bpe(std::vector<std::string>{"abc"}, 300, 1);
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("supports only 259 tokens"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("supports only 259 tokens"), std::string::npos) << e.what();
   }
 }
 

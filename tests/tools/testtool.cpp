@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "core/threads.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "io/safetensors.h"
 
@@ -45,14 +45,12 @@ int main(int argc, char** argv) {
     const ModelConfig& c = model.config();
     const int V = c.vocab_size, Vp = c.padded_vocab_size();
     std::vector<float> logits(N * V);
-    for (size_t r = 0; r < N; ++r)
-      std::memcpy(&logits[r * V], model.logits() + r * Vp, V * sizeof(float));
+    for (size_t r = 0; r < N; ++r) std::memcpy(&logits[r * V], model.logits() + r * Vp, V * sizeof(float));
     std::vector<TensorToWrite> ts;
     ts.push_back({"logits", {B, T, V}, logits.data()});
     ts.push_back({"loss", {1}, &loss});
     std::vector<std::string> names;
-    for (const auto& t : model.layout().tensors())
-      ts.push_back({"grad." + t.name, t.shape, model.grads() + t.offset});
+    for (const auto& t : model.layout().tensors()) ts.push_back({"grad." + t.name, t.shape, model.grads() + t.offset});
     write_safetensors(out, ts, {});
   } catch (const CLI::ParseError& e) {
     return app.exit(e);

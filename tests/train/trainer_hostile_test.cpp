@@ -11,13 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "test_util.h"
-#include "gpt2lab/core/error.h"
 #include "core/file.h"
 #include "data/token_shard.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
-#include "io/safetensors.h"
 #include "gpt2lab/train/trainer.h"
+#include "io/safetensors.h"
+#include "test_util.h"
 #include "train/checkpoint_state.h"
 
 namespace gpt2lab {
@@ -32,7 +32,7 @@ TEST(CheckpointStateHostile, FieldsAreTypedRangedAndNamed) {
   EXPECT_EQ(s.adam_t, 12);
   EXPECT_EQ(s.data_position, 48);
   EXPECT_EQ(s.metrics_bytes, 30u);
-  auto refused = [&](nlohmann::json j, uint64_t metrics, const std::string& needle) {
+  auto refused = [&](const nlohmann::json& j, uint64_t metrics, const std::string& needle) {
     try {
       checkpoint_state_from_json(j, metrics, "state.json");
       ADD_FAILURE() << "accepted " << j.dump();
@@ -47,9 +47,9 @@ TEST(CheckpointStateHostile, FieldsAreTypedRangedAndNamed) {
     nlohmann::json j = good;
     j.erase(key);
     refused(j, 30, field);
-    for (nlohmann::json bad : {nlohmann::json(-1), nlohmann::json(1.5), nlohmann::json("7"), nlohmann::json(nullptr),
-                               nlohmann::json(std::numeric_limits<uint64_t>::max()),
-                               nlohmann::json(std::numeric_limits<int64_t>::max())}) {
+    for (const nlohmann::json& bad :
+         {nlohmann::json(-1), nlohmann::json(1.5), nlohmann::json("7"), nlohmann::json(nullptr),
+          nlohmann::json(std::numeric_limits<uint64_t>::max()), nlohmann::json(std::numeric_limits<int64_t>::max())}) {
       j = good;
       j[key] = bad;
       refused(j, std::numeric_limits<uint64_t>::max(), field);
@@ -68,7 +68,7 @@ TEST(CheckpointStateHostile, FieldsAreTypedRangedAndNamed) {
   EXPECT_EQ(f.last_loss, 2.5);
   EXPECT_EQ(f.val_loss, 2.75);
   for (const char* key : {"last_loss", "val_loss"})
-    for (nlohmann::json bad : {nlohmann::json(-0.5), nlohmann::json("2"), nlohmann::json(nullptr)}) {
+    for (const nlohmann::json& bad : {nlohmann::json(-0.5), nlohmann::json("2"), nlohmann::json(nullptr)}) {
       nlohmann::json j = fin;
       j[key] = bad;
       refused(j, 30, std::string("'") + key + "'");
@@ -156,9 +156,11 @@ TEST_F(TrainerHostile, CorruptStateJsonIsRefusedOnResumeNamingTheField) {
   train(options());
   const fs::path state = dir_ / "run" / "checkpoint" / "state.json";
   const nlohmann::json good = nlohmann::json::parse(read_file(state));
-  const std::vector<std::pair<std::string, nlohmann::json>> bad = {
-      {"data_position", -5}, {"step", 1.5}, {"metrics_bytes", int64_t(1) << 40},
-      {"adam_t", nullptr}, {"step", uint64_t(-1)}};
+  const std::vector<std::pair<std::string, nlohmann::json>> bad = {{"data_position", -5},
+                                                                   {"step", 1.5},
+                                                                   {"metrics_bytes", int64_t(1) << 40},
+                                                                   {"adam_t", nullptr},
+                                                                   {"step", uint64_t(-1)}};
   for (const auto& [field, value] : bad) {
     nlohmann::json j = good;
     j[field] = value;
@@ -175,8 +177,10 @@ TEST_F(TrainerHostile, RunConfigNumbersThatDoNotFitAreRefused) {
   TrainOptions o = options();
   const nlohmann::json good = to_json(o);
   const std::vector<std::pair<std::string, nlohmann::json>> bad = {
-      {"batch_size", 1e300}, {"batch_size", int64_t(1) << 40}, {"steps", 2.5}, {"beta1", 1e300},
-      {"seed", -1}, {"threads", "2"}, {"lr", nullptr}};
+      {"batch_size", 1e300}, {"batch_size", int64_t(1) << 40},
+      {"steps", 2.5},        {"beta1", 1e300},
+      {"seed", -1},          {"threads", "2"},
+      {"lr", nullptr}};
   for (const auto& [field, value] : bad) {
     nlohmann::json j = good;
     j[field] = value;

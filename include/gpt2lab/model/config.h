@@ -61,8 +61,8 @@ struct ModelConfig {
 
 // Defaults that depend on other fields: residual_scale follows the init
 // scheme (on for gpt2), final_norm follows the placement (on for pre).
-ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size,
-                        int vocab_size, NormPlacement norm, InitScheme init);
+ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size, int vocab_size, NormPlacement norm,
+                        InitScheme init);
 
 // The fields a user chooses, described once: the config.json key, the
 // command-line flag, the help text, the words a choice accepts (none: a

@@ -31,12 +31,12 @@ struct Activations {
   };
   std::vector<R> memory;
   std::vector<Layer> layers;
-  R* encoded;                      // (N,C)
-  R *lnf, *lnf_mean, *lnf_rstd;    // (N,C), (N), (N)
-  R* logits;                       // (N,Vp)
-  R* probs;                        // (N,Vp)
-  R* losses;                       // (N)
-  R* scratch;                      // (N,C) branch output before the residual add
+  R* encoded;                    // (N,C)
+  R *lnf, *lnf_mean, *lnf_rstd;  // (N,C), (N), (N)
+  R* logits;                     // (N,Vp)
+  R* probs;                      // (N,Vp)
+  R* losses;                     // (N)
+  R* scratch;                    // (N,C) branch output before the residual add
   int B = 0, T = 0;
 
   void allocate(const ModelConfig& c, int B, int T);
@@ -49,9 +49,9 @@ template <typename R>
 struct ActivationGrads {
   std::vector<R> memory;
   R *ln1, *qkv, *atty, *res1, *ln2, *fch, *fch_gelu, *res2;  // one layer
-  size_t layer_size = 0;  // elements of the block above (zeroed per layer)
-  R* stream[2];           // (N,C) each
-  R* lnf;                 // (N,C)
+  size_t layer_size = 0;                                     // elements of the block above (zeroed per layer)
+  R* stream[2];                                              // (N,C) each
+  R* lnf;                                                    // (N,C)
   int B = 0, T = 0;
 
   void allocate(const ModelConfig& c, int B, int T);

@@ -18,18 +18,26 @@ namespace gpt2lab {
 
 // What role a tensor plays; the diagnostics and the optimizer group by it.
 enum class TensorKind {
-  wte, wpe,
-  ln_1_weight, ln_1_bias,
-  attn_c_attn_weight, attn_c_attn_bias,
-  attn_c_proj_weight, attn_c_proj_bias,
-  ln_2_weight, ln_2_bias,
-  mlp_c_fc_weight, mlp_c_fc_bias,
-  mlp_c_proj_weight, mlp_c_proj_bias,
-  ln_f_weight, ln_f_bias,
+  wte,
+  wpe,
+  ln_1_weight,
+  ln_1_bias,
+  attn_c_attn_weight,
+  attn_c_attn_bias,
+  attn_c_proj_weight,
+  attn_c_proj_bias,
+  ln_2_weight,
+  ln_2_bias,
+  mlp_c_fc_weight,
+  mlp_c_fc_bias,
+  mlp_c_proj_weight,
+  mlp_c_proj_bias,
+  ln_f_weight,
+  ln_f_bias,
 };
 
 struct TensorInfo {
-  std::string name;            // Hugging Face name
+  std::string name;  // Hugging Face name
   TensorKind kind;
   int layer;                   // -1 for wte, wpe, ln_f
   std::vector<int64_t> shape;  // Hugging Face shape (wte: vocab_size rows)
@@ -51,7 +59,7 @@ class ParamLayout {
 
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* find(const std::string& name) const;  // nullptr if absent
-  size_t size() const { return size_; }  // buffer length in elements
+  size_t size() const { return size_; }                   // buffer length in elements
   // Sum of numel over tensors: the model's parameter count (HF's count).
   size_t num_parameters() const;
 

@@ -22,15 +22,15 @@ enum class ContextPolicy {
 
 struct SamplingOptions {
   int max_new_tokens = 64;
-  float temperature = 1.0f;        // 0 = greedy (argmax)
-  int top_k = 0;                   // 0 = off
-  float top_p = 1.0f;              // 1 = off
-  float repetition_penalty = 1.0f; // 1 = off; CTRL-style, on logits of seen tokens
+  float temperature = 1.0f;         // 0 = greedy (argmax)
+  int top_k = 0;                    // 0 = off
+  float top_p = 1.0f;               // 1 = off
+  float repetition_penalty = 1.0f;  // 1 = off; CTRL-style, on logits of seen tokens
   uint64_t seed = 1337;
   bool stop_at_eot = false;
-  int eot_id = 50256;              // ignored when outside the vocab
+  int eot_id = 50256;  // ignored when outside the vocab
   ContextPolicy context = ContextPolicy::stop;
-  bool bf16_weights = false;       // decode with bf16 copies of the weights
+  bool bf16_weights = false;  // decode with bf16 copies of the weights
 };
 
 // Draws the next token from raw logits (V of them) of one position. `history`
@@ -38,8 +38,7 @@ struct SamplingOptions {
 // definitions: temperature divides the logits; top-k keeps the k largest
 // (ties at the k-th value kept); top-p keeps the smallest prefix of the
 // probability-sorted vocabulary whose mass reaches p (at least one token).
-int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng,
-                 std::span<const int> history);
+int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history);
 
 // The probabilities sample_token draws from (after temperature, penalty,
 // top-k, top-p, renormalized); exposed for tests.

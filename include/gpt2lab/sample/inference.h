@@ -35,6 +35,15 @@ class InferenceSession {
 
  private:
   void reserve_rows(int n);
+  // append()'s parts, for n new rows: token + position embeddings into x_,
+  // one transformer block (filling the caches at pos_), the last row's logits.
+  struct Bf16Layer;
+  void embed(std::span<const int> tokens);
+  void block(int layer, int n, bool bf16);
+  void attention(int layer, int n, const float* inp, const Bf16Layer* w16, bool bf16);
+  void mlp(int layer, int n, const float* inp, const Bf16Layer* w16, bool bf16);
+  void linear(float* out, const float* inp, const std::vector<uint16_t>* w16, size_t w, size_t b, int n, int IC, int OC,
+              bool bf16) const;
   const GPT2<float>& model_;
   InferenceOptions options_;
   int pos_ = 0, rows_ = 0;

@@ -1,6 +1,6 @@
 // GPT-2's byte-level BPE tokenizer, bit-identical to tiktoken's `gpt2`
 // encoding (checked on every file of the default corpus, an adversarial text
-// and every Unicode code point by tests/reference/test_tokenizer_tiktoken.py).
+// and every Unicode code point by tests/reference/oracle/test_tokenizer_tiktoken.py).
 //
 // encode: split text into pieces with GPT-2's pattern (pretokenize.h), turn
 // each piece into tokens by BPE, merging the adjacent pair whose
@@ -41,15 +41,13 @@ class Tokenizer {
   // strings in rank order. Every single byte must be a token; the token
   // kEndOfText is the special one. name is used in identity().
   static Tokenizer from_vocab(std::vector<std::string> tokens,
-                              const std::vector<std::pair<std::string, std::string>>& merges,
-                              std::string name);
+                              const std::vector<std::pair<std::string, std::string>>& merges, std::string name);
 
   std::vector<int> encode(std::string_view text, bool allow_special) const;
   // Same result as encode; large inputs are split into independent chunks
   // (at `<|endoftext|>` when allowed, else at safe line breaks) and encoded
   // on `threads` threads (<= 0: all cores).
-  std::vector<int> encode_parallel(std::string_view text, bool allow_special,
-                                   int threads) const;
+  std::vector<int> encode_parallel(std::string_view text, bool allow_special, int threads) const;
 
   // Raw bytes of the ids, concatenated; may be invalid UTF-8 (a character
   // cut between tokens). Throws Error on an id out of range.

@@ -25,38 +25,38 @@
 namespace gpt2lab {
 
 struct TrainOptions {
-  ModelConfig model;           // ignored when init_from is set
-  std::string init_from;       // start from this checkpoint (fine-tuning)
-  uint64_t seed = 1337;        // init and data order
-  std::string data;            // directory with train*.bin / val*.bin
-  std::string out;             // run directory
-  int batch_size = 8;          // B
-  int seq_len = 256;           // T (<= block_size)
-  int accum = 1;               // micro-batches per update
+  ModelConfig model;      // ignored when init_from is set
+  std::string init_from;  // start from this checkpoint (fine-tuning)
+  uint64_t seed = 1337;   // init and data order
+  std::string data;       // directory with train*.bin / val*.bin
+  std::string out;        // run directory
+  int batch_size = 8;     // B
+  int seq_len = 256;      // T (<= block_size)
+  int accum = 1;          // micro-batches per update
   long steps = 1000;
-  LrSchedule schedule;         // lr, min_lr, warmup, kind (steps copied in)
+  LrSchedule schedule;  // lr, min_lr, warmup, kind (steps copied in)
   AdamWConfig adam;
-  double grad_clip = 1.0;      // 0 = off
-  double max_loss = 0;         // 0 = off; a loss above it counts as divergence
-  long eval_every = 100;       // 0 = only at the end
+  double grad_clip = 1.0;  // 0 = off
+  double max_loss = 0;     // 0 = off; a loss above it counts as divergence
+  long eval_every = 100;   // 0 = only at the end
   long eval_batches = 10;
-  long save_every = 500;       // 0 = only at the end
-  long diag_every = 100;       // 0 = only at step 0
-  long log_every = 10;         // plain progress lines when not on a terminal
+  long save_every = 500;  // 0 = only at the end
+  long diag_every = 100;  // 0 = only at step 0
+  long log_every = 10;    // plain progress lines when not on a terminal
   bool shuffle = false;
-  bool bf16 = false;           // mixed precision: bf16 matmul inputs, fp32 accumulation
-  int zero = 0;                // 1 = ZeRO-1: Adam moments sharded across ranks
-  int world = 1;               // ranks the run was started with (set by train)
+  bool bf16 = false;  // mixed precision: bf16 matmul inputs, fp32 accumulation
+  int zero = 0;       // 1 = ZeRO-1: Adam moments sharded across ranks
+  int world = 1;      // ranks the run was started with (set by train)
   int threads = 0;
   bool resume = false;
-  bool force = false;          // replace an existing run in `out`
-  long inject_nan_at = -1;     // testing aid: inject a fault at this step
+  bool force = false;       // replace an existing run in `out`
+  long inject_nan_at = -1;  // testing aid: inject a fault at this step
   // Which fault: nan-grad / inf-grad (a gradient entry), nan-activation /
   // inf-activation (the embedding lookup of the step's first token, i.e. the
   // input activation of layer 0; the weight itself is restored afterwards).
   std::string inject_kind = "nan-grad";
-  bool quiet = false;          // no progress output
-  std::string tokenizer;       // recorded with the checkpoint for sampling
+  bool quiet = false;     // no progress output
+  std::string tokenizer;  // recorded with the checkpoint for sampling
 };
 
 enum class OptionType {
@@ -121,7 +121,8 @@ void validate(const TrainOptions& o, const OptionTable& table = train_option_tab
 // The first of `given_options` (fixed on --resume) whose value in `given`
 // differs from the run's `saved` config.json: its name and the recorded
 // value. Numbers compare with a relative tolerance of 1e-6, paths resolved.
-std::optional<std::pair<std::string, std::string>> resume_conflict(const nlohmann::json& saved, const nlohmann::json& given,
-                            const std::vector<const OptionSpec*>& given_options);
+std::optional<std::pair<std::string, std::string>> resume_conflict(const nlohmann::json& saved,
+                                                                   const nlohmann::json& given,
+                                                                   const std::vector<const OptionSpec*>& given_options);
 
 }  // namespace gpt2lab

@@ -28,14 +28,14 @@ struct TrainResult {
 // One thing a run did, for whoever shows progress.
 struct TrainEvent {
   enum class Kind {
-    note,        // text: something the user may want to know
-    start,       // text: what is being trained
-    step,        // a step finished: step (1-based), loss, lr, grad_norm, tokens_per_s, eta_s; first
-    eval,        // step, val_loss
-    diverged,    // step, text: why
-    interrupted, // step: where the checkpoint is
-    done,        // step, loss, val_loss, text: the checkpoint folder
-    complete,    // step: nothing to do, the run was already complete
+    note,         // text: something the user may want to know
+    start,        // text: what is being trained
+    step,         // a step finished: step (1-based), loss, lr, grad_norm, tokens_per_s, eta_s; first
+    eval,         // step, val_loss
+    diverged,     // step, text: why
+    interrupted,  // step: where the checkpoint is
+    done,         // step, loss, val_loss, text: the checkpoint folder
+    complete,     // step: nothing to do, the run was already complete
   };
   Kind kind = Kind::note;
   long step = 0, steps = 0;
