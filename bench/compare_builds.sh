@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 A=$1 B=$2 ROUNDS=${3:-3} T=${4:-2}
 work=$(mktemp -d /tmp/gpt2lab-compare.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# Both builds read the same data (an old build looks in its own source tree).
+export GPT2LAB_DATA=${GPT2LAB_DATA:-$PWD/data}
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$T
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $T threads, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# A = $A"
