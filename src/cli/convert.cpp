@@ -5,17 +5,79 @@
 #include "cli/command.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "io/llmc.h"
 
 namespace gpt2lab::cli {
 namespace {
 
+struct ConvertFlags {
+  std::string input, out, to, dtype = "fp32";
+  bool force = false;
+};
+
+// The tokenizer goes with an exported directory: the source's own files,
+// else the one it records (by path: copied if it is still there).
+void copy_tokenizer(const ConvertFlags& o, const nlohmann::json& extra, int block_size) {
+  const fs::path src = model_directory(o.input);
+  std::error_code ec;
+  if (fs::exists(src / "vocab.json", ec) && fs::exists(src / "merges.txt", ec)) {
+    write_tokenizer_files(o.out, src.string(), block_size);
+    return;
+  }
+  if (!extra.contains("tokenizer") || !extra["tokenizer"].is_string()) return;
+  try {
+    write_tokenizer_files(o.out, extra["tokenizer"].get<std::string>(), block_size);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "note: the model's tokenizer was not copied (%s); it records it by path only\n", e.what());
+  }
+}
+
+// Only an llm.c model file is ours to replace (and only with --force):
+// never a device, a FIFO, a folder or any other file.
+void check_llmc_target(const ConvertFlags& o) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(o.out, ec);
+  if (!fs::exists(st)) return;
+  check(fs::is_regular_file(st), "--out '" + o.out + "' exists and is not a regular file; refusing to replace it");
+  check(is_llmc_file(o.out), "--out '" + o.out +
+                                 "' exists and is not an llm.c model file; gpt2lab never replaces a file it "
+                                 "did not write, so choose another name");
+  check(o.force, "'" + o.out + "' exists; pass --force to replace it");
+}
+
+void run_convert(const ConvertFlags& o) {
+  const bool from_llmc = is_llmc_file(o.input);
+  if (!from_llmc)
+    check(is_checkpoint_dir(model_directory(o.input)),
+          "'" + o.input + "' is neither an llm.c model file nor a checkpoint directory");
+  const std::string to = o.to.empty() ? (from_llmc ? "hf" : "llmc") : o.to;
+  GPT2<float> model = from_llmc ? load_llmc(o.input) : load_model(o.input);
+  // What the checkpoint records beside its weights (its tokenizer, by path
+  // and sha256, and its seed) travels with it; an llm.c file has no place
+  // for it.
+  nlohmann::json extra = nlohmann::json::object();
+  if (!from_llmc) {
+    const nlohmann::json cfg = read_config_json(o.input);
+    for (const char* key : {"tokenizer", "tokenizer_sha256", "seed"})
+      if (cfg.contains(key)) extra[key] = cfg[key];
+  }
+  if (to == "hf") {
+    save_model(o.out, model, o.force, extra);
+    if (!from_llmc) copy_tokenizer(o, extra, model.config().block_size);
+  } else {
+    check_llmc_target(o);
+    save_llmc(o.out, model, o.dtype == "bf16");
+    if (extra.contains("tokenizer"))
+      std::fprintf(stderr, "note: an llm.c file cannot record the tokenizer; this model was trained with %s\n",
+                   extra["tokenizer"].dump().c_str());
+  }
+  std::printf("wrote %s (%s%s): %zu parameters\n", o.out.c_str(), to == "hf" ? "checkpoint directory" : "llm.c file",
+              to == "llmc" ? (o.dtype == "bf16" ? ", bf16" : ", fp32") : "", model.layout().num_parameters());
+}
+
 void add(CLI::App& app) {
-  struct Opts {
-    std::string input, out, to, dtype = "fp32";
-    bool force = false;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<ConvertFlags>();
   auto* sub = app.add_subcommand(
       "convert", "Convert between checkpoint directories (ours = Hugging Face layout) and llm.c .bin files");
   sub->add_option("--input", o->input, "A checkpoint directory (ours or Hugging Face GPT-2) or an llm.c .bin")
@@ -27,45 +89,7 @@ void add(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   sub->add_flag("--force", o->force, "Replace an existing output");
-  sub->callback([o] {
-    const bool from_llmc = is_llmc_file(o->input);
-    if (!from_llmc)
-      check(is_checkpoint_dir(o->input),
-            "'" + o->input + "' is neither an llm.c model file nor a checkpoint directory");
-    const std::string to = o->to.empty() ? (from_llmc ? "hf" : "llmc") : o->to;
-    GPT2<float> model = from_llmc ? load_llmc(o->input) : load_model(o->input);
-    // What the checkpoint records beside its weights (its tokenizer, by path
-    // and sha256, and its seed) travels with it; an llm.c file has no place
-    // for it.
-    nlohmann::json extra = nlohmann::json::object();
-    if (!from_llmc) {
-      const nlohmann::json cfg = read_config_json(o->input);
-      for (const char* key : {"tokenizer", "tokenizer_sha256", "seed"})
-        if (cfg.contains(key)) extra[key] = cfg[key];
-    }
-    if (to == "hf") {
-      save_model(o->out, model, o->force, extra);
-    } else {
-      // Only an llm.c model file is ours to replace (and only with --force):
-      // never a device, a FIFO, a folder or any other file.
-      std::error_code ec;
-      const auto st = fs::symlink_status(o->out, ec);
-      if (fs::exists(st)) {
-        check(fs::is_regular_file(st),
-              "--out '" + o->out + "' exists and is not a regular file; refusing to replace it");
-        check(is_llmc_file(o->out), "--out '" + o->out +
-                                        "' exists and is not an llm.c model file; gpt2lab never replaces a file it "
-                                        "did not write, so choose another name");
-        check(o->force, "'" + o->out + "' exists; pass --force to replace it");
-      }
-      save_llmc(o->out, model, o->dtype == "bf16");
-      if (extra.contains("tokenizer"))
-        std::fprintf(stderr, "note: an llm.c file cannot record the tokenizer; this model was trained with %s\n",
-                     extra["tokenizer"].dump().c_str());
-    }
-    std::printf("wrote %s (%s%s): %zu parameters\n", o->out.c_str(), to == "hf" ? "checkpoint directory" : "llm.c file",
-                to == "llmc" ? (o->dtype == "bf16" ? ", bf16" : ", fp32") : "", model.layout().num_parameters());
-  });
+  sub->callback([o] { run_convert(*o); });
 }
 
 GPT2LAB_COMMAND(41, add);

@@ -24,7 +24,7 @@ void add(CLI::App& app) {
     // reading the tensors.
     validate_checkpoint(*dir);
     const ModelConfig c = load_config(*dir);
-    SafetensorsFile file = SafetensorsFile::open(fs::path(*dir) / kWeightsFile);
+    SafetensorsFile file = SafetensorsFile::open(model_directory(*dir) / kWeightsFile);
     std::printf("checkpoint   %s\n", dir->c_str());
     std::printf("n_layer      %d\nn_head       %d\nn_embd       %d\nblock_size   %d\n", c.n_layer, c.n_head, c.n_embd,
                 c.block_size);

@@ -1,5 +1,8 @@
 #include "core/json.h"
 
+#include <charconv>
+#include <cstdlib>
+
 #include "core/file.h"
 #include "gpt2lab/core/error.h"
 
@@ -49,6 +52,12 @@ nlohmann::json parse_json(std::string_view text, const std::string& where, int m
 
 nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_bytes) {
   return parse_json(read_file(path, max_bytes), path.string());
+}
+
+double float_as_decimal(float f) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, f);
+  return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
 }
 
 }  // namespace gpt2lab

@@ -26,6 +26,11 @@ nlohmann::json parse_json(std::string_view text, const std::string& where, int m
 // Reads (regular files only, at most max_bytes) and parses a JSON file.
 nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_bytes = kMaxJsonFileBytes);
 
+// A float as JSON should show it: its shortest decimal (0.9f -> 0.9, 1e-5f
+// -> 1e-05) as a double, instead of the double expansion of its binary value
+// (0.8999999761581421). Reading it back as a float gives the same float.
+double float_as_decimal(float f);
+
 // Throws Error unless `text` nests arrays/objects at most max_depth deep.
 void check_json_depth(std::string_view text, const std::string& where, int max_depth = kMaxJsonDepth);
 

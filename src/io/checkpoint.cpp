@@ -30,6 +30,11 @@ void write_model_files(const fs::path& dir, const GPT2<float>& model, const nloh
   nlohmann::json cfg = to_json(model.config());
   for (auto it = extra.begin(); it != extra.end(); ++it) cfg[it.key()] = *it;
   write_file_atomic(dir / kConfigFile, cfg.dump(2) + "\n");
+  // What generate() should default to (Hugging Face reads it): the model's
+  // own end-of-text id, the last of its vocabulary.
+  const int eot = model.config().vocab_size - 1;
+  const nlohmann::json generation = {{"bos_token_id", eot}, {"eos_token_id", eot}};
+  write_file_atomic(dir / kGenerationConfigFile, generation.dump(2) + "\n");
   std::vector<TensorToWrite> tensors;
   for (const auto& t : model.layout().tensors()) tensors.push_back({t.name, t.shape, model.params() + t.offset});
   write_safetensors(dir / kWeightsFile, tensors, {{"format", "pt"}});
@@ -43,8 +48,8 @@ bool is_checkpoint_dir(const fs::path& dir) {
 void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite, const nlohmann::json& extra) {
   std::error_code ec;
   // The folder is replaced whole: it may hold nothing but a model checkpoint.
-  DirectoryLock lock =
-      claim_output_directory(dir, {kConfigFile, kWeightsFile}, overwrite, "a model checkpoint", "save");
+  DirectoryLock lock = claim_output_directory(dir, {std::begin(kCheckpointFiles), std::end(kCheckpointFiles)},
+                                              overwrite, "a model checkpoint", "save");
   fs::path staging = make_staging_directory(dir);
   try {
     write_model_files(staging, model, extra);
@@ -56,7 +61,24 @@ void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite, c
   }
 }
 
-nlohmann::json read_config_json(const fs::path& dir) {
+fs::path model_directory(const fs::path& given) {
+  std::error_code ec;
+  if (fs::is_regular_file(given, ec)) {
+    const std::string name = given.string();
+    check(!ends_with(name, ".bin"), "'" + name +
+                                        "' is an llm.c model file; convert it to a checkpoint directory first: "
+                                        "gpt2lab convert --input " +
+                                        name + " --out DIR");
+    throw Error("'" + name + "' is a file; expected a checkpoint directory (config.json + model.safetensors)");
+  }
+  // A training run: its model is the run's latest checkpoint.
+  if (!fs::exists(given / kWeightsFile, ec) && fs::is_regular_file(given / "checkpoint" / kConfigFile, ec))
+    return given / "checkpoint";
+  return given;
+}
+
+nlohmann::json read_config_json(const fs::path& given) {
+  const fs::path dir = model_directory(given);
   const fs::path path = dir / kConfigFile;
   std::error_code ec;
   check(fs::is_directory(dir, ec),
@@ -65,8 +87,8 @@ nlohmann::json read_config_json(const fs::path& dir) {
   check(fs::exists(path, ec), "'" + dir.string() + "' has no config.json: not a model checkpoint");
   nlohmann::json j = read_json_file(path);
   if (j.is_object() && j.contains("model") && j.contains("steps") && !j.contains("n_layer"))
-    throw Error("'" + dir.string() + "' is a training run, not a checkpoint: its model is in " +
-                (dir / "checkpoint").string());
+    throw Error("'" + dir.string() + "' is a training run that has not saved a checkpoint yet (its model will be in " +
+                (dir / "checkpoint").string() + ")");
   return j;
 }
 
@@ -113,7 +135,8 @@ struct OpenCheckpoint {
 };
 
 // Everything load_model checks before it reads a tensor.
-OpenCheckpoint open_checkpoint(const fs::path& dir) {
+OpenCheckpoint open_checkpoint(const fs::path& given) {
+  const fs::path dir = model_directory(given);
   const nlohmann::json raw = read_config_json(dir);
   const ModelConfig config = config_from_json(raw, (dir / kConfigFile).string());
   // gpt2lab's GPT-2 ties the LM head to wte; a model with its own head would

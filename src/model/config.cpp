@@ -3,6 +3,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/json.h"
 #include "core/parse.h"
 #include "gpt2lab/core/error.h"
 
@@ -124,8 +125,12 @@ ModelConfig config_from_fields(const std::map<std::string, std::string>& text) {
 
 nlohmann::json to_json(const ModelConfig& c) {
   nlohmann::json j;
-  j["architectures"] = {"GPT2LMHeadModel"};
-  j["model_type"] = "gpt2";
+  // Hugging Face's GPT2LMHeadModel is Pre-LN with a final LayerNorm: a model
+  // it cannot represent must not claim to be one (from_pretrained would load
+  // a Post-LN model as Pre-LN without a word). docs/design.md, file formats.
+  const bool hf_gpt2 = c.norm == NormPlacement::pre && c.final_norm;
+  j["architectures"] = {hf_gpt2 ? "GPT2LMHeadModel" : "Gpt2labLMHeadModel"};
+  j["model_type"] = hf_gpt2 ? "gpt2" : "gpt2lab";
   j["activation_function"] = "gelu_new";
   j["n_layer"] = c.n_layer;
   j["n_head"] = c.n_head;
@@ -133,7 +138,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["n_positions"] = c.block_size;
   j["n_ctx"] = c.block_size;
   j["vocab_size"] = c.vocab_size;
-  j["layer_norm_epsilon"] = c.layer_norm_epsilon;
+  j["layer_norm_epsilon"] = float_as_decimal(c.layer_norm_epsilon);
   // GPT-2's tokenizers (and gpt2lab's) put <|endoftext|> last.
   j["bos_token_id"] = c.vocab_size - 1;
   j["eos_token_id"] = c.vocab_size - 1;

@@ -146,13 +146,21 @@ class EncoderJsonReader : public nlohmann::json_sax<nlohmann::json> {
 
 }  // namespace
 
+std::pair<fs::path, fs::path> Tokenizer::files(const fs::path& dir) {
+  std::error_code ec;
+  // Hugging Face's names for the same two files (a checkpoint, an HF model).
+  if (!fs::exists(dir / "encoder.json", ec) && fs::exists(dir / "vocab.json", ec))
+    return {dir / "vocab.json", dir / "merges.txt"};
+  return {dir / "encoder.json", dir / "vocab.bpe"};
+}
+
 Tokenizer Tokenizer::load(const fs::path& dir) {
-  const fs::path encoder_path = dir / "encoder.json", merges_path = dir / "vocab.bpe";
+  const auto [encoder_path, merges_path] = files(dir);
   for (const auto& p : {encoder_path, merges_path})
     if (!fs::exists(p))
       throw Error("tokenizer folder '" + dir.string() + "' has no " + p.filename().string() +
                   " (a tokenizer is a folder with encoder.json and vocab.bpe, as written by "
-                  "`gpt2lab tokenizer train`)");
+                  "`gpt2lab tokenizer train`, or Hugging Face's vocab.json and merges.txt)");
   const std::string json = read_file(encoder_path);
   EncoderJsonReader reader(encoder_path);
   nlohmann::json::sax_parse(json, &reader);

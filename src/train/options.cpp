@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <type_traits>
 #include <utility>
 
 #include "core/json.h"
@@ -24,6 +25,15 @@ std::string number_text(double x) {
   return buf;
 }
 
+// A field's JSON value; floats as the decimal they were given as.
+template <class T>
+nlohmann::json json_value(const T& v) {
+  if constexpr (std::is_same_v<T, float>)
+    return float_as_decimal(v);
+  else
+    return v;
+}
+
 // A row whose field is reached by `ref` (a generic lambda returning a
 // reference), so get and set are written once for both constnesses.
 template <class Ref>
@@ -33,7 +43,7 @@ OptionSpec row(OptionType type, std::string key, std::string flag, std::string h
   s.key = std::move(key);
   s.flag = std::move(flag);
   s.help = std::move(help);
-  s.get = [ref](const TrainOptions& o) { return nlohmann::json(ref(o)); };
+  s.get = [ref](const TrainOptions& o) { return json_value(ref(o)); };
   s.set = [ref](TrainOptions& o, const nlohmann::json& v) {
     auto& field = ref(o);
     field = v.get<std::remove_reference_t<decltype(field)>>();

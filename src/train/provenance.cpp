@@ -165,7 +165,12 @@ void check_resume_identity(const fs::path& run, const nlohmann::json& saved_conf
   if (saved_config.contains("model") && fs::exists(run / run_dir::kCheckpoint / kConfigFile)) {
     const nlohmann::json built = to_json(config_from_json(saved_config["model"], cfg_path + ": model"));
     const nlohmann::json ckpt = to_json(load_config(run / run_dir::kCheckpoint));
-    const std::string d = run_dir::first_difference(built, ckpt);
+    // The fields a user sets first: a derived one (architectures follows
+    // norm) would name the symptom, not the edit.
+    std::string d;
+    for (const ModelField& f : model_fields())
+      if (d.empty() && built.value(f.key, nlohmann::json()) != ckpt.value(f.key, nlohmann::json())) d = "/" + f.key;
+    if (d.empty()) d = run_dir::first_difference(built, ckpt);
     if (!d.empty())
       throw Error("--resume: " + (run / run_dir::kCheckpoint / kConfigFile).string() + " field '" + d.substr(1) +
                   "' is " + field_text(ckpt, d) + " but the run built " + field_text(built, d) +

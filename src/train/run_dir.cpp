@@ -9,6 +9,7 @@
 #include "core/lock.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
 #include "io/safetensors.h"
 #include "tokenizer/sha256.h"
 
@@ -73,7 +74,9 @@ void check_checkpoint_folder(const fs::path& dir) {
         "'" + ckpt.string() + "' is not a checkpoint folder gpt2lab wrote (a link or a file); move it away");
   for (const auto& e : fs::directory_iterator(ckpt, ec)) {
     const std::string n = e.path().filename().string();
-    const bool ours = (n == kConfig || n == "model.safetensors" || n == kOptimizer || n == kState) &&
+    const bool ours = (std::find_if(std::begin(kCheckpointFiles), std::end(kCheckpointFiles),
+                                    [&](const char* f) { return n == f; }) != std::end(kCheckpointFiles) ||
+                       n == kOptimizer || n == kState) &&
                       e.is_regular_file(ec) && !e.is_symlink(ec);
     check(ours, "'" + e.path().string() +
                     "' is not a file of a gpt2lab checkpoint, and a checkpoint is replaced whole at every save; "
@@ -166,6 +169,8 @@ void save_checkpoint(const fs::path& dir, const CheckpointContents& c, MetricsLo
     if (!c.tokenizer.empty()) extra["tokenizer"] = c.tokenizer;
     if (!c.tokenizer_sha256.empty()) extra["tokenizer_sha256"] = c.tokenizer_sha256;
     write_model_files(staging, *c.model, extra);
+    // The tokenizer travels with the checkpoint (Hugging Face's layout).
+    if (!c.tokenizer.empty()) write_tokenizer_files(staging, c.tokenizer, c.model->config().block_size);
     std::vector<TensorToWrite> moments;
     for (const auto& t : c.model->layout().tensors()) {
       moments.push_back({"m." + t.name, t.shape, c.m + t.offset});

@@ -25,6 +25,8 @@ Trainer::Impl::Impl(TrainOptions o, ProgressFn progress)
     validate(o_);
     o_.data = resolved_spec(o_.data);
     o_.init_from = resolved_spec(o_.init_from);
+    // RUN means RUN/checkpoint; resolved before --force looks at what it removes.
+    if (!o_.init_from.empty()) o_.init_from = model_directory(o_.init_from).string();
     claim_run_dir();
     read_checkpoint_state();
     set_threads(o_.threads);

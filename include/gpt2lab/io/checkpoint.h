@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -20,8 +21,13 @@ namespace fs = std::filesystem;
 
 inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kWeightsFile = "model.safetensors";
+inline constexpr const char* kGenerationConfigFile = "generation_config.json";
+// Every file a gpt2lab checkpoint may hold (the tokenizer's in Hugging
+// Face's names): what replacing a checkpoint folder may remove.
+inline constexpr const char* kCheckpointFiles[] = {kConfigFile,  kWeightsFile, kGenerationConfigFile,
+                                                   "vocab.json", "merges.txt", "tokenizer_config.json"};
 
-// Writes config.json + model.safetensors into dir (which must exist) without
+// Writes config.json + model.safetensors + generation_config.json into dir (which must exist) without
 // the directory-level swap; callers that add files of their own (the trainer's
 // optimizer state) stage with this and publish once.
 // `extra` keys are merged into config.json (e.g. "tokenizer").
@@ -32,6 +38,12 @@ void write_model_files(const fs::path& dir, const GPT2<float>& model,
 // directory that is not a gpt2lab/HF checkpoint unless overwrite is set.
 void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite,
                 const nlohmann::json& extra = nlohmann::json::object());
+
+// Where the model of `given` is: a checkpoint directory as is, a training
+// run's latest checkpoint (RUN -> RUN/checkpoint). A file is refused,
+// an llm.c .bin with the `convert` command that turns it into a directory.
+// Every loader below takes its argument through it.
+fs::path model_directory(const fs::path& given);
 
 // Reads and validates config.json of a checkpoint directory.
 nlohmann::json read_config_json(const fs::path& dir);

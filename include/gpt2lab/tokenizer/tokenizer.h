@@ -29,8 +29,11 @@ class Tokenizer {
  public:
   static constexpr std::string_view kEndOfText = "<|endoftext|>";
 
-  // Loads dir/encoder.json and dir/vocab.bpe; errors name file, line, field.
+  // Loads dir/encoder.json and dir/vocab.bpe (or Hugging Face's names for
+  // them, vocab.json and merges.txt); errors name file, line, field.
   static Tokenizer load(const fs::path& dir);
+  // The two files load(dir) reads: the vocabulary and the merges.
+  static std::pair<fs::path, fs::path> files(const fs::path& dir);
   // "gpt2" (GPT-2's files fetched by scripts/setup.sh, see data_dir.h) or a
   // directory holding encoder.json + vocab.bpe.
   static Tokenizer resolve(const std::string& spec);
@@ -76,10 +79,17 @@ class Tokenizer {
 };
 
 // The tokenizer that belongs to the checkpoint in `dir`: `spec` if given,
-// else the one its config.json records, else GPT-2's. Its size must be the
+// else its own vocab.json + merges.txt, else the one its config.json
+// records, else GPT-2's. Its size must be the
 // model's vocab_size and, when the checkpoint records the tokenizer's
 // sha256, its content the same (a path names whatever sits there now).
 // Throws Error saying which tokenizer to pass instead.
 Tokenizer checkpoint_tokenizer(const fs::path& dir, const std::string& spec = "");
+
+// Makes a checkpoint directory carry its tokenizer, in Hugging Face's
+// layout: vocab.json and merges.txt (byte copies of the files `spec` names),
+// and tokenizer_config.json with the end-of-text token and the context
+// length. A checkpoint then samples from anywhere, and Hugging Face loads it.
+void write_tokenizer_files(const fs::path& dir, const std::string& spec, int block_size);
 
 }  // namespace gpt2lab

@@ -124,15 +124,15 @@ def no_destruction(tmp, data):
 
     ckpt = os.path.join(tmp, "ck")
     run("init", *MODEL, "--out", ckpt)
-    open(os.path.join(ckpt, "generation_config.json"), "w").write("{}")
+    open(os.path.join(ckpt, "README.md"), "w").write("my notes")
     r = run("init", *MODEL, "--out", ckpt, "--force")
-    expect(r.returncode == 1 and os.path.exists(os.path.join(ckpt, "generation_config.json")),
+    expect(r.returncode == 1 and os.path.exists(os.path.join(ckpt, "README.md")),
            "init --force over a checkpoint with other files keeps them (refused)")
     r = run("convert", "--input", ckpt, "--out", os.path.join(tmp, "m.bin"))
     r = run("convert", "--input", os.path.join(tmp, "m.bin"), "--out", ckpt, "--force")
-    expect(r.returncode == 1 and os.path.exists(os.path.join(ckpt, "generation_config.json")),
+    expect(r.returncode == 1 and os.path.exists(os.path.join(ckpt, "README.md")),
            "convert --force over a checkpoint with other files keeps them (refused)")
-    os.remove(os.path.join(ckpt, "generation_config.json"))
+    os.remove(os.path.join(ckpt, "README.md"))
     expect(run("init", *MODEL, "--out", ckpt, "--force").returncode == 0, "init --force replaces its own checkpoint")
 
     mine = os.path.join(tmp, "my-notes")
@@ -213,9 +213,17 @@ def identity(tmp, data):
            "an explicit --vocab-size that contradicts the data is refused, naming both")
     other_corpus = write_corpus(os.path.join(tmp, "corpus3"), 3)
     run("tokenizer", "train", "--input", other_corpus, "--vocab-size", "300", "--out", tok, "--force")
+    # The checkpoint carries its own tokenizer files, which win over the path.
+    r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--prompt", "abc", "--max-new-tokens", "3")
+    expect(r.returncode == 0, "sample uses the checkpoint's own tokenizer files, not what the recorded path holds now")
+    for f in ("vocab.json", "merges.txt"):
+        os.remove(os.path.join(out4, "checkpoint", f))
     r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--prompt", "abc", "--max-new-tokens", "3")
     expect(r.returncode == 1 and "not the one this model was trained with" in r.stderr,
-           "sample refuses a different tokenizer at the recorded path")
+           "without them, sample refuses a different tokenizer at the recorded path")
+    r = run("sample", "--model", os.path.join(out4, "checkpoint"), "--tokenizer", tok, "--prompt", "abc")
+    expect(r.returncode == 1 and "not the one this model was trained with" in r.stderr,
+           "a --tokenizer other than the one it was trained with is refused")
     r = run("train", *m300, "--data", ds, "--out", os.path.join(tmp, "tokflag"), *short16, "--steps", "4",
             "--tokenizer", tok)
     expect(r.returncode == 1 and "not the tokenizer the data" in r.stderr,
