@@ -8,8 +8,12 @@ install(TARGETS gpt2lab_lib EXPORT gpt2labTargets
 install(TARGETS gpt2lab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpt2lab ${PROJECT_BINARY_DIR}/include/gpt2lab
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/report DESTINATION ${CMAKE_INSTALL_DATADIR}/gpt2lab/tools
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/report ${PROJECT_SOURCE_DIR}/tools/plot DESTINATION ${CMAKE_INSTALL_DATADIR}/gpt2lab/tools
         OPTIONAL PATTERN "__pycache__" EXCLUDE)
+# GPT-2's tokenizer files, when scripts/setup.sh has fetched them: an
+# installed gpt2lab then needs no source tree (core/data_dir.h).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/gpt2 DESTINATION ${CMAKE_INSTALL_DATADIR}/gpt2lab/data OPTIONAL
+        FILES_MATCHING PATTERN "encoder.json" PATTERN "vocab.bpe")
 
 set(GPT2LAB_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gpt2lab)
 install(EXPORT gpt2labTargets NAMESPACE gpt2lab:: DESTINATION ${GPT2LAB_CMAKE_DIR})

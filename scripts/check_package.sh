@@ -12,6 +12,9 @@ prefix=$scratch/prefix
 cmake --install "$BUILD" --prefix "$prefix" > "$scratch/install.log"
 test -f "$prefix/include/gpt2lab/train/trainer.h"
 test -f "$prefix/include/gpt2lab/version.h"
+test -d "$prefix/share/gpt2lab/tools/report"
+# GPT-2's tokenizer goes with it once fetched: an installed copy needs no source tree.
+if [ -f data/gpt2/encoder.json ]; then test -f "$prefix/share/gpt2lab/data/gpt2/encoder.json"; fi
 # Internals are not installed: a user's code cannot reach them by accident.
 test ! -e "$prefix/include/gpt2lab/train/run_dir.h" && test ! -d "$prefix/include/core"
 

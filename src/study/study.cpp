@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/data_dir.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
+#include "core/python_tool.h"
 #include "core/signals.h"
 #include "core/threads.h"
 #include "gpt2lab/core/error.h"
@@ -432,25 +432,6 @@ class Study {
   StudySummary summary_;
 };
 
-// The report package (run as `python3 DIR OUT`): $GPT2LAB_REPORT_SCRIPT,
-// else an installed share/gpt2lab/tools/report, else the source tree's.
-fs::path report_script() {
-  if (const char* env = std::getenv("GPT2LAB_REPORT_SCRIPT"); env && *env) return env;
-  std::error_code ec;
-  if (const auto share = installed_share_dir(); share && fs::exists(*share / "tools" / "report", ec))
-    return *share / "tools" / "report";
-  return source_dir() / "tools" / "report";
-}
-
-std::string python_interpreter() {
-  if (const char* env = std::getenv("GPT2LAB_PYTHON"); env && *env) return env;
-  // Debian's interpreter is the one with python3-matplotlib; a virtualenv's
-  // python3 first on PATH usually lacks it.
-  std::error_code ec;
-  if (fs::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";
-  return "python3";
-}
-
 }  // namespace
 
 StudySummary run_study(const StudyOptions& options) {
@@ -460,44 +441,12 @@ StudySummary run_study(const StudyOptions& options) {
   return s.run();
 }
 
+// The report package, run as `python3 DIR OUT`.
 bool run_report(const fs::path& out, std::string* message) {
-  const fs::path script = report_script();
-  std::error_code ec;
-  if (!fs::exists(script, ec)) {
-    *message = "report script '" + script.string() + "' not found (set GPT2LAB_REPORT_SCRIPT)";
-    return false;
-  }
-  const std::string py = python_interpreter();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    *message = "cannot start " + py;
-    return false;
-  }
-  if (pid == 0) {
-    unblock_stop_signals_for_exec();
-    const std::string s = script.string(), o = out.string();
-    ::execlp(py.c_str(), py.c_str(), s.c_str(), o.c_str(), static_cast<char*>(nullptr));
-    std::fprintf(stderr, "cannot run %s\n", py.c_str());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) break;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (code == 3)
-    *message =
-        "matplotlib is missing for " + py +
-        " (Debian: apt-get install python3-matplotlib); the runs are complete, draw the report later with: " + py +
-        " " + script.string() + " " + out.string();
-  else if (code == 127)
-    *message = "cannot run " + py + " (install python3 or set GPT2LAB_PYTHON)";
-  else
-    *message = "the report script failed (exit " + std::to_string(code) + "); rerun: " + py + " " + script.string() +
-               " " + out.string();
+  const fs::path script = python_tool("report", "GPT2LAB_REPORT_SCRIPT");
+  if (run_python_tool(script, {out.string()}, message)) return true;
+  // The runs are complete either way: say so with the tool's own message.
+  *message = "the report was not drawn: " + *message;
   return false;
 }
 

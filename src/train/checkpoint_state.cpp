@@ -1,5 +1,6 @@
 #include "train/checkpoint_state.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -16,6 +17,7 @@ nlohmann::json to_json(const CheckpointState& s, uint64_t seed) {
                       {"run_config", s.run_config}};
   auto recorded = [](double x) { return std::isfinite(x) && x >= 0; };
   if (recorded(s.last_loss)) j["last_loss"] = s.last_loss;
+  if (recorded(s.elapsed_s) && s.elapsed_s > 0) j["elapsed_s"] = s.elapsed_s;
   if (s.final) {
     j["final"] = true;
     if (recorded(s.val_loss)) j["val_loss"] = s.val_loss;
@@ -50,6 +52,7 @@ CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t met
     return it->get<double>();
   };
   s.last_loss = loss("last_loss");
+  s.elapsed_s = std::max(loss("elapsed_s"), 0.0);
   s.val_loss = loss("val_loss");
   if (auto it = j.find("final"); it != j.end()) {
     check(it->is_boolean(), where + ": field 'final' must be true or false");

@@ -24,7 +24,8 @@ struct CheckpointState {
   // checkpoints written before it was recorded): --resume refuses a
   // config.json edited since.
   nlohmann::json run_config;
-  int64_t seed = -1;  // -1: not recorded (seeds above 2^63 are not compared)
+  int64_t seed = -1;     // -1: not recorded (seeds above 2^63 are not compared)
+  double elapsed_s = 0;  // the run's wall time up to this checkpoint (0: not recorded)
 };
 
 // state.json's text fields; `seed` is the run's full 64-bit seed. Losses

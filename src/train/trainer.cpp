@@ -108,7 +108,10 @@ double Trainer::Impl::reduce_gradients(long step, bool diag, nlohmann::json& dia
   else
     dist_.allreduce_sum(model_->grads(), buffer);
   if (diag && root_)
-    diag_row = {{"step", step}, {"grad_norms", gradient_norms(*model_)}, {"residual_rms", residual_rms(*model_)}};
+    diag_row = {{"kind", "diag"},
+                {"step", step},
+                {"grad_norms", gradient_norms(*model_)},
+                {"residual_rms", residual_rms(*model_)}};
   if (!scatter) return global_norm(model_->grads(), buffer);
   const double part = global_norm(model_->grads() + opt_->shard_begin(), opt_->shard_end() - opt_->shard_begin());
   double ss = part * part;
@@ -130,7 +133,7 @@ void Trainer::Impl::update(double lr, double norm, bool diag, nlohmann::json& di
 // The one place a run ends as diverged: the row, the result, the report.
 // The last good checkpoint stays.
 void Trainer::Impl::diverge(long step, const std::string& why, std::optional<double> loss, double norm) {
-  nlohmann::json row = {{"step", step}, {"diverged", true}, {"reason", why}};
+  nlohmann::json row = {{"kind", "diverged"}, {"step", step}, {"diverged", true}, {"reason", why}};
   if (loss) {
     row["loss"] = *loss;  // NaN/inf are written as null
     row["grad_norm"] = norm;
@@ -166,6 +169,7 @@ bool Trainer::Impl::checkpoint(long at_step, bool final) {
   c.state.final = final;
   c.state.val_loss = result_.last_val_loss;
   c.state.run_config = run_config_;
+  c.state.elapsed_s = elapsed();
   c.seed = o_.seed;
   c.tokenizer = o_.tokenizer;
   c.tokenizer_sha256 = tokenizer_.sha256;
@@ -188,6 +192,36 @@ void Trainer::Impl::finish() {
   }
 }
 
+// The step's metrics row (with the tokens seen and the run's wall time so
+// far, for plots) and its progress event.
+void Trainer::Impl::record_step(long step, double loss, double lr, double norm, double ms) {
+  // The job's throughput: every rank's micro-batches, so that 2 ranks and
+  // 1 rank with accum 2 report the same figure for the same work.
+  const double batch_tokens = static_cast<double>(inputs_.size()) * o_.accum * world_;
+  const double tok_s = batch_tokens / (ms / 1000.0);
+  write_metrics({{"kind", "train"},
+                 {"step", step},
+                 {"loss", loss},
+                 {"lr", lr},
+                 {"grad_norm", norm},
+                 {"ms", ms},
+                 {"tokens_per_s", tok_s},
+                 {"tokens", static_cast<int64_t>(batch_tokens) * (step + 1)},
+                 {"elapsed_s", elapsed()}});
+  result_.last_loss = last_loss_ = loss;
+  result_.steps_done = step + 1;
+  if (step > start_step_ || step == 0) time_sum_ += ms, ++timed_steps_;  // skip a resumed warm-up step
+  TrainEvent e = event(TrainEvent::Kind::step, step + 1);
+  e.loss = loss;
+  e.lr = lr;
+  e.grad_norm = norm;
+  e.tokens_per_s = tok_s;
+  e.eta_s =
+      time_sum_ / static_cast<double>(std::max(1L, timed_steps_)) * static_cast<double>(o_.steps - step - 1) / 1000.0;
+  e.first = step == start_step_;
+  emit(e);
+}
+
 TrainResult Trainer::Impl::run() {
   result_ = TrainResult{};
   result_.status = "completed";
@@ -201,14 +235,13 @@ TrainResult Trainer::Impl::run() {
   saved_at_end_ = evaluated_at_start && start_step_ == o_.steps;
   if (already_complete()) return result_;
   using Clock = std::chrono::steady_clock;
-  double time_sum = 0;
-  long timed_steps = 0;
+  started_ = Clock::now();
   for (long step = start_step_;; ++step) {
     const bool last = step == o_.steps;
     if (root_ && val_loader_ && !(evaluated_at_start && step == start_step_) &&
         (last || (o_.eval_every > 0 && step % o_.eval_every == 0))) {
       result_.last_val_loss = evaluate();
-      write_metrics({{"step", step}, {"val_loss", result_.last_val_loss}});
+      write_metrics({{"kind", "eval"}, {"step", step}, {"val_loss", result_.last_val_loss}, {"elapsed_s", elapsed()}});
       TrainEvent e = event(TrainEvent::Kind::eval, step);
       e.val_loss = result_.last_val_loss;
       emit(e);
@@ -232,24 +265,7 @@ TrainResult Trainer::Impl::run() {
       break;
     }
     update(lr, norm, diag, diag_row);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    // The job's throughput: every rank's micro-batches, so that 2 ranks and
-    // 1 rank with accum 2 report the same figure for the same work.
-    const double tok_s = static_cast<double>(inputs_.size()) * o_.accum * world_ / (ms / 1000.0);
-    write_metrics(
-        {{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"ms", ms}, {"tokens_per_s", tok_s}});
-    result_.last_loss = last_loss_ = loss;
-    result_.steps_done = step + 1;
-    if (step > start_step_ || step == 0) time_sum += ms, ++timed_steps;  // skip a resumed warm-up step
-    TrainEvent e = event(TrainEvent::Kind::step, step + 1);
-    e.loss = loss;
-    e.lr = lr;
-    e.grad_norm = norm;
-    e.tokens_per_s = tok_s;
-    e.eta_s =
-        time_sum / static_cast<double>(std::max(1L, timed_steps)) * static_cast<double>(o_.steps - step - 1) / 1000.0;
-    e.first = step == start_step_;
-    emit(e);
+    record_step(step, loss, lr, norm, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     // A signal may reach the ranks at different moments: stop together.
     const bool stop = dist_.allreduce_max(stop_requested() ? 1 : 0) > 0;
     // The final checkpoint waits for the final eval row so that it is

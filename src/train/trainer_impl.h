@@ -3,6 +3,7 @@
 // Private to the library.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,12 @@ class Trainer::Impl {
   void update(double lr, double norm, bool diag, nlohmann::json& diag_row);
   bool checkpoint(long at_step, bool final);
   void diverge(long step, const std::string& why, std::optional<double> loss, double norm);
+  void record_step(long step, double loss, double lr, double norm, double ms);
+  // The run's wall time: what earlier processes trained (from the
+  // checkpoint) plus this one's loop so far.
+  double elapsed() const {
+    return state_.elapsed_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
   void finish();
 
   void emit(const TrainEvent& e) const {
@@ -93,6 +100,9 @@ class Trainer::Impl {
   TrainResult result_;
   double last_loss_ = -1;  // the last train loss (-1: an older checkpoint did not record it)
   bool saved_at_end_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double time_sum_ = 0;  // step times for the ETA
+  long timed_steps_ = 0;
 };
 
 }  // namespace gpt2lab
