@@ -57,7 +57,9 @@ std::vector<const OptionSpec*> TableFlags::apply(TrainOptions& o) const {
   for (size_t i = 0; i < table_.size(); ++i) {
     if (!options_[i] || options_[i]->count() == 0) continue;
     const OptionSpec& s = table_[i];
-    const nlohmann::json v = s.type == OptionType::boolean ? nlohmann::json(true) : value_from_text(s, text_[i]);
+    // A flag is true when given, unless a config file says false.
+    const nlohmann::json v =
+        s.type == OptionType::boolean ? nlohmann::json(options_[i]->as<bool>()) : value_from_text(s, text_[i]);
     check_value(s, v, s.name());
     s.set(o, v);
     given.push_back(&s);

@@ -26,6 +26,11 @@ void add(CLI::App& app) {
   sub->add_option("--out", f->out, "Output folder (default: " + default_dataset_dir().string() + ")");
   sub->add_option("--val-every", f->options.val_every, "Every K-th document (sorted by path) goes to val.bin")
       ->capture_default_str();
+  auto* frac = sub->add_option("--val-fraction", f->options.val_fraction,
+                               "Hold out the last fraction F of all tokens as val.bin instead (nanoGPT: 0.1)");
+  auto* toks = sub->add_option("--val-tokens", f->options.val_tokens,
+                               "Hold out the last N tokens as val.bin instead (llm.c's scripts)");
+  frac->excludes(toks);
   sub->add_flag("--force", f->options.force, "Replace a dataset already prepared in --out");
   add_threads_flag(sub, f->options.threads);
   sub->callback([f] {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/config_file.h"
 #include "cli/model_flags.h"
 #include "cli/option_flags.h"
 #include "core/json.h"
@@ -17,6 +18,7 @@ namespace gpt2lab::cli {
 namespace {
 
 struct Flags {
+  std::string config;
   ModelFlags model;
   std::unique_ptr<TableFlags> table;
 };
@@ -113,7 +115,13 @@ void add(CLI::App& app) {
   f->model.options.at("vocab_size")->description("Vocabulary size (V); default: the data's tokenizer's (meta.json)");
   f->table = std::make_unique<TableFlags>(sub, train_option_table());
   f->table->option("--out")->required();
-  sub->callback([f] { run_train(*f); });
+  sub->add_option("--config", f->config,
+                  "Options from a file: TOML/INI with flag names as keys (lr = 3e-4), or a run's config.json to "
+                  "re-run it; flags on the command line override it");
+  sub->callback([f, sub] {
+    if (!f->config.empty()) apply_config_file(sub, f->config);
+    run_train(*f);
+  });
 }
 
 GPT2LAB_COMMAND(30, add);

@@ -1,5 +1,7 @@
 #include "data/prepare.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -73,11 +75,26 @@ nlohmann::ordered_json dataset_meta(const PrepareOptions& o, const Tokenizer& to
         {"vocab_size", tok.vocab_size()},
         {"eot_id", tok.eot_id()}}},
       {"document_separator", "<|endoftext|> before each document"},
+      {"val_split", o.val_fraction > 0 || o.val_tokens > 0
+                        ? nlohmann::ordered_json{{"by", "tokens"}, {"held_out", summary.val_tokens}}
+                        : nlohmann::ordered_json{{"by", "documents"}, {"every", o.val_every}}},
       {"val_every", o.val_every},
       {"documents", {{"train", summary.train_documents}, {"val", summary.val_documents}}},
       {"tokens", {{"train", summary.train_tokens}, {"val", summary.val_tokens}}},
       {"sources", sources},
   };
+}
+
+// --val-fraction / --val-tokens: the end of the token stream (every
+// document in path order, as nanoGPT's 90/10 split) becomes val.bin.
+void hold_out_tail(std::vector<int>& train, std::vector<int>& val, const PrepareOptions& o) {
+  const auto total = static_cast<int64_t>(train.size());
+  const int64_t n = o.val_tokens > 0 ? o.val_tokens : std::llround(o.val_fraction * static_cast<double>(total));
+  check(n >= 1 && n < total, "holding out " + std::to_string(n) + " of the " + std::to_string(total) +
+                                 " tokens would leave an empty split; give a value between 1 and " +
+                                 std::to_string(total - 1) + " tokens");
+  val.assign(train.end() - n, train.end());
+  train.resize(static_cast<size_t>(total - n));
 }
 
 }  // namespace
@@ -86,6 +103,10 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   check(o.val_every >= 2, "--val-every must be at least 2 (got " + std::to_string(o.val_every) +
                               "); K means every K-th document "
                               "goes to validation");
+  check(std::isfinite(o.val_fraction) && o.val_fraction >= 0 && o.val_fraction < 1,
+        "--val-fraction must be in [0, 1) (0.1 holds out the last 10% of the tokens)");
+  check(o.val_tokens >= 0, "--val-tokens must be >= 0");
+  check(o.val_fraction == 0 || o.val_tokens == 0, "give --val-fraction or --val-tokens, not both");
   check(!o.out.empty(), "prepare needs an output folder (--out)");
   // Publishing swaps the whole folder: it must hold nothing but a dataset.
   // Checked now, and claimed (locked, checked again) only to publish, so that
@@ -100,10 +121,11 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
 
   const std::vector<fs::path> docs = list_documents(o.inputs);
   check(!docs.empty(), "the inputs hold no documents (empty corpus)");
-  const int64_t n_val = static_cast<int64_t>(docs.size()) / o.val_every;
-  check(n_val > 0, "only " + std::to_string(docs.size()) + " document(s): with --val-every " +
-                       std::to_string(o.val_every) +
-                       " the validation split would be empty; give more documents or a smaller K");
+  const bool by_tokens = o.val_fraction > 0 || o.val_tokens > 0;
+  check(by_tokens || static_cast<int64_t>(docs.size()) / o.val_every > 0,
+        "only " + std::to_string(docs.size()) + " document(s): with --val-every " + std::to_string(o.val_every) +
+            " the validation split would be empty; give more documents, a smaller K, or hold out the end of the "
+            "text with --val-fraction F or --val-tokens N");
 
   // Read every file before any work, so an unreadable one fails fast.
   std::vector<std::string> texts(docs.size());
@@ -116,15 +138,16 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   std::vector<int> train, val;
   nlohmann::json sources = nlohmann::json::array();
   for (size_t i = 0; i < docs.size(); ++i) {
-    const bool is_val = static_cast<int64_t>(i % o.val_every) == o.val_every - 1;
+    const bool is_val = !by_tokens && static_cast<int64_t>(i % o.val_every) == o.val_every - 1;
     auto& split = is_val ? val : train;
     split.insert(split.end(), encoded[i].begin(), encoded[i].end());
     (is_val ? summary.val_documents : summary.train_documents) += 1;
     sources.push_back({{"path", docs[i].string()},
-                       {"split", is_val ? "val" : "train"},
+                       {"split", by_tokens ? "train+val" : (is_val ? "val" : "train")},
                        {"bytes", texts[i].size()},
                        {"tokens", encoded[i].size()}});
   }
+  if (by_tokens) hold_out_tail(train, val, o);
   summary.train_tokens = static_cast<int64_t>(train.size());
   summary.val_tokens = static_cast<int64_t>(val.size());
 

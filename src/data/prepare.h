@@ -4,7 +4,8 @@
 // One document per file, `<|endoftext|>` before each (GPT-2's convention: the
 // model learns where documents start). Documents are ordered by path and
 // every K-th goes to validation, so the split is the same on every machine
-// and for every tokenizer. The output folder is written to a staging folder
+// and for every tokenizer; or, for a single text, the end of the token
+// stream is held out (--val-fraction / --val-tokens). The output folder is written to a staging folder
 // and published in one rename: a failure leaves nothing partial.
 #pragma once
 
@@ -25,6 +26,9 @@ struct PrepareOptions {
   std::string tokenizer = "gpt2";  // see Tokenizer::resolve
   fs::path out;
   int val_every = 20;  // document i (0-based, by path) is val iff i % K == K - 1
+  // Instead: the last fraction (or count) of all tokens is val (0 = unused).
+  double val_fraction = 0;
+  int64_t val_tokens = 0;
   int threads = 0;     // <= 0: all cores
   bool force = false;  // replace an existing dataset in `out`
 };
