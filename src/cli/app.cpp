@@ -11,6 +11,8 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <sstream>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/output.h"
@@ -74,6 +76,69 @@ int report_lost_output() {
   return 1;
 }
 
+// Edit distance (insertions, deletions, substitutions) for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The names an unexpected word may have meant: the flags of the subcommand
+// being parsed, or the subcommands themselves.
+std::vector<std::string> known_names(const CLI::App* app) {
+  std::vector<std::string> names;
+  const auto chosen = app->get_subcommands();
+  const CLI::App* where = chosen.empty() ? app : chosen.front();
+  for (const CLI::App* sub = where; sub != nullptr;) {
+    for (const CLI::Option* o : sub->get_options())
+      for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    const auto deeper = sub->get_subcommands();
+    sub = deeper.empty() ? nullptr : deeper.front();
+  }
+  if (chosen.empty())
+    // CLI11 2.1 lists all subcommands only through the non-const overload.
+    for (const CLI::App* sub : const_cast<CLI::App*>(app)->get_subcommands([](CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
+  return names;
+}
+
+// " (did you mean --lr?)" for each unexpected word close to a known name.
+std::string did_you_mean(const CLI::App* app, const std::string& message) {
+  const size_t colon = message.find(": ");
+  if (colon == std::string::npos) return "";
+  std::istringstream words(message.substr(colon + 2));
+  const std::vector<std::string> names = known_names(app);
+  std::string out;
+  for (std::string w; words >> w;) {
+    const std::string bare = w.substr(0, w.find('='));
+    std::string best;
+    size_t best_d = SIZE_MAX;
+    for (const auto& n : names) {
+      const size_t d = edit_distance(bare, n);
+      if (d < best_d) best_d = d, best = n;
+    }
+    if (!best.empty() && best_d <= std::max<size_t>(2, bare.size() / 4))
+      out += "; did you mean " + best + " instead of " + bare + "?";
+  }
+  return out;
+}
+
+// CLI11's errors in the program's voice: "gpt2lab: error: ...".
+std::string failure_message(const CLI::App* app, const CLI::Error& e) {
+  std::string text = std::string("gpt2lab: error: ") + e.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) text += did_you_mean(app, e.what());
+  return text + "\nRun with --help for more information.\n";
+}
+
 }  // namespace
 
 CLI::Validator uint64_text() {
@@ -98,12 +163,22 @@ void build_app(CLI::App& app) {
   std::sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) { return a.order < b.order; });
   for (auto& c : commands) c.add(app);
   add_strict_number_checks(&app);
+  app.failure_message(failure_message);
 }
 
 int run(int argc, char** argv) {
   CLI::App app{"gpt2lab " GPT2LAB_VERSION ": train, sample and study GPT-2 models (Pre-LN/Post-LN, init schemes)",
                "gpt2lab"};
   build_app(app);
+  // An unknown command name: CLI11 would only say that one is required.
+  const auto subs = app.get_subcommands([](CLI::App*) { return true; });
+  const bool known =
+      argc > 1 && std::any_of(subs.begin(), subs.end(), [&](const CLI::App* c) { return c->get_name() == argv[1]; });
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::fprintf(stderr, "gpt2lab: error: '%s' is not a gpt2lab command%s\nRun with --help for the list.\n", argv[1],
+                 did_you_mean(&app, std::string("unknown: ") + argv[1]).c_str());
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,7 +1,9 @@
 #include "gpt2lab/train/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -33,9 +35,11 @@ class StderrProgress {
     switch (e.kind) {
       case K::note: return line("note: " + e.text);
       case K::start: return line("train: " + e.text);
-      case K::eval:
-        if (!tty_) std::fprintf(stderr, "step %ld: val loss %.4f\n", e.step, e.val_loss);
-        return;
+      case K::eval: {
+        char text[64];
+        std::snprintf(text, sizeof text, "step %ld: val loss %.4f", e.step, e.val_loss);
+        return line(text);
+      }
       case K::step: return step(e);
       case K::diverged:
         return line("train: diverged at step " + std::to_string(e.step) + " (" + e.text +
@@ -60,16 +64,30 @@ class StderrProgress {
     std::fprintf(stderr, "%s\n", text.c_str());
   }
 
+  // On a terminal the live line is rewritten in place, within its width,
+  // and every log_every-th step stays as a line of the history; elsewhere
+  // only those lines are written.
   void step(const TrainEvent& e) {
     char text[256];
     std::snprintf(text, sizeof text, "step %ld/%ld | loss %.4f | lr %.2e | grad %.3f | %.0f tok/s | ETA %s", e.step,
                   e.steps, e.loss, e.lr, e.grad_norm, e.tokens_per_s, format_duration(e.eta_s).c_str());
-    if (tty_) {
-      std::fprintf(stderr, "\r%-100s", text);
-      in_place_ = true;
-    } else if (log_every_ > 0 && (e.step % log_every_ == 0 || e.step == e.steps || e.first)) {
-      std::fprintf(stderr, "%s\n", text);
+    const bool logged = log_every_ > 0 && (e.step % log_every_ == 0 || e.step == e.steps || e.first);
+    if (!tty_) {
+      if (logged) std::fprintf(stderr, "%s\n", text);
+      return;
     }
+    const int width = terminal_width();
+    std::string shown(text);
+    if (static_cast<int>(shown.size()) > width - 1) shown.resize(static_cast<size_t>(std::max(width - 1, 1)));
+    // \r then the text, then clear what a longer earlier line left (\033[K).
+    std::fprintf(stderr, "\r%s\033[K%s", shown.c_str(), logged ? "\n" : "");
+    in_place_ = !logged;
+  }
+
+  static int terminal_width() {
+    winsize ws{};
+    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    return 80;
   }
 
   long log_every_;

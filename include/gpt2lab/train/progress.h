@@ -6,8 +6,9 @@
 
 namespace gpt2lab {
 
-// Prints to stderr: on a terminal one line rewritten in place; otherwise a
-// plain line every `log_every` steps (and at the first and last step).
+// Prints to stderr: a line every `log_every` steps (and at the first and
+// last step), every evaluation and how the run ended; on a terminal also a
+// live line, rewritten in place within the terminal's width.
 ProgressFn stderr_progress(long log_every);
 
 }  // namespace gpt2lab
