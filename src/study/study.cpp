@@ -131,6 +131,16 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   }
 }
 
+// A run's work in arbitrary units, for the study's ETA: tokens processed
+// times the cost of a token (~ L C^2, the matmuls).
+double run_cost(const RunSpec& r) {
+  const bool train = r.kind == RunKind::train;
+  const ModelConfig& m = train ? r.train.model : r.gai.model;
+  const double steps = train ? static_cast<double>(r.train.steps) * r.train.accum : r.gai.batches;
+  const double tokens = steps * (train ? r.train.batch_size * r.train.seq_len : r.gai.batch_size * r.gai.seq_len);
+  return tokens * m.n_layer * static_cast<double>(m.n_embd) * m.n_embd;
+}
+
 class Study {
  public:
   explicit Study(const StudyOptions& o) : o_(o), budget_(budget_by_name(o.budget)) {
@@ -179,21 +189,7 @@ class Study {
          out_.string());
     if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
 
-    for (size_t i = 0; i < runs.size(); ++i) {
-      const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " + runs[i].name;
-      if (!stop_requested()) {
-        if (runs[i].kind == RunKind::grad_at_init)
-          do_grad_at_init(runs[i], tag);
-        else
-          do_train(runs[i], tag);
-      }
-      if (stop_requested()) summary_.interrupted = true;
-      if (summary_.interrupted) {
-        save_study_file();
-        log_("study: interrupted; rerun the same command to carry on (finished runs are kept)");
-        return summary_;
-      }
-    }
+    if (!run_all(runs)) return summary_;  // interrupted
     save_study_file();
     log_("study: " + std::to_string(summary_.ran) + " runs done now, " + std::to_string(summary_.already_done) +
          " found done; " + std::to_string(summary_.diverged) + " diverged; results in " + (out_ / kStudyFile).string());
@@ -206,6 +202,39 @@ class Study {
         log_("study: no report: " + summary_.report_message);
     }
     return summary_;
+  }
+
+  // Runs (or skips, when found done) every planned run, logging an ETA
+  // from the work measured so far; false when a signal interrupted it.
+  bool run_all(const std::vector<RunSpec>& runs) {
+    double cost_left = 0, cost_done = 0, seconds_done = 0;
+    for (const RunSpec& r : runs) cost_left += run_cost(r);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " + runs[i].name;
+      if (!stop_requested()) {
+        const int ran_before = summary_.ran;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (runs[i].kind == RunKind::grad_at_init)
+          do_grad_at_init(runs[i], tag);
+        else
+          do_train(runs[i], tag);
+        cost_left -= run_cost(runs[i]);
+        if (summary_.ran > ran_before) {  // measured work, not a run found done
+          cost_done += run_cost(runs[i]);
+          seconds_done += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          if (i + 1 < runs.size() && cost_done > 0)
+            log_("study: about " + seconds_text(seconds_done / cost_done * cost_left) + " left for " +
+                 std::to_string(runs.size() - i - 1) + " runs");
+        }
+      }
+      if (stop_requested()) summary_.interrupted = true;
+      if (summary_.interrupted) {
+        save_study_file();
+        log_("study: interrupted; rerun the same command to carry on (finished runs are kept)");
+        return false;
+      }
+    }
+    return true;
   }
 
  private:

@@ -10,11 +10,17 @@ namespace gpt2lab {
 
 std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& split, bool required) {
   std::error_code ec;
+  check(!fs::is_regular_file(dir, ec), "'" + dir.string() +
+                                           "' is a file; a dataset is a directory of token shards: make one with "
+                                           "`gpt2lab prepare --input " +
+                                           dir.string() + " --out DIR`");
   check(fs::is_directory(dir, ec),
         "data directory '" + dir.string() + "' does not exist (make one with `gpt2lab prepare`)");
   std::vector<fs::path> files;
+  bool text = false;  // text files where shards were expected: a corpus, not a dataset
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
+    text = text || e.path().extension() == ".txt";
     if (e.path().extension() != ".bin") continue;
     if (name != split + ".bin" && name.rfind(split + "_", 0) != 0) continue;
     // A shard's name on a FIFO, device or folder is an error, not "no shard".
@@ -23,7 +29,10 @@ std::vector<fs::path> find_split_files(const fs::path& dir, const std::string& s
   }
   std::sort(files.begin(), files.end());
   check(!files.empty() || !required,
-        "data directory '" + dir.string() + "' has no " + split + ".bin or " + split + "_*.bin shards");
+        "data directory '" + dir.string() + "' has no " + split + ".bin or " + split + "_*.bin shards" +
+            (text ? "; it holds text files: tokenize them first with `gpt2lab prepare --input " + dir.string() +
+                        " --out DIR`, then train on DIR"
+                  : ""));
   return files;
 }
 

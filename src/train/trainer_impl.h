@@ -37,6 +37,7 @@ class Trainer::Impl {
   void adopt_rank_count();
   void claim_run_dir();
   void read_checkpoint_state();
+  void note_schedule_change() const;
   void open_data();
   void build_model();
   void check_model_fits_data();

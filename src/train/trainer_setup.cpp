@@ -1,6 +1,7 @@
 // The Trainer's set-up: every check before anything is written, then the
 // run directory, the data, the model and the optimizer (see trainer_impl.h).
 #include <algorithm>
+#include <cstdio>
 
 #include "core/file.h"
 #include "core/threads.h"
@@ -80,6 +81,7 @@ void Trainer::Impl::read_checkpoint_state() {
                                        ", where the run's checkpoint is; a run cannot be shortened (give --steps " +
                                        std::to_string(start_step_) + " or more)");
   }
+  if (root_ && have_checkpoint_) note_schedule_change();
   if (root_ && o_.resume) {
     check_resume_identity(run_, saved_config_, state_, !have_checkpoint_ && !o_.init_from.empty());
     if (have_checkpoint_) check_state_consistency(run_, state_, saved_config_, static_cast<long>(o_.accum) * world_);
@@ -89,6 +91,26 @@ void Trainer::Impl::read_checkpoint_state() {
   dist_.broadcast(&start_step_, sizeof start_step_);
   dist_.broadcast(&state_.final, sizeof state_.final);
   last_loss_ = state_.last_loss;
+}
+
+// A resumed run with another --steps follows the schedule over the new
+// length: with a decaying schedule the learning rate jumps at the first
+// resumed step. Said, with the numbers, rather than left to be discovered.
+void Trainer::Impl::note_schedule_change() const {
+  const auto it = saved_config_.find("steps");
+  if (it == saved_config_.end() || !it->is_number_integer()) return;
+  const long before = it->get<long>();
+  if (before == o_.steps || o_.schedule.kind == ScheduleKind::constant) return;
+  LrSchedule was = o_.schedule, now = o_.schedule;
+  was.steps = before;
+  now.steps = o_.steps;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "--steps %ld (the run had %ld): the %s schedule now decays over %ld steps, so at step %ld the "
+                "learning rate is %.3g instead of %.3g",
+                o_.steps, before, to_string(o_.schedule.kind), o_.steps, start_step_, now.at(start_step_),
+                was.at(start_step_));
+  note(text);
 }
 
 // Data first: cheap to check, and the most likely thing to be wrong.

@@ -20,7 +20,6 @@ Usage: python3 tools/report OUT   (this folder; any working directory)
 Exit status: 0 written, 2 bad input, 3 matplotlib missing.
 """
 import importlib.util
-import json
 import os
 import sys
 
@@ -55,6 +54,48 @@ from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, in_report_or
 from report.stats import GROWS, SPIKE_JUMP, SPIKE_WINDOW  # noqa: E402
 
 
+
+def shown_path(path, out):
+    """A path as the report shows it: relative to the study folder when it
+    lies inside it, else its last two components (a report must not carry
+    the absolute paths of the machine it was made on)."""
+    if not path:
+        return "?"
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(out))
+    if not rel.startswith(".."):
+        return rel
+    parts = os.path.normpath(path).split(os.sep)
+    return os.path.join(*parts[-2:]) + " (outside the study folder)"
+
+
+
+def shown_command(command, out):
+    """The study's command with its paths as the report shows them: --out
+    as the study folder itself (.), --data by shown_path."""
+    words = command.split(" ")
+    for i in range(1, len(words)):
+        if words[i - 1] == "--out":
+            words[i] = "."
+        elif words[i - 1] == "--data":
+            words[i] = shown_path(words[i], out).replace(" (outside the study folder)", "")
+    return " ".join(words)
+
+def budget_rows(budget, prefix=""):
+    """The budget as (dotted.key, value) rows; floats as typed (%g)."""
+    rows = []
+    for key in sorted(budget):
+        value = budget[key]
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += budget_rows(value, name + ".")
+        elif isinstance(value, float):
+            rows.append((name, f"{value:g}"))
+        elif isinstance(value, list):
+            rows.append((name, ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value)))
+        else:
+            rows.append((name, str(value)))
+    return rows
+
 def main():
     if len(sys.argv) != 2:
         sys.stderr.write("usage: report OUT (a folder with study.json)\n")
@@ -74,17 +115,18 @@ def main():
     title = "gpt2lab study report"
     doc.h(1, title)
     doc.p(f"Budget '{st.budget.get('name', '?')}', {len(runs)} runs ({', '.join(s.get('presets', []))}), "
-          f"{s.get('threads', '?')} threads, {secs / 60:.1f} minutes of run time; data {data.get('dir', '?')} "
+          f"{s.get('threads', '?')} threads, {secs / 60:.1f} minutes of run time; data {shown_path(data.get('dir'), out)} "
           f"(tokenizer {data.get('tokenizer_identity', '?')}, vocabulary {data.get('vocab_size', '?')}). "
           f"Study created {s.get('created', '?')}, last updated {s.get('updated', '?')}.")
     if s.get("command"):
-        doc.pre(s["command"])
+        doc.pre(shown_command(s["command"], out))
     summary_at = len(doc.blocks)
     findings = {}
     for section in PRESET_SECTIONS:
         doc.h(2, section.TITLE)
         if section.PRESET not in st.presets or not st.has(section.PRESET):
-            doc.p(f"Not run in this study (gpt2lab study --preset {section.PRESET} --out {out}).")
+            doc.p(f"Not run in this study (gpt2lab study --preset {section.PRESET} --out STUDY, with this "
+                  "study's folder as STUDY, adds it).")
             continue
         section.draw(doc, st, findings)
     for preset in [p for p in st.presets if p not in BY_PRESET]:
@@ -118,7 +160,8 @@ def main():
         "All numbers and every finding above are computed by tools/report from study.json and the runs' "
         "metrics.jsonl; rerunning it on the same folder gives the same report.",
     ])
-    doc.p("Budget: " + json.dumps(st.budget, sort_keys=True))
+    doc.p("The budget, every number the runs used:")
+    doc.table(["setting", "value"], [[k, v] for k, v in budget_rows(st.budget)])
 
     # The summary goes near the top but is assembled last.
     summary = []

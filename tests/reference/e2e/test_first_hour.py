@@ -237,6 +237,22 @@ def check_metrics_and_plot(run, tmp):
     expect(r.returncode != 0 and "metrics.jsonl" in r.stderr, "plot on a folder that is not a run says so")
 
 
+def check_messages(data, tmp):
+    run = os.path.join(tmp, "longer")
+    harness.train(data, run, "--steps", "4", "-B", "2", "-T", "16", "--eval-batches", "2", "--quiet", check=True)
+    r = harness.train(data, run, "--steps", "8", "-B", "2", "-T", "16", "--eval-batches", "2", "--resume")
+    expect(r.returncode == 0 and "schedule now decays over 8 steps" in r.stderr,
+           "resuming with more --steps says what happens to the cosine schedule")
+    texts = os.path.join(tmp, "texts")
+    os.makedirs(texts)
+    with open(os.path.join(texts, "a.txt"), "w") as f:
+        f.write(TEXT)
+    r = harness.train(texts, os.path.join(tmp, "t1"), "--steps", "2")
+    expect(r.returncode == 1 and "gpt2lab prepare --input" in r.stderr, "--data on a folder of text suggests prepare")
+    r = harness.train(os.path.join(texts, "a.txt"), os.path.join(tmp, "t2"), "--steps", "2")
+    expect(r.returncode == 1 and "is a file" in r.stderr, "--data on a file says it is a file")
+
+
 def check_cli_errors():
     r = gpt2lab("train", "--out", "x", "--lrr", "3")
     expect(r.returncode != 0 and r.stderr.startswith("gpt2lab: error:") and "did you mean --lr" in r.stderr,
@@ -253,6 +269,7 @@ with harness.scratch() as tmp:
     check_eval(data, run)
     check_config_files(data, run, tmp)
     check_metrics_and_plot(run, tmp)
+    check_messages(data, tmp)
     check_text_eval_and_sample(tmp)
     check_cli_errors()
     check_hf_export(tmp)

@@ -4,6 +4,7 @@ records every run, the report has every section and figure, a rerun redoes
 nothing, and a study interrupted mid-way resumes without redoing finished
 runs and ends with the same metrics as an uninterrupted one."""
 import json
+import re
 import os
 import random
 import signal
@@ -59,6 +60,10 @@ with harness.scratch() as tmp:
         s = json.load(f)
     runs = s["runs"]
     expect(len(runs) == EXPECTED_RUNS, f"study.json records {len(runs)} runs (expected {EXPECTED_RUNS})")
+    expect(re.search(r"study: about \S+ left for \d+ runs", r.stderr) is not None, "the study logs an overall ETA")
+    report = open(os.path.join(a, "report.md")).read()
+    expect(tmp not in report and "{\"" not in report,
+           "the report names no absolute path of this machine and dumps no raw JSON")
     expect(all(x["status"] in ("completed", "diverged") for x in runs), "every run finished")
     expect(s["presets"] == ["grad-at-init", "norm", "init", "depth"] and s["budget"]["name"] == "tiny",
            "study.json names the presets and budget")
