@@ -1,6 +1,8 @@
 #include "core/json.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/file.h"
@@ -54,10 +56,45 @@ nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_byte
   return parse_json(read_file(path, max_bytes), path.string());
 }
 
+namespace {
+
+std::string float_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+}  // namespace
+
 double float_as_decimal(float f) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, f);
   return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
+}
+
+int64_t json_int(const nlohmann::json& j, const char* key, const std::string& where, int64_t lo, int64_t hi) {
+  const std::string name = where + ": field '" + key + "'";
+  const auto it = j.find(key);
+  check(it != j.end(), where + ": missing field '" + key + "'");
+  check(it->is_number_integer(), name + " must be an integer (got " + it->dump() + ")");
+  // Compared before converting: 2^63 read as int64 would look negative.
+  const bool fits = it->is_number_unsigned() ? hi >= 0 && it->get<uint64_t>() <= static_cast<uint64_t>(hi)
+                                             : it->get<int64_t>() >= lo && it->get<int64_t>() <= hi;
+  check(fits && (!it->is_number_unsigned() || lo <= 0 || it->get<uint64_t>() >= static_cast<uint64_t>(lo)),
+        name + " = " + it->dump() + " is out of range (" + std::to_string(lo) + " to " + std::to_string(hi) + ")");
+  return it->get<int64_t>();
+}
+
+std::optional<double> json_real(const nlohmann::json& j, const char* key, const std::string& where, double lo,
+                                double hi) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::nullopt;
+  const std::string name = where + ": field '" + key + "'";
+  check(it->is_number(), name + " must be a number (got " + it->dump() + ")");
+  const double v = it->get<double>();
+  check(std::isfinite(v) && v >= lo && v <= hi,
+        name + " = " + it->dump() + " must be a finite number in [" + float_text(lo) + ", " + float_text(hi) + "]");
+  return v;
 }
 
 }  // namespace gpt2lab

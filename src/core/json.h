@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +27,15 @@ nlohmann::json parse_json(std::string_view text, const std::string& where, int m
 
 // Reads (regular files only, at most max_bytes) and parses a JSON file.
 nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_bytes = kMaxJsonFileBytes);
+
+// The one reader for the numbers of gpt2lab's JSON files (configs, state,
+// study files): the type and range are checked before the value is
+// converted (nlohmann's get<int> of 1e300 is undefined behaviour), and an
+// error names `where` and the field. A missing field is an Error for
+// json_int; json_real returns nullopt for it (an optional field).
+int64_t json_int(const nlohmann::json& j, const char* key, const std::string& where, int64_t lo, int64_t hi);
+std::optional<double> json_real(const nlohmann::json& j, const char* key, const std::string& where, double lo,
+                                double hi);
 
 // A float as JSON should show it: its shortest decimal (0.9f -> 0.9, 1e-5f
 // -> 1e-05) as a double, instead of the double expansion of its binary value

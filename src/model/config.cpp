@@ -153,18 +153,7 @@ nlohmann::json to_json(const ModelConfig& c) {
 namespace {
 
 int get_int(const nlohmann::json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  check(it != j.end(), where + ": missing field '" + key + "'");
-  check(it->is_number_integer(), where + ": field '" + key + "' must be an integer");
-  // Range-checked without converting first: 2^63 read as int64 would be
-  // reported as a negative number; the message shows the value as written.
-  const bool fits = it->is_number_unsigned()
-                        ? it->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max())
-                        : it->get<int64_t>() > 0 && it->get<int64_t>() <= std::numeric_limits<int>::max();
-  check(fits && it->get<int64_t>() > 0, where + ": field '" + key + "' = " + it->dump() + " is out of range (1 to " +
-                                            std::to_string(std::numeric_limits<int>::max()) + ")");
-  const int64_t v = it->get<int64_t>();
-  return static_cast<int>(v);
+  return static_cast<int>(json_int(j, key, where, 1, std::numeric_limits<int>::max()));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/json.h"
 #include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
@@ -28,15 +29,7 @@ nlohmann::json to_json(const CheckpointState& s, uint64_t seed) {
 CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t metrics_size, const std::string& where,
                                            const std::string& metrics_where) {
   check(j.is_object(), where + ": expected a JSON object");
-  auto field = [&](const char* key, int64_t max) {
-    auto it = j.find(key);
-    check(it != j.end() && it->is_number_integer(), where + ": field '" + key + "' must be an integer");
-    check(!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(max),
-          where + ": field '" + key + "' is out of range");
-    const int64_t v = it->get<int64_t>();
-    check(v >= 0 && v <= max, where + ": field '" + key + "' = " + std::to_string(v) + " is out of range");
-    return v;
-  };
+  auto field = [&](const char* key, int64_t max) { return json_int(j, key, where, 0, max); };
   CheckpointState s;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max() / 4;
   s.step = static_cast<long>(field("step", std::numeric_limits<long>::max() / 4));
@@ -45,11 +38,7 @@ CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t met
   s.metrics_bytes = static_cast<size_t>(field("metrics_bytes", kMax));
   // Optional (checkpoints written before they existed lack them).
   auto loss = [&](const char* key) {
-    auto it = j.find(key);
-    if (it == j.end()) return -1.0;
-    check(it->is_number() && std::isfinite(it->get<double>()) && it->get<double>() >= 0,
-          where + ": field '" + key + "' must be a finite number >= 0");
-    return it->get<double>();
+    return json_real(j, key, where, 0, std::numeric_limits<double>::max()).value_or(-1.0);
   };
   s.last_loss = loss("last_loss");
   s.elapsed_s = std::max(loss("elapsed_s"), 0.0);
