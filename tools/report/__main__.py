@@ -122,12 +122,16 @@ def main():
         doc.pre(shown_command(s["command"], out))
     summary_at = len(doc.blocks)
     findings = {}
+    not_run = [section.PRESET for section in PRESET_SECTIONS
+               if section.PRESET not in st.presets or not st.has(section.PRESET)]
+    if not_run:
+        # One line, not an empty section per preset.
+        doc.p(f"Not run in this study: {', '.join(not_run)} (gpt2lab study --preset NAME --out STUDY, with this "
+              "study's folder as STUDY, adds one).")
     for section in PRESET_SECTIONS:
-        doc.h(2, section.TITLE)
-        if section.PRESET not in st.presets or not st.has(section.PRESET):
-            doc.p(f"Not run in this study (gpt2lab study --preset {section.PRESET} --out STUDY, with this "
-                  "study's folder as STUDY, adds it).")
+        if section.PRESET in not_run:
             continue
+        doc.h(2, section.TITLE)
         section.draw(doc, st, findings)
     for preset in [p for p in st.presets if p not in BY_PRESET]:
         sys.stderr.write(f"report: study.json names preset '{preset}', which this report does not know; "
