@@ -13,6 +13,13 @@ trap 'rm -rf "$work"' EXIT
 export GPT2LAB_DATA=${GPT2LAB_DATA:-$PWD/data}
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$T
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $T threads, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# The machine's sgemm peak, measured now (train_bench), with the same model's
+# step at B's build for scale: the table is read against it.
+BENCH=${BUILD_DIR:-build}/bench/train_bench
+if [ -x "$BENCH" ]; then
+  "$BENCH" --layers 4 --heads 4 --embd 256 -B 8 -T 256 --steps 3 --threads "$T" 2>&1 | grep -E "^sgemm peak|GFLOP/s \(" |
+    sed 's/^/# /'
+fi
 echo "# A = $A"
 echo "# B = $B"
 "$B" prepare --out "$work/data" --threads "$T" > /dev/null
@@ -28,7 +35,7 @@ sample() {  # BIN -> seconds for 128 new tokens (greedy), prompt included
   local t0 t1
   t0=$(date +%s.%N)
   "$1" sample --model "$work/model" --prompt "The state of the union is" --max-new-tokens 128 --temperature 0 \
-    --threads "$T" > /dev/null
+    --threads "$T" > /dev/null 2>&1
   t1=$(date +%s.%N)
   python3 -c "print($t1 - $t0)"
 }
