@@ -26,6 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 REFERENCE = os.path.dirname(os.path.abspath(__file__))  # tests/reference: the shared files
 SOURCE = os.environ.get("GPT2LAB_SOURCE_DIR") or os.path.normpath(os.path.join(REFERENCE, "..", ".."))
@@ -112,6 +113,26 @@ def train_cmd(data, out, *flags, model=TINY_MODEL):
 def train(data, out, *flags, model=TINY_MODEL, **kw):
     """gpt2lab train MODEL --data DATA --out OUT FLAGS... (see command)."""
     return command(train_cmd(data, out, *flags, model=model), **kw)
+
+
+def quiet_train_cmd(data, out, *flags):
+    """train_cmd with --quiet --threads 2: the form the crash and resume tests run."""
+    return train_cmd(data, out, "--quiet", "--threads", "2", *flags)
+
+
+def quiet_train(data, out, *flags, check=True):
+    """gpt2lab train --quiet --threads 2 ... (check=True by default: a set-up run must succeed)."""
+    return command(quiet_train_cmd(data, out, *flags), check=check)
+
+
+def start_until(cmd, path, stdout=subprocess.PIPE, timeout=60):
+    """Starts cmd (a long run) and returns its Popen once `path` exists,
+    or after `timeout` seconds; stderr is a pipe, stdout as given."""
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + timeout
+    while not os.path.exists(path) and time.time() < deadline:
+        time.sleep(0.05)
+    return p
 
 
 def scratch(name=None):

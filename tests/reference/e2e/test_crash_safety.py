@@ -33,12 +33,8 @@ COMMON = ["-B", "4", "-T", "32", "--steps", "400", "--lr", "3e-3", "--warmup", "
           "--eval-batches", "3", "--diag-every", "100", "--grad-clip", "1.0", "--shuffle"]
 
 
-def cmd(data, out, *extra):
-    return harness.train_cmd(data, out, "--quiet", "--threads", "2", *extra)
-
-
-def train(data, out, *extra, check=True):
-    return harness.command(cmd(data, out, *extra), check=check)
+# The quiet, 2-thread runs every case here starts (harness).
+train, cmd = harness.quiet_train, harness.quiet_train_cmd
 
 
 with harness.scratch() as tmp:

@@ -51,11 +51,8 @@ def listing(d):
 def ownership(tmp, data):
     """Two trains on one --out; --resume of a live run; --out that is not a run."""
     out = os.path.join(tmp, "live")
-    first = subprocess.Popen(harness.train_cmd(data, out, *SHORT, "--steps", "100000", "--save-every", "20"),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not os.path.exists(os.path.join(out, "checkpoint")) and time.time() < deadline:
-        time.sleep(0.05)
+    first = harness.start_until(harness.train_cmd(data, out, *SHORT, "--steps", "100000", "--save-every", "20"),
+                                os.path.join(out, "checkpoint"))
     second = train(data, out, "--steps", "10", "--force")
     expect(second.returncode == 1 and "in use by another gpt2lab process" in second.stderr
            and f"pid {first.pid}" in second.stderr, "a second train on a live run is refused, naming the holder's pid")
@@ -400,11 +397,8 @@ def third_pass(tmp, data):
     os.remove(os.path.join(run_, "checkpoint", "notes.txt"))
 
     hup = os.path.join(tmp, "tp-hup")
-    p = subprocess.Popen(harness.train_cmd(data, hup, *SHORT, "--steps", "100000", "--save-every", "1000"),
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not os.path.exists(os.path.join(hup, "metrics.jsonl")) and time.time() < deadline:
-        time.sleep(0.05)
+    p = harness.start_until(harness.train_cmd(data, hup, *SHORT, "--steps", "100000", "--save-every", "1000"),
+                            os.path.join(hup, "metrics.jsonl"), stdout=subprocess.DEVNULL)
     time.sleep(0.3)
     p.send_signal(1)  # SIGHUP: the terminal went away
     p.communicate(timeout=120)

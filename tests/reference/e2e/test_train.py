@@ -15,12 +15,8 @@ from harness import expect, read_metrics, stable  # noqa: E402
 from shards import make_dataset, write_shard  # noqa: E402
 
 
-def cmd_of(data, out, *extra):
-    return harness.train_cmd(data, out, "--quiet", "--threads", "2", *extra)
-
-
-def train(data, out, *extra, check=True):
-    return harness.command(cmd_of(data, out, *extra), check=check)
+# The quiet, 2-thread runs every case here starts (harness).
+train, cmd_of = harness.quiet_train, harness.quiet_train_cmd
 
 
 with harness.scratch() as tmp:
