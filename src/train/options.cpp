@@ -129,6 +129,11 @@ OptionTable make_train_table() {
                    std::numeric_limits<double>::max(), FIELD(grad_clip)));
   t.push_back(real("max_loss", "--max-loss", "Treat a loss above this as divergence (0 = off)", 0,
                    std::numeric_limits<double>::max(), FIELD(max_loss)));
+  t.push_back(with(integer("max_loss_window", "--max-loss-window",
+                           "Steps the loss may stay above --max-loss and recover (a spike) before the run counts as "
+                           "diverged (0 = at once)",
+                           0, kLongMax, FIELD(max_loss_window)),
+                   [](OptionSpec& s) { s.required = false; }));
   t.push_back(integer("eval_every", "--eval-every", "Validate every N steps (0 = only at the end)", 0, kLongMax,
                       FIELD(eval_every)));
   t.push_back(

@@ -256,8 +256,10 @@ TrainResult Trainer::Impl::run() {
     std::string why;
     if (!std::isfinite(loss))
       why = "loss is not finite";
-    else if (o_.max_loss > 0 && loss > o_.max_loss)
-      why = "loss exceeds --max-loss";
+    else if (above_max_loss(loss))
+      why = o_.max_loss_window > 0
+                ? "loss above --max-loss for " + std::to_string(o_.max_loss_window + 1) + " steps in a row"
+                : "loss exceeds --max-loss";
     else if (!std::isfinite(norm))
       why = "gradient norm is not finite";
     if (!why.empty()) {

@@ -53,6 +53,17 @@ class Trainer::Impl {
   bool checkpoint(long at_step, bool final);
   void diverge(long step, const std::string& why, std::optional<double> loss, double norm);
   void record_step(long step, double loss, double lr, double norm, double ms);
+  // --max-loss with its recovery window: true when the loss has now been
+  // above the limit for more than max_loss_window steps in a row. A shorter
+  // excursion is a spike the run may recover from (the study counts them
+  // from metrics.jsonl). The count restarts on --resume.
+  bool above_max_loss(double loss) {
+    if (o_.max_loss <= 0 || loss <= o_.max_loss) {
+      steps_above_ = 0;
+      return false;
+    }
+    return ++steps_above_ > o_.max_loss_window;
+  }
   // The run's wall time: what earlier processes trained (from the
   // checkpoint) plus this one's loop so far.
   double elapsed() const {
@@ -104,6 +115,7 @@ class Trainer::Impl {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   double time_sum_ = 0;  // step times for the ETA
   long timed_steps_ = 0;
+  long steps_above_ = 0;  // consecutive steps with loss > max_loss
 };
 
 }  // namespace gpt2lab

@@ -233,5 +233,33 @@ TEST_F(TrainerHostile, StagingDirectoryOfACrashInsideTheFirstSaveIsRemoved) {
   EXPECT_TRUE(fs::exists(dir_ / "run" / "checkpoint" / "state.json"));
 }
 
+// --max-loss-window: the loss may stay above --max-loss for that many steps
+// (a spike) and the run carries on; one more step above it diverges.
+TEST_F(TrainerHostile, MaxLossWindowDivergesAfterWindowPlusOneStepsAbove) {
+  auto run = [&](double max_loss, long window, long steps) {
+    TrainOptions o = options();
+    o.steps = steps;
+    o.save_every = 0;
+    o.force = true;
+    o.schedule.lr = 1e-2;
+    o.max_loss = max_loss;
+    o.max_loss_window = window;
+    return train(o);
+  };
+  // Every loss of this model is near ln(97) = 4.57, above 1.0.
+  TrainResult r = run(1.0, 0, 20);
+  EXPECT_EQ(r.status, "diverged");
+  EXPECT_EQ(r.steps_done, 0);
+  r = run(1.0, 5, 20);
+  EXPECT_EQ(r.status, "diverged");
+  EXPECT_EQ(r.steps_done, 5) << "steps 0..4 are a spike that may recover; step 5 is the sixth in a row";
+  EXPECT_NE(r.reason.find("6 steps in a row"), std::string::npos) << r.reason;
+  // Above the limit only at the start (the loss falls below ln(97) - 0.2
+  // within the window): completed with the window, diverged without it.
+  const double limit = std::log(97.0) - 0.2;
+  EXPECT_EQ(run(limit, 0, 60).status, "diverged");
+  EXPECT_EQ(run(limit, 50, 60).status, "completed");
+}
+
 }  // namespace
 }  // namespace gpt2lab

@@ -38,7 +38,10 @@ struct TrainOptions {
   AdamWConfig adam;
   double grad_clip = 1.0;  // 0 = off
   double max_loss = 0;     // 0 = off; a loss above it counts as divergence
-  long eval_every = 100;   // 0 = only at the end
+  // Steps the loss may stay above max_loss and still recover (a spike);
+  // 0 = the first step above it diverges.
+  long max_loss_window = 0;
+  long eval_every = 100;  // 0 = only at the end
   long eval_batches = 10;
   long save_every = 500;  // 0 = only at the end
   long diag_every = 100;  // 0 = only at step 0
