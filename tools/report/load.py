@@ -10,7 +10,8 @@ from .stats import smooth
 
 def load_metrics(out, rec):
     """Rows of a run's metrics.jsonl, split by kind."""
-    m = {"steps": [], "loss": [], "grad_norm": [], "val_steps": [], "val": [], "diag": [], "diverged": None}
+    m = {"steps": [], "loss": [], "grad_norm": [], "tokens": [], "val_steps": [], "val": [], "diag": [],
+         "diverged": None}
     path = os.path.join(out, rec.get("metrics", ""))
     if not rec.get("metrics") or not os.path.exists(path):
         return m
@@ -34,6 +35,7 @@ def load_metrics(out, rec):
                 m["steps"].append(r["step"])
                 m["loss"].append(r["loss"])
                 m["grad_norm"].append(r.get("grad_norm", float("nan")))
+                m["tokens"].append(r.get("tokens"))
     return m
 
 
@@ -77,21 +79,94 @@ def listed_presets(s):
     return list(dict.fromkeys(names))
 
 
+def number(x):
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
 class Study:
     def __init__(self, out):
         self.out = out
         with open(os.path.join(out, "study.json")) as f:
             self.s = json.load(f)
-        self.runs = self.s.get("runs", [])
+        if not isinstance(self.s, dict):
+            raise ValueError("not a JSON object")
+        self.version = self.s.get("version", 1)
+        self.runs = [r for r in self.s.get("runs", []) if isinstance(r, dict) and isinstance(r.get("name"), str)]
+        for r in self.runs:
+            if not isinstance(r.get("variables"), dict):
+                r["variables"] = {}
         self.budget = self.s.get("budget", {})
         self.vocab = self.s.get("data", {}).get("vocab_size", 0)
-        self.uniform = math.log(self.vocab) if self.vocab else None
-        self.unigram, self.unigram_train = unigram_baseline(self.s.get("data", {}).get("dir", ""), self.vocab)
+        # Baselines: study.json's (v2, computed by gpt2lab) where present,
+        # else from the shards.
+        base = self.s.get("baselines") if isinstance(self.s.get("baselines"), dict) else {}
+        self.uniform = number(base.get("uniform")) or (math.log(self.vocab) if self.vocab else None)
+        self.unigram = number(base.get("unigram_val"))
+        self.unigram_train = number(base.get("unigram_train"))
+        if self.unigram is None or self.unigram_train is None:
+            val, train = unigram_baseline(self.s.get("data", {}).get("dir", ""), self.vocab)
+            self.unigram = self.unigram if self.unigram is not None else val
+            self.unigram_train = self.unigram_train if self.unigram_train is not None else train
         self.presets = listed_presets(self.s)  # the entry point puts them in report order
         self.metrics = {}
         for r in self.runs:
             if r.get("kind") == "train":
                 self.metrics[r["name"]] = load_metrics(out, r)
+        self.edges = [e for e in self.s.get("edges", []) if isinstance(e, dict)] \
+            if isinstance(self.s.get("edges"), list) else []
+        self.verdicts = None  # the entry point computes them (verdicts.evaluate) before the sections draw
+
+    def seeds(self):
+        """The seeds the study names (budget.seeds, v2), else its one seed."""
+        seeds = self.budget.get("seeds")
+        if isinstance(seeds, list) and seeds:
+            return seeds
+        return [self.budget["seed"]] if "seed" in self.budget else []
+
+    @staticmethod
+    def seed_index(r):
+        """A run's seed index (v2: variables.seed_index; a v1 run is seed 0)."""
+        v = r.get("variables", {})
+        for k in ("seed_index", "seed"):
+            if isinstance(v.get(k), int) and not isinstance(v.get(k), bool):
+                return v[k]
+        return 0
+
+    def final_value(self, r):
+        """A run's final validation loss for comparisons over seeds: a
+        diverged run counts as the uniform prediction's loss (ln V); None
+        for a run that did not finish or has no validation loss."""
+        if r.get("status") == "diverged":
+            return self.uniform
+        return self.val_loss(r)
+
+    def spikes(self, r):
+        """The trainer's spike count (v2 outcome.spikes: the loss went above
+        the divergence threshold and came back), or None."""
+        x = r.get("outcome", {}).get("spikes")
+        return x if isinstance(x, int) and not isinstance(x, bool) else None
+
+    def total_tokens(self, r):
+        """Tokens a run trains on when it runs to the end."""
+        c = r.get("config", {})
+        try:
+            return int(c["steps"]) * int(c["batch_size"]) * int(c["seq_len"]) * int(c.get("accum", 1) or 1)
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def tokens_at(self, r, step):
+        """Tokens seen after training step `step` (the metrics' own count
+        where they have one)."""
+        m = self.metrics.get(r["name"], {})
+        if m.get("steps") and m["tokens"] and step in m["steps"]:
+            t = m["tokens"][m["steps"].index(step)]
+            if isinstance(t, (int, float)):
+                return t
+        c = r.get("config", {})
+        try:
+            return (step + 1) * int(c["batch_size"]) * int(c["seq_len"]) * int(c.get("accum", 1) or 1)
+        except (KeyError, TypeError, ValueError):
+            return None
 
     def preset_runs(self, preset):
         return [r for r in self.runs if r.get("preset") == preset]

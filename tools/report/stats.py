@@ -55,7 +55,41 @@ def fmt_num(x):
 def fmt_lr(lr):
     e = math.floor(math.log10(lr) + 1e-9)
     m = lr / 10 ** e
+    if abs(m - round(m, 2)) > 1e-9:  # a geometric mean, not a grid value
+        m = float(f"{m:.3g}")
+        if m >= 10:
+            m, e = m / 10, e + 1
     return f"{m:g}e{e}"
+
+
+def mean_sd(xs):
+    """(mean, sample standard deviation) of the finite values in xs; sd is
+    None for fewer than two values, both None for none."""
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    if not xs:
+        return None, None
+    return statistics.mean(xs), (statistics.stdev(xs) if len(xs) >= 2 else None)
+
+
+def fmt_msd(xs, nd=3):
+    """Seeds' values as 'mean ± sd' ('x (1 seed)' for one, '–' for none)."""
+    m, sd = mean_sd(xs)
+    if m is None:
+        return "–"
+    if sd is None:
+        return f"{m:.{nd}f} (1 seed)"
+    return f"{m:.{nd}f} ± {sd:.{nd}f}"
+
+
+def fmt_tokens(x):
+    """A token count, short: 12,288 -> '12.3k', 1.5e6 -> '1.50M'."""
+    if x is None or not math.isfinite(x):
+        return "–"
+    if x >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f}k"
+    return f"{x:.0f}"
 
 
 def plural(n, word):
