@@ -1,0 +1,321 @@
+"""From a Study to the plain inputs of verdicts.py: runs grouped by setting
+(every seed of a setting together), and the per-seed numbers each claim
+rests on. The sections draw their tables from the same groups.
+
+A study written before seeds (study.json version 1) has one run per
+setting: each run is its setting's only seed, and no comparison of it
+reaches verdicts.MIN_SEEDS.
+"""
+import math
+
+from .stats import fmt_lr
+from .verdicts import edge_label, warmup_label
+
+SEED_KEYS = ("seed", "seed_index")
+PLATEAU_MARGIN = 0.1  # a run left the unigram plateau when val loss < unigram − this (nats)
+
+
+def finished(st, preset):
+    return [r for r in st.preset_runs(preset) if r.get("status") in ("completed", "diverged")]
+
+
+def groups(st, runs, key):
+    """{key(r): [runs, by seed index]} in first-seen order."""
+    out = {}
+    for r in runs:
+        out.setdefault(key(r), []).append(r)
+    for k in out:
+        out[k].sort(key=st.seed_index)
+    return out
+
+
+def warmup_fraction(r):
+    """A training run's warmup as a fraction of its steps (v2 records it;
+    v1 only the steps)."""
+    v = r.get("variables", {})
+    if isinstance(v.get("warmup_fraction"), (int, float)):
+        return float(v["warmup_fraction"])
+    steps = r.get("config", {}).get("steps")
+    w = v.get("warmup", r.get("config", {}).get("warmup", 0)) or 0
+    return round(w / steps, 4) if steps else 0.0
+
+
+def embedding(r):
+    return r.get("variables", {}).get("embedding_scale") or "none"
+
+
+def init_label(r):
+    v = r.get("variables", {})
+    return v.get("init", "?") + ("+scale" if v.get("residual_scale") and v.get("init") not in ("gpt2", "zero") else "")
+
+
+def left_plateau(st, r):
+    """True when the run finished below the unigram plateau (val loss <
+    unigram − PLATEAU_MARGIN), False when it did not (or diverged), None
+    without a baseline or an end."""
+    if st.unigram is None or r.get("status") not in ("completed", "diverged"):
+        return None
+    v = st.val_loss(r)
+    return v is not None and v < st.unigram - PLATEAU_MARGIN
+
+
+def train_target(st, runs):
+    """The train loss runs are timed to: 0.1 nats below the unigram
+    baseline of the training split (the point where a model starts to use
+    context; the validation split's where the train split's is unknown);
+    without a baseline, the median final smoothed train loss of the runs
+    that did not diverge, rounded up to 0.05."""
+    base = st.unigram_train if st.unigram_train is not None else st.unigram
+    if base is not None:
+        return math.floor((base - PLATEAU_MARGIN) * 100) / 100
+    finals = sorted(st.smoothed(r)[1][-1] for r in runs if not st.diverged(r) and st.smoothed(r)[1])
+    if not finals:
+        return None
+    mid = len(finals) // 2
+    median = finals[mid] if len(finals) % 2 else (finals[mid - 1] + finals[mid]) / 2
+    return math.ceil(median * 20) / 20
+
+
+def step_to_target(st, r, target):
+    steps, sm = st.smoothed(r)
+    for s, x in zip(steps, sm):
+        if x <= target:
+            return s
+    return None
+
+
+def tokens_to_target(st, r, target):
+    """(tokens when the smoothed train loss first reaches target, reached):
+    a run that never does counts with its total tokens (a lower bound)."""
+    s = step_to_target(st, r, target)
+    if s is not None:
+        return st.tokens_at(r, s), True
+    return st.total_tokens(r), False
+
+
+# ---------------------------------------------------------------- grad-at-init
+
+def gai_ratio(result):
+    ffn = result.get("grad_norm", {}).get("ffn") or []
+    return ffn[-1] / ffn[0] if ffn and ffn[0] else None
+
+
+def gai_groups(st):
+    """{(embedding, depth, init, norm): [results, by seed]}."""
+    runs = [r for r in st.preset_runs("grad-at-init") if r.get("status") == "completed" and "result" in r]
+    g = groups(st, runs, lambda r: (embedding(r), r["variables"].get("depth"), r["variables"].get("init"),
+                                    r["variables"].get("norm")))
+    return {k: [r["result"] for r in v] for k, v in g.items()}
+
+
+def gai_profiles(st):
+    g = gai_groups(st)
+    out = []
+    for (emb, depth, init, norm) in g:
+        if norm != "post" or (emb, depth, init, "pre") not in g:
+            continue
+        out.append({"embedding": emb, "depth": depth, "init": init,
+                    "post": [gai_ratio(x) for x in g[(emb, depth, init, "post")]],
+                    "pre": [gai_ratio(x) for x in g[(emb, depth, init, "pre")]]})
+    return out
+
+
+# ---------------------------------------------------------------- lr-edge
+
+def edge_records(st):
+    """The lr-edge searches, one per (norm, warmup_fraction, clip, seed):
+    study.json's "edges" (v2), else rebuilt from the preset's runs (the
+    largest lr that trained, the smallest above it that did not)."""
+    recs = [e for e in st.edges if e.get("preset", "lr-edge") == "lr-edge" and isinstance(e.get("setting"), dict)]
+    if recs:
+        return recs
+    runs = [r for r in st.preset_runs("lr-edge") if r.get("status") in ("completed", "diverged")]
+    by = groups(st, runs, lambda r: (r["variables"].get("norm"), warmup_fraction(r), r["variables"].get("clip", 0),
+                                     st.seed_index(r)))
+    out = []
+    for (norm, wf, clip, seed), rs in by.items():
+        probes = sorted(({"lr": r["variables"]["lr"], "trains": bool(r.get("outcome", {}).get("trains")),
+                          "run": r["name"]} for r in rs if isinstance(r["variables"].get("lr"), (int, float))),
+                        key=lambda p: p["lr"])
+        ok = [p["lr"] for p in probes if p["trains"]]
+        edge = max(ok) if ok else None
+        above = [p["lr"] for p in probes if not p["trains"] and (edge is None or p["lr"] > edge)]
+        out.append({"preset": "lr-edge", "setting": {"norm": norm, "warmup_fraction": wf, "clip": clip,
+                                                     "seed_index": seed},
+                    "grid": sorted({p["lr"] for p in probes}), "probes": probes, "edge": edge,
+                    "failed": min(above) if above else None, "complete": True})
+    return out
+
+
+def edge_log2(e):
+    """log2 of a search's max stable lr. Nothing trained: one grid step
+    below the lowest probe (the edge lies somewhere below the grid)."""
+    if isinstance(e.get("edge"), (int, float)) and e["edge"] > 0:
+        return math.log2(e["edge"])
+    grid = sorted(x for x in (e.get("grid") or [p["lr"] for p in e.get("probes", [])]) if x > 0)
+    if not grid:
+        return None
+    step = math.log2(grid[1] / grid[0]) if len(grid) >= 2 else 1.0
+    return math.log2(grid[0]) - step
+
+
+def edge_setting(e):
+    s = e["setting"]
+    return (s.get("norm"), float(s.get("warmup_fraction") or 0), float(s.get("clip") or 0))
+
+
+def edge_groups(st):
+    """{(norm, warmup_fraction, clip): [edge records, by seed]}."""
+    out = {}
+    for e in edge_records(st):
+        out.setdefault(edge_setting(e), []).append(e)
+    for k in out:
+        out[k].sort(key=lambda e: e["setting"].get("seed_index", e["setting"].get("seed", 0)))
+    return out
+
+
+def edge_inputs(st):
+    g = edge_groups(st)
+    out = []
+    for wf, clip in sorted({(w, c) for (_, w, c) in g}):
+        pre, post = g.get(("pre", wf, clip), []), g.get(("post", wf, clip), [])
+        if pre and post:
+            out.append({"warmup_fraction": wf, "clip": clip, "label": edge_label(wf, clip),
+                        "pre": [edge_log2(e) for e in pre], "post": [edge_log2(e) for e in post]})
+    return out
+
+
+# ---------------------------------------------------------------- norm
+
+def norm_key(r):
+    v = r["variables"]
+    return v.get("norm"), warmup_fraction(r), v.get("lr")
+
+
+def norm_groups(st):
+    """{(norm, warmup_fraction, lr): [runs, by seed]}."""
+    return groups(st, finished(st, "norm"), norm_key)
+
+
+def norm_plateau(st):
+    if st.unigram is None:
+        return []
+    out = []
+    for (norm, wf, lr), rs in norm_groups(st).items():
+        left = [left_plateau(st, r) for r in rs]
+        out.append({"norm": norm, "warmup_fraction": wf, "lr": lr, "left": sum(bool(x) for x in left),
+                    "seeds": len(rs)})
+    return out
+
+
+def norm_times(st):
+    g = norm_groups(st)
+    target = train_target(st, [r for rs in g.values() for r in rs])
+    if target is None:
+        return []
+    out = []
+    for (norm, wf, lr) in g:
+        if norm != "pre" or ("post", wf, lr) not in g:
+            continue
+        pre = [tokens_to_target(st, r, target) for r in g[("pre", wf, lr)]]
+        post = [tokens_to_target(st, r, target) for r in g[("post", wf, lr)]]
+        out.append({"setting": f"{warmup_label(wf)}, lr {fmt_lr(lr)}", "target": target,
+                    "pre": [t for t, _ in pre], "post": [t for t, _ in post],
+                    "reached_pre": sum(ok for _, ok in pre), "reached_post": sum(ok for _, ok in post)})
+    return out
+
+
+def norm_finals(st):
+    return [{"norm": norm, "setting": f"{warmup_label(wf)}, lr {fmt_lr(lr)}",
+             "values": [st.final_value(r) for r in rs]} for (norm, wf, lr), rs in norm_groups(st).items()]
+
+
+# ---------------------------------------------------------------- init, depth
+
+def init_groups(st):
+    """{(norm, init label): [runs, by seed]}."""
+    return groups(st, finished(st, "init"), lambda r: (r["variables"].get("norm"), init_label(r)))
+
+
+def init_inputs(st):
+    return [{"norm": norm, "init": label, "values": [st.final_value(r) for r in rs]}
+            for (norm, label), rs in init_groups(st).items()]
+
+
+def depth_groups(st):
+    """{(norm, residual_scale, depth): [runs, by seed]}."""
+    return groups(st, finished(st, "depth"), lambda r: (r["variables"].get("norm"),
+                                                        bool(r["variables"].get("residual_scale")),
+                                                        r["variables"].get("depth")))
+
+
+def depth_deltas(st):
+    """Per (norm, depth): final val loss without the residual scale minus
+    with it, per seed (runs paired by seed index)."""
+    g = depth_groups(st)
+    out = []
+    for (norm, scale, depth), off in g.items():
+        if scale or (norm, True, depth) not in g:
+            continue
+        on = {st.seed_index(r): st.final_value(r) for r in g[(norm, True, depth)]}
+        ds = [st.final_value(r) - on[st.seed_index(r)] for r in off
+              if st.seed_index(r) in on and st.final_value(r) is not None and on[st.seed_index(r)] is not None]
+        out.append({"norm": norm, "depth": depth, "deltas": ds})
+    return sorted(out, key=lambda x: (x["norm"], x["depth"]))
+
+
+def gather(st):
+    """Every plain input verdicts.evaluate() takes, from the study, with why
+    an input is empty."""
+    why = {}
+    if not finished(st, "grad-at-init"):
+        why["profiles"] = "grad-at-init not run"
+    if not finished(st, "lr-edge") and not st.edges:
+        why["edges"] = "lr-edge not run"
+    if not finished(st, "norm"):
+        why["plateau"] = why["times"] = why["finals"] = "norm not run"
+    else:
+        if st.unigram is None:
+            why["plateau"] = "no unigram baseline (study.json has none and the shards are not at hand)"
+    for key, preset in (("inits", "init"), ("depth_deltas", "depth")):
+        if not finished(st, preset):
+            why[key] = f"{preset} not run"
+    return {"profiles": gai_profiles(st), "edges": edge_inputs(st), "plateau": norm_plateau(st),
+            "times": norm_times(st), "finals": norm_finals(st), "inits": init_inputs(st),
+            "depth_deltas": depth_deltas(st), "why": why}
+
+
+# ---------------------------------------------------------------- design artefacts
+
+def artefact_checks(st):
+    """What the study varied that could rule out a design artefact behind a
+    result that disagrees with the papers: longer warmup, clipping, more
+    steps, seeds. Computed from the settings the study holds."""
+    def grouped(values, show):
+        by = {}
+        for preset, v in values.items():
+            by.setdefault(v, []).append(preset)
+        return "; ".join(f"{show(v)} ({', '.join(ps)})" for v, ps in sorted(by.items()))
+
+    out = []
+    warm = {p: max(warmup_fraction(r) for r in finished(st, p)) for p in ("norm", "lr-edge") if finished(st, p)}
+    if any(warm.values()):
+        out.append("warmup up to " + grouped({p: w for p, w in warm.items() if w}, lambda w: f"{w:.0%} of the steps"))
+    elif warm:
+        out.append("no warmup")
+    clips = {}
+    for r in st.runs:
+        c = r.get("variables", {}).get("clip", r.get("config", {}).get("grad_clip")) if r.get("kind") == "train" else 0
+        if isinstance(c, (int, float)) and c:
+            clips.setdefault(r.get("preset"), set()).add(float(c))
+    shown = {p: ", ".join(f"{c:g}" for c in sorted(cs)) for p, cs in clips.items()}
+    out.append("gradient clipping at " + grouped(shown, str) if clips else "no gradient clipping")
+    steps = {}
+    for r in st.runs:
+        if r.get("kind") == "train" and isinstance(r.get("config", {}).get("steps"), int):
+            steps[r.get("preset")] = max(steps.get(r.get("preset"), 0), r["config"]["steps"])
+    if steps:
+        out.append("training lengths " + grouped(steps, lambda s: f"{s} steps"))
+    seeds = st.seeds()
+    out.append(f"{len(seeds)} seeds per setting" if len(seeds) > 1 else "one seed per setting")
+    return out

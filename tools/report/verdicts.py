@@ -1,0 +1,500 @@
+"""The study's six claims and their verdicts, from plain numbers.
+
+Every function here takes lists and dicts of numbers (no Study, no files),
+so that the sections' findings and the verdict table at the top of the
+report come from the same code (the sections call these functions and print
+their `details`), and tests can feed synthetic inputs
+(tests/reference/e2e/test_study_verdicts.py). evidence.py turns a study into
+these inputs.
+
+The rules:
+
+- Seeds. A comparison of two settings uses every seed of each; it states a
+  difference only when both have at least MIN_SEEDS seeds and
+  |Δmean| > NOISE · pooled sd, pooled sd = sqrt((sd1² + sd2²) / 2)
+  (sample sds); otherwise the two are "within seed noise" (Diff).
+- A setting "trains" in a binary measure (left the unigram plateau) when
+  every one of its seeds (at least MIN_SEEDS) did, "fails" when none did;
+  anything in between is seed-dependent and supports no statement.
+- Verdicts: CONFIRMED, NOT_OBSERVED ("not observed at this scale": tested,
+  no resolved difference in the claimed direction, or the measures
+  disagree), CONTRADICTED (a resolved difference the other way), and
+  NOT_TESTED (the study has no such runs, or too few seeds).
+- Where a claim rests on several settings, it is decided by the majority of
+  the settings that could be compared (more than half resolved one way);
+  where it rests on several measures, by combine().
+"""
+import math
+import statistics
+
+from .stats import GROWS, fmt_lr, fmt_tokens
+
+MIN_SEEDS = 3
+NOISE = 2.0  # a difference is stated when |Δmean| > NOISE · pooled sd
+
+CONFIRMED = "confirmed"
+NOT_OBSERVED = "not observed at this scale"
+CONTRADICTED = "contradicted"
+NOT_TESTED = "not tested"
+VALUES = (CONFIRMED, NOT_OBSERVED, CONTRADICTED, NOT_TESTED)
+
+# The claims, in the order of the verdict table: key, wording, the sections
+# (presets) that hold the measurements.
+CLAIMS = [
+    ("stable-gradients", "Pre-LN gives more stable gradients", ("grad-at-init", "lr-edge")),
+    ("no-warmup", "Pre-LN does not need warmup", ("lr-edge", "norm")),
+    ("faster", "Pre-LN converges faster", ("norm",)),
+    ("better-final", "Pre-LN reaches better final performance", ("norm",)),
+    ("gpt2-init", "GPT-2's scaled init beats zero / normal / Xavier / He", ("init",)),
+    ("scale-depth", "The residual scale matters more as depth grows", ("depth",)),
+]
+CLAIM_TEXT = {k: text for k, text, _ in CLAIMS}
+CLAIM_SECTIONS = {k: secs for k, _, secs in CLAIMS}
+
+
+class Diff:
+    """Two settings' per-seed values, a and b: means, sds, Δ = mean(a) −
+    mean(b), the pooled sd, and whether the difference is resolved
+    (sign +1: a larger, −1: b larger, 0: within seed noise or too few
+    seeds)."""
+
+    def __init__(self, a, b):
+        self.a = [x for x in a if x is not None and math.isfinite(x)]
+        self.b = [x for x in b if x is not None and math.isfinite(x)]
+        self.n_a, self.n_b = len(self.a), len(self.b)
+        self.mean_a = statistics.mean(self.a) if self.a else None
+        self.mean_b = statistics.mean(self.b) if self.b else None
+        self.sd_a = statistics.stdev(self.a) if self.n_a >= 2 else None
+        self.sd_b = statistics.stdev(self.b) if self.n_b >= 2 else None
+        self.enough = self.n_a >= MIN_SEEDS and self.n_b >= MIN_SEEDS
+        self.delta = self.mean_a - self.mean_b if self.a and self.b else None
+        self.pooled = math.sqrt((self.sd_a ** 2 + self.sd_b ** 2) / 2) if self.enough else None
+        # (a relative 1e-9 keeps float rounding from counting as a difference when the pooled sd is 0)
+        scale = max(abs(self.mean_a), abs(self.mean_b), 1.0) if self.enough else 1.0
+        self.resolved = self.enough and abs(self.delta) > NOISE * self.pooled + 1e-9 * scale
+        self.sign = (1 if self.delta > 0 else -1) if self.resolved else 0
+
+    def text(self, show=lambda x: f"{x:.3f}", delta=None):
+        """'A ± sd vs B ± sd (Δ +x, 2·pooled sd y)', or the reason no
+        difference is stated."""
+        delta = delta or show
+        if self.delta is None:
+            return "no values to compare"
+        a = show(self.mean_a) + (f" ± {delta(self.sd_a)}" if self.sd_a is not None else "")
+        b = show(self.mean_b) + (f" ± {delta(self.sd_b)}" if self.sd_b is not None else "")
+        if not self.enough:
+            return f"{a} vs {b} ({self.n_a} vs {self.n_b} seeds; {MIN_SEEDS} needed to state a difference)"
+        sign = "+" if self.delta >= 0 else "−"
+        verdict = "" if self.resolved else ": within seed noise"
+        noise = delta(NOISE * self.pooled)
+        return f"{a} vs {b} (Δ {sign}{delta(abs(self.delta))}, {NOISE:g}·pooled sd {noise}{verdict})"
+
+
+class Verdict:
+    """One claim's verdict, the numbers behind it (one line for the table)
+    and its details: {section (preset): the sentences that section prints
+    under Findings}."""
+
+    def __init__(self, key, verdict, numbers, details=None):
+        assert verdict in VALUES, verdict
+        self.key, self.verdict, self.numbers = key, verdict, numbers
+        self.details = details if isinstance(details, dict) else {CLAIM_SECTIONS[key][0]: list(details or [])}
+        self.claim = CLAIM_TEXT[key]
+        self.sections = CLAIM_SECTIONS[key]
+
+    def lines(self, section):
+        """What `section` prints for this claim: its details, then the verdict."""
+        return list(self.details.get(section, [])) + [self.line()]
+
+    def line(self):
+        """The sentence a section prints for the claim."""
+        return f"Verdict on \"{self.claim}\": {self.verdict} ({self.numbers})."
+
+    def __repr__(self):
+        return f"Verdict({self.key!r}, {self.verdict!r}, {self.numbers!r})"
+
+
+def majority(signs, claimed=1):
+    """A verdict from per-setting signs (+1, −1, 0; None = not comparable):
+    CONFIRMED when more than half of the comparable settings are resolved
+    in the claimed direction, CONTRADICTED when more than half are resolved
+    the other way, NOT_OBSERVED otherwise, NOT_TESTED when none is
+    comparable."""
+    signs = [s for s in signs if s is not None]
+    if not signs:
+        return NOT_TESTED
+    if sum(s == claimed for s in signs) * 2 > len(signs):
+        return CONFIRMED
+    if sum(s == -claimed for s in signs) * 2 > len(signs):
+        return CONTRADICTED
+    return NOT_OBSERVED
+
+
+def combine(verdicts):
+    """Several measures of one claim: CONFIRMED when at least one confirms
+    and none contradicts, CONTRADICTED when at least one contradicts and
+    none confirms, NOT_TESTED when none was tested, NOT_OBSERVED otherwise
+    (nothing resolved, or the measures disagree)."""
+    vs = [v for v in verdicts if v != NOT_TESTED]
+    if not vs:
+        return NOT_TESTED
+    if CONFIRMED in vs and CONTRADICTED not in vs:
+        return CONFIRMED
+    if CONTRADICTED in vs and CONFIRMED not in vs:
+        return CONTRADICTED
+    return NOT_OBSERVED
+
+
+def seeds_state(left, seeds):
+    """A binary measure over a setting's seeds: 'trains' (all of at least
+    MIN_SEEDS seeds), 'fails' (none of them), 'mixed', or 'few seeds'."""
+    if seeds < MIN_SEEDS:
+        return "few seeds"
+    return "trains" if left == seeds else "fails" if left == 0 else "mixed"
+
+
+def disagrees(v):
+    """A verdict that disagrees with the paper or does not show its result
+    (the report then lists what the study varied to rule out an artefact)."""
+    return v.verdict in (NOT_OBSERVED, CONTRADICTED)
+
+
+FEW = f"fewer than {MIN_SEEDS} seeds per setting"
+
+
+# ---------------------------------------------------------------- grad-at-init
+
+def gai_setting(post, pre):
+    """One (embedding, depth, init) setting's last/first-layer FFN gradient
+    ratios over seeds: 'pattern' (Xiong et al.'s: Post-LN's ratio above
+    GROWS, Pre-LN's at most GROWS, Post-LN's resolved above Pre-LN's),
+    'reversed' (the same with the placements swapped), 'neither', or
+    'few seeds'; and the Diff(post, pre)."""
+    d = Diff(post, pre)
+    if not d.enough:
+        return "few seeds", d
+    if d.sign > 0 and d.mean_a > GROWS and d.mean_b <= GROWS:
+        return "pattern", d
+    if d.sign < 0 and d.mean_b > GROWS and d.mean_a <= GROWS:
+        return "reversed", d
+    return "neither", d
+
+
+EMBEDDING_WORDS = {"none": "GPT-2's embeddings (N(0, 0.02))", "sqrt": "unit-scale embeddings (×√d, Xiong et al.'s)"}
+
+
+def gai_verdict(profiles):
+    """profiles: [{"embedding", "depth", "init", "post": [ratios], "pre":
+    [ratios]}]. Per embedding setting, the majority of its (depth, init)
+    settings decides (pattern +1, reversed −1, neither 0); the measure
+    confirms when every embedding setting shows the pattern, contradicts
+    when one shows it reversed. Returns (verdict, numbers, details)."""
+    by_emb = {}
+    for p in profiles:
+        by_emb.setdefault(p.get("embedding", "none"), []).append(p)
+    per_emb, nums, details = {}, [], []
+    for emb, rows in by_emb.items():
+        kinds = [gai_setting(r["post"], r["pre"])[0] for r in rows]
+        signs = [{"pattern": 1, "reversed": -1, "neither": 0}.get(k) for k in kinds]
+        per_emb[emb] = majority(signs)
+        n = sum(s is not None for s in signs)
+        pat, rev = kinds.count("pattern"), kinds.count("reversed")
+        if not n:
+            nums.append(f"embedding {emb}: {FEW}")
+            continue
+        nums.append(f"embedding {emb}: pattern in {pat} of {n} settings" + (f", reversed in {rev}" if rev else ""))
+        details.append(f"With {EMBEDDING_WORDS.get(emb, 'embedding setting ' + emb)}, Xiong et al.'s pattern "
+                       f"(Post-LN's last/first ratio above {GROWS}, Pre-LN's at most {GROWS}, the difference beyond "
+                       f"seed noise) holds in {pat} of {n} (depth, init) settings with {MIN_SEEDS}+ seeds"
+                       + (f" and is reversed in {rev}" if rev else "") + ".")
+    vs = list(per_emb.values())
+    if not vs or all(v == NOT_TESTED for v in vs):
+        verdict = NOT_TESTED
+    elif CONTRADICTED in vs:
+        verdict = CONTRADICTED
+    elif all(v == CONFIRMED for v in vs if v != NOT_TESTED):
+        verdict = CONFIRMED
+    else:
+        verdict = NOT_OBSERVED
+    return verdict, "; ".join(nums) or "no grad-at-init runs", details
+
+
+# ---------------------------------------------------------------- lr-edge
+
+def edge_label(warmup_fraction, clip):
+    return (f"warmup {warmup_fraction:.0%}" if warmup_fraction else "no warmup") + ", " + \
+        (f"clip {clip:g}" if clip else "no clipping")
+
+
+def log2_text(x):
+    return fmt_lr(2 ** x)
+
+
+def octaves(x):
+    return f"{x:.2f} oct"
+
+
+def edge_comparisons(edges, only_warmup=None):
+    """edges: [{"warmup_fraction", "clip", "pre": [log2 max stable lr per
+    seed], "post": [...]}] (a seed where nothing trained counts one grid
+    step below the grid, see evidence.edge_inputs). Returns [(label,
+    Diff(pre, post))] for the settings (only those with the given warmup
+    fraction, if given)."""
+    out = []
+    for e in edges:
+        if only_warmup is not None and e["warmup_fraction"] != only_warmup:
+            continue
+        out.append((edge_label(e["warmup_fraction"], e["clip"]), Diff(e["pre"], e["post"])))
+    return out
+
+
+def edge_verdict(edges, only_warmup=None):
+    """Pre-LN's max stable lr above Post-LN's, by majority over the
+    settings. Returns (verdict, numbers, details)."""
+    comps = edge_comparisons(edges, only_warmup)
+    verdict = majority([d.sign if d.enough else None for _, d in comps])
+    higher = sum(d.sign > 0 for _, d in comps)
+    lower = sum(d.sign < 0 for _, d in comps)
+    n = sum(d.enough for _, d in comps)
+    where = "without warmup" if only_warmup == 0 else "over warmup × clipping"
+    numbers = f"max stable lr {where}: " + (f"Pre-LN higher in {higher}, lower in {lower} of {n} settings" if n else
+                                            FEW if comps else "no setting with both placements")
+    details = [f"Max stable lr, Pre-LN vs Post-LN, {label} (geometric mean ± sd in octaves): "
+               f"{d.text(log2_text, octaves)}." for label, d in comps]
+    return verdict, numbers, details
+
+
+# ---------------------------------------------------------------- norm
+
+def warmup_label(fraction):
+    return f"warmup {fraction:.0%}" if fraction else "no warmup"
+
+
+def plateau_verdict(plateau):
+    """plateau: [{"norm", "warmup_fraction", "lr", "left": seeds that left
+    the unigram plateau, "seeds"}]. Per lr: +1 when Post-LN without warmup
+    fails and with the longest warmup trains while Pre-LN without warmup
+    trains (Post-LN needs warmup, Pre-LN does not); −1 when Pre-LN without
+    warmup fails where Pre-LN with the longest warmup or Post-LN without
+    warmup trains (Pre-LN needs warmup too); 0 otherwise. Confirms when an
+    lr gives +1 and none −1 (and the reverse). Returns (verdict, numbers,
+    details)."""
+    cell = {(p["norm"], p["warmup_fraction"], p["lr"]): p for p in plateau}
+    lrs = sorted({p["lr"] for p in plateau})
+    signs, details, parts = [], [], []
+    for lr in lrs:
+        ws = sorted({w for (n, w, x) in cell if x == lr})
+        if len(ws) < 2 or 0 not in ws:
+            continue
+        long = ws[-1]
+
+        def state(norm, w):
+            p = cell.get((norm, w, lr))
+            return seeds_state(p["left"], p["seeds"]) if p else "few seeds"
+
+        def frac(norm, w):
+            p = cell.get((norm, w, lr))
+            return f"{p['left']}/{p['seeds']}" if p else "–"
+
+        s = {k: state(*k) for k in (("post", 0), ("post", long), ("pre", 0), ("pre", long))}
+        if "few seeds" in (s[("post", 0)], s[("pre", 0)]):
+            signs.append(None)
+            continue
+        if s[("post", 0)] == "fails" and s[("post", long)] == "trains" and s[("pre", 0)] == "trains":
+            sign, why = 1, "Post-LN needs the warmup there, Pre-LN does not"
+        elif s[("pre", 0)] == "fails" and "trains" in (s[("pre", long)], s[("post", 0)]):
+            sign, why = -1, ("Pre-LN needs warmup there" if s[("pre", long)] == "trains" else
+                             "Post-LN trains without warmup there and Pre-LN does not")
+        else:
+            sign, why = 0, "no warmup dependence that separates the placements"
+        signs.append(sign)
+        parts.append(f"lr {fmt_lr(lr)}: Post-LN {frac('post', 0)} → {frac('post', long)}, "
+                     f"Pre-LN {frac('pre', 0)} → {frac('pre', long)}")
+        details.append(f"At lr {fmt_lr(lr)}, seeds that left the unigram plateau without warmup → with "
+                       f"{warmup_label(long)}: Post-LN {frac('post', 0)} → {frac('post', long)}, Pre-LN "
+                       f"{frac('pre', 0)} → {frac('pre', long)}: {why}.")
+    pos, neg = signs.count(1), signs.count(-1)
+    if not [s for s in signs if s is not None]:
+        verdict = NOT_TESTED
+    elif pos and not neg:
+        verdict = CONFIRMED
+    elif neg and not pos:
+        verdict = CONTRADICTED
+    else:
+        verdict = NOT_OBSERVED
+    numbers = ("left the plateau (seeds), no warmup → longest warmup: " + "; ".join(parts)) if parts else \
+        (FEW if signs else "no lr with and without warmup for both placements")
+    return verdict, numbers, details
+
+
+def no_warmup_verdict(edges, plateau, why=None):
+    """Claim 2: lr-edge without warmup (edge_verdict at warmup 0) and the
+    norm preset's plateau (plateau_verdict), combined. why: {"edges",
+    "plateau": why that input is empty}."""
+    why = why or {}
+    ve, ne, de = edge_verdict(edges, only_warmup=0) if edges else \
+        (NOT_TESTED, why.get("edges", "lr-edge not run"), [])
+    vp, np_, dp = plateau_verdict(plateau) if plateau else (NOT_TESTED, why.get("plateau", "norm not run"), [])
+    verdict = combine([ve, vp])
+    return Verdict("no-warmup", verdict, f"{ne} [{ve}]; {np_} [{vp}]", {"lr-edge": de, "norm": dp})
+
+
+def stable_gradients_verdict(profiles, edges, why=None):
+    """Claim 1: grad-at-init profiles (gai_verdict) and lr-edge over every
+    warmup × clipping setting (edge_verdict), combined."""
+    why = why or {}
+    vg, ng, dg = gai_verdict(profiles) if profiles else \
+        (NOT_TESTED, why.get("profiles", "grad-at-init not run"), [])
+    ve, ne, de = edge_verdict(edges) if edges else (NOT_TESTED, why.get("edges", "lr-edge not run"), [])
+    return Verdict("stable-gradients", combine([vg, ve]), f"{ng} [{vg}]; {ne} [{ve}]", {"grad-at-init": dg,
+                                                                                        "lr-edge": de})
+
+
+def faster_verdict(times, why=None):
+    """Claim 3. times: [{"setting": label, "pre": [tokens to the target
+    loss per seed], "post": [...], "reached_pre": k, "reached_post": k}]; a
+    seed that never reached the target counts with its run's total tokens
+    (a lower bound). Settings where neither placement reached it in any
+    seed are left out. Pre-LN faster (fewer tokens) by majority."""
+    comps, details = [], []
+    for t in times:
+        if not t.get("reached_pre") and not t.get("reached_post"):
+            continue
+        d = Diff(t["pre"], t["post"])
+        comps.append((t["setting"], d))
+        unreached = t.get("reached_pre", d.n_a) < d.n_a or t.get("reached_post", d.n_b) < d.n_b
+        details.append(f"Tokens to the target loss, Pre-LN vs Post-LN, {t['setting']} (reached in "
+                       f"{t.get('reached_pre', '?')}/{d.n_a} vs {t.get('reached_post', '?')}/{d.n_b} seeds"
+                       + ("; a seed that never reached it counts with its run's total tokens" if unreached else "")
+                       + f"): {d.text(fmt_tokens)}.")
+    verdict = majority([d.sign if d.enough else None for _, d in comps], claimed=-1)
+    faster = sum(d.sign < 0 for _, d in comps)
+    slower = sum(d.sign > 0 for _, d in comps)
+    n = sum(d.enough for _, d in comps)
+    numbers = (f"Pre-LN reached the target with fewer tokens in {faster}, more in {slower} of {n} settings" if n else
+               FEW if comps else (why or "no setting where either placement reached the target loss"))
+    return Verdict("faster", verdict, numbers, details)
+
+
+def best_setting(settings, norm):
+    """The setting of a placement with the lowest mean over at least
+    MIN_SEEDS seeds, or None."""
+    ok = [s for s in settings if s["norm"] == norm and len(s["values"]) >= MIN_SEEDS]
+    return min(ok, key=lambda s: statistics.mean(s["values"])) if ok else None
+
+
+def better_final_verdict(settings, why=None):
+    """Claim 4. settings: [{"norm", "setting": label, "values": [final val
+    loss per seed; a diverged seed counts as ln V]}]. The best setting of
+    each placement (lowest mean), compared: Pre-LN's lower → confirmed."""
+    pre, post = best_setting(settings, "pre"), best_setting(settings, "post")
+    if not pre or not post:
+        return Verdict("better-final", NOT_TESTED, why or (FEW if settings else "norm not run"))
+    d = Diff(pre["values"], post["values"])
+    verdict = {-1: CONFIRMED, 1: CONTRADICTED, 0: NOT_OBSERVED}[d.sign]
+    numbers = f"best Pre-LN ({pre['setting']}) vs best Post-LN ({post['setting']}): {d.text()}"
+    detail = f"Final validation loss, best Pre-LN setting ({pre['setting']}) vs best Post-LN ({post['setting']}): " \
+             f"{d.text()}."
+    return Verdict("better-final", verdict, numbers, [detail])
+
+
+# ---------------------------------------------------------------- init
+
+GPT2_RIVALS = ("zero", "normal", "xavier", "he")
+
+
+def gpt2_init_verdict(groups, why=None):
+    """Claim 5. groups: [{"norm", "init": label (gpt2, zero, normal,
+    xavier, he, xavier+scale, ...), "values": [final val loss per seed]}].
+    Per placement, gpt2 against each of GPT2_RIVALS present: confirmed when
+    it is resolved better than every rival in every placement,
+    contradicted when a rival is resolved better in some placement,
+    otherwise not observed."""
+    cell = {(g["norm"], g["init"]): g["values"] for g in groups}
+    norms = [n for n in ("pre", "post") if (n, "gpt2") in cell]
+    wins, losses, ties, details, parts = 0, 0, 0, [], []
+    for norm in norms:
+        for rival in GPT2_RIVALS:
+            if (norm, rival) not in cell:
+                continue
+            d = Diff(cell[(norm, "gpt2")], cell[(norm, rival)])
+            if not d.enough:
+                continue
+            wins += d.sign < 0
+            losses += d.sign > 0
+            ties += d.sign == 0
+            word = {-1: "better", 1: "worse", 0: "within seed noise"}[d.sign]
+            parts.append(f"{norm}-LN vs {rival}: {word}")
+            details.append(f"{norm}-LN, final validation loss, gpt2 vs {rival}: {d.text()}.")
+    n = wins + losses + ties
+    if not n:
+        return Verdict("gpt2-init", NOT_TESTED, why or (FEW if groups else "init not run"))
+    verdict = CONTRADICTED if losses else CONFIRMED if wins == n else NOT_OBSERVED
+    return Verdict("gpt2-init", verdict, f"gpt2 better in {wins}, worse in {losses}, within noise in {ties} of {n} "
+                                         f"comparisons ({'; '.join(parts)})", details)
+
+
+# ---------------------------------------------------------------- depth
+
+def scale_depth_verdict(deltas, why=None):
+    """Claim 6. deltas: [{"norm", "depth", "deltas": [final val loss
+    without the residual scale − with it, per seed (paired by seed)]}]. Per
+    placement: Δ at the deepest depth against Δ at the shallowest;
+    confirmed when the deep one is resolved larger and its mean is positive
+    (the scale helps, and helps more), contradicted when it is resolved
+    smaller; the placements combined by combine()."""
+    by_norm = {}
+    for x in deltas:
+        by_norm.setdefault(x["norm"], {})[x["depth"]] = x["deltas"]
+    vs, parts, details = [], [], []
+    for norm in ("pre", "post"):
+        if norm not in by_norm or len(by_norm[norm]) < 2:
+            continue
+        ds = sorted(by_norm[norm])
+        lo, hi = ds[0], ds[-1]
+        d = Diff(by_norm[norm][hi], by_norm[norm][lo])
+        if not d.enough:
+            v = NOT_TESTED
+        elif d.sign > 0 and d.mean_a > 0:
+            v = CONFIRMED
+        elif d.sign < 0:
+            v = CONTRADICTED
+        else:
+            v = NOT_OBSERVED
+        vs.append(v)
+        text = d.text(lambda x: f"{x:+.3f}", lambda x: f"{x:.3f}")
+        parts.append(f"{norm}-LN Δ(off − on) at {hi} vs {lo} layers: {text}")
+        per = ", ".join(f"{dd}L {_msd(by_norm[norm][dd])}" for dd in ds)
+        details.append(f"{norm}-LN, final validation loss without the residual scale minus with it (per seed, "
+                       f"mean ± sd): {per}; {hi} vs {lo} layers: {text} → {v}.")
+    verdict = combine(vs)
+    return Verdict("scale-depth", verdict, "; ".join(parts) or why or
+                   ("fewer than two depths" if deltas else "depth not run"), details)
+
+
+def _msd(xs):
+    xs = [x for x in xs if x is not None and math.isfinite(x)]
+    if not xs:
+        return "–"
+    if len(xs) == 1:
+        return f"{xs[0]:+.3f} (1 seed)"
+    return f"{statistics.mean(xs):+.3f} ± {statistics.stdev(xs):.3f}"
+
+
+# ---------------------------------------------------------------- all
+
+def evaluate(inputs):
+    """Every claim's Verdict, in CLAIMS order, from the plain inputs of
+    evidence.gather(): {"profiles", "edges", "plateau", "times", "finals",
+    "inits", "depth_deltas"} (a missing key: that measure was not run), and
+    "why": {key: why that input is empty} for the numbers column."""
+    why = inputs.get("why") or {}
+    get = lambda k: inputs.get(k) or []  # noqa: E731
+    return [
+        stable_gradients_verdict(get("profiles"), get("edges"), why),
+        no_warmup_verdict(get("edges"), get("plateau"), why),
+        faster_verdict(get("times"), why.get("times")),
+        better_final_verdict(get("finals"), why.get("finals")),
+        gpt2_init_verdict(get("inits"), why.get("inits")),
+        scale_depth_verdict(get("depth_deltas"), why.get("depth_deltas")),
+    ]
