@@ -6,7 +6,12 @@ OUT/figures/.
 Every sentence under "Findings" is computed from the numbers in the study;
 none is pre-written. Where a measurement disagrees with the papers (Xiong et
 al. 2020 for the LayerNorm placement, Radford et al. 2019 for GPT-2's scaled
-residual init) the text says so.
+residual init) the text says so, with what the study varied to rule out a
+design artefact.
+
+At the top, a verdict table: one row per claim of the papers (verdicts.py
+has the claims and the rules), each verdict computed from every seed of the
+settings it rests on, by the same functions the sections' findings print.
 
 The sections follow the presets study.json lists ("presets"; a run's own
 "preset" counts too): each known preset the study ran gets its section, in
@@ -48,7 +53,8 @@ if os.path.abspath(getattr(sys.modules.get("report"), "__file__", None) or os.cu
     sys.modules["report"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["report"])
 
-from report.document import Doc  # noqa: E402
+from report import evidence, verdicts  # noqa: E402
+from report.document import Doc, Link  # noqa: E402
 from report.load import Study  # noqa: E402
 from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, in_report_order, samples  # noqa: E402
 from report.stats import GROWS, SPIKE_JUMP, SPIKE_WINDOW  # noqa: E402
@@ -96,6 +102,35 @@ def budget_rows(budget, prefix=""):
             rows.append((name, str(value)))
     return rows
 
+def seeds_bullet(st):
+    seeds = st.seeds()
+    if len(seeds) > 1:
+        return (f"{len(seeds)} seeds per setting ({', '.join(map(str, seeds))}): a setting's runs differ only in "
+                "the seed, and runs of one seed differ only in what the grid varies.")
+    return ("One seed per setting (the same seed for every run, so runs differ only in what the grid varies): no "
+            "comparison reaches the seeds a stated difference needs.")
+
+
+def verdict_table(doc, st, not_run):
+    """The verdicts, one row per claim, with the numbers behind each and
+    links to the sections that hold the measurements."""
+    doc.h(2, "Verdicts")
+    drawn = {m.PRESET: m.TITLE for m in PRESET_SECTIONS if m.PRESET not in not_run}
+    rows = []
+    for v in st.verdicts.values():
+        links = [Link(p, doc.anchor(drawn[p])) if p in drawn else f"{p} (not run)" for p in v.sections]
+        rows.append([v.claim, v.verdict, v.numbers, links])
+    doc.p(f"Each claim's verdict is computed from every seed of the settings it rests on: a difference counts only "
+          f"when both sides have at least {verdicts.MIN_SEEDS} seeds and |Δmean| > {verdicts.NOISE:g}·pooled sd "
+          "(otherwise: within seed noise). 'confirmed': resolved in the claimed direction; 'not observed at this "
+          "scale': no resolved difference either way, or the measures disagree; 'contradicted': resolved the other "
+          "way; 'not tested': no runs, or too few seeds (Method has the rules).")
+    doc.table(["claim", "verdict", "numbers", "section"], rows)
+    if any(v.verdict in (verdicts.NOT_OBSERVED, verdicts.CONTRADICTED) for v in st.verdicts.values()):
+        doc.p("Where a verdict disagrees with the papers or does not show their result, note what the study varied "
+              "to rule out a design artefact: " + "; ".join(evidence.artefact_checks(st)) + ".")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.stderr.write("usage: report OUT (a folder with study.json)\n")
@@ -120,10 +155,12 @@ def main():
           f"Study created {s.get('created', '?')}, last updated {s.get('updated', '?')}.")
     if s.get("command"):
         doc.pre(shown_command(s["command"], out))
-    summary_at = len(doc.blocks)
     findings = {}
     not_run = [section.PRESET for section in PRESET_SECTIONS
                if section.PRESET not in st.presets or not st.has(section.PRESET)]
+    st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st))}
+    verdict_table(doc, st, not_run)
+    summary_at = len(doc.blocks)
     if not_run:
         # One line, not an empty section per preset.
         doc.p(f"Not run in this study: {', '.join(not_run)} (gpt2lab study --preset NAME --out STUDY, with this "
@@ -150,17 +187,34 @@ def main():
         "trainer's evaluations (the same validation batches every time).",
         f"A loss spike is a step whose loss is more than {int(SPIKE_JUMP * 100)}% above the median of the "
         f"previous {SPIKE_WINDOW} steps (consecutive such steps count once).",
-        "'Steps to loss ≤ x': the first step whose smoothed train loss reaches x, where x is 0.1 nats below the "
-        "unigram baseline on the training split (the point where a model starts to use context); without the "
-        "shards at hand, the median final smoothed train loss of the preset's runs that did not diverge.",
+        "'Tokens to loss ≤ x': the tokens trained on when the smoothed train loss first reaches x, where x is 0.1 "
+        "nats below the unigram baseline on the training split (the point where a model starts to use context); "
+        "without a baseline, the median final smoothed train loss of the preset's runs that did not diverge. In "
+        "comparisons a seed that never reaches x counts with its run's total tokens (a lower bound).",
         "Unigram baseline: the cross-entropy of the training split's token frequencies (add-one smoothed) on the "
-        "validation split; a model at this loss predicts common tokens and nothing from context.",
+        "validation split (study.json's baselines where gpt2lab wrote them, else computed from the shards); a "
+        "model at this loss predicts common tokens and nothing from context. A run left the unigram plateau when "
+        "its final validation loss is more than 0.1 nats below it.",
+        "Divergence: the trainer's rule (a non-finite loss, or a loss above its threshold for a window of "
+        "consecutive steps); a spike (trainer) is a loss that went above the threshold and came back.",
         f"Xiong pattern at init: Post-LN's last/first-layer FFN gradient ratio above {GROWS}, Pre-LN's at most "
         f"{GROWS}.",
-        "One seed per setting (the same seed for every run, so runs differ only in what the grid varies): "
-        "differences of a few hundredths of a nat between two runs are within what another seed could change.",
-        # The same words as before the script became a folder, so that a
-        # report is unchanged for the same study.
+        seeds_bullet(st),
+        f"Seed noise: a comparison states a difference only when both settings have at least {verdicts.MIN_SEEDS} "
+        f"seeds and |Δmean| > {verdicts.NOISE:g}·pooled sd (pooled sd = √((sd₁² + sd₂²)/2), sample sds); "
+        "otherwise "
+        "it says 'within seed noise'. A diverged seed counts as ln V (the uniform prediction's loss) in the final "
+        "validation losses compared; tables show the mean ± sd over the seeds that completed.",
+        "Binary measures over seeds (left the unigram plateau, i.e. a final validation loss 0.1 nats below the "
+        f"unigram baseline): a setting trains when all of its seeds (at least {verdicts.MIN_SEEDS}) do and fails "
+        "when none does; anything in between is seed-dependent and supports no statement.",
+        "Max stable lr over seeds: geometric mean and sd of log2 (octaves); a search where nothing trained counts "
+        "one grid step below the grid.",
+        "Verdicts: where a claim rests on several settings, more than half of the comparable settings must be "
+        "resolved in one direction; where it rests on several measures, one confirming and none contradicting "
+        "confirms (and the reverse); 'not observed at this scale' covers no resolved difference and measures that "
+        "disagree; 'not tested' means the study has no such runs or too few seeds. The rule of each claim is in "
+        "tools/report/verdicts.py.",
         "All numbers and every finding above are computed by tools/report from study.json and the runs' "
         "metrics.jsonl; rerunning it on the same folder gives the same report.",
     ])
@@ -173,7 +227,7 @@ def main():
         if findings.get(key):
             summary.append(f"[{key}] " + findings[key][0])
             for extra in findings[key][1:]:
-                if any(w in extra for w in ("Xiong", "Radford", "distinct hidden unit", "of the unigram baseline")):
+                if any(w in extra for w in ("disagrees with", "matches Xiong", "distinct hidden unit")):
                     summary.append(f"[{key}] " + extra)
     doc.blocks[summary_at:summary_at] = [("h", 2, "Summary of findings"), ("ul", summary)]
 

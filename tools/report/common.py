@@ -1,74 +1,87 @@
-"""What several sections share: a run's setting in words, the step a run
-reaches a target loss, the table of training runs, and loss plots."""
+"""What several sections share: a setting in words, the table of settings
+(every seed of a setting in one row: mean ± sd), loss curves with a seed
+band, and the sentences about the unigram plateau and design artefacts."""
 import math
 import statistics
 
-from .stats import count_spikes, fmt, fmt_lr
+from .evidence import PLATEAU_MARGIN, left_plateau, tokens_to_target, warmup_fraction
+from .stats import count_spikes, fmt, fmt_lr, fmt_msd, fmt_tokens
 
 
 def describe(r):
+    """A run's setting in words (its seed left out)."""
     v = r.get("variables", {})
     parts = []
+    if "embedding_scale" in v:
+        parts.append(f"embedding {v['embedding_scale']}")
     for k in ("depth", "norm", "init"):
         if k in v:
             parts.append(f"L{v[k]}" if k == "depth" else (f"{v[k]}-LN" if k == "norm" else f"init {v[k]}"))
     if "residual_scale" in v and v.get("init") not in ("gpt2", "zero"):
         parts.append("scale" if v["residual_scale"] else "no scale")
-    if "warmup" in v:
+    if "warmup_fraction" in v:
+        parts.append(f"warmup {v['warmup_fraction']:.0%}" if v["warmup_fraction"] else "no warmup")
+    elif "warmup" in v:
         parts.append(f"warmup {v['warmup']}" if v["warmup"] else "no warmup")
+    if "clip" in v:
+        parts.append(f"clip {v['clip']:g}" if v["clip"] else "no clipping")
     if "lr" in v:
         parts.append("lr " + fmt_lr(v["lr"]))
     return ", ".join(parts)
 
 
-def steps_to_target(st, r, target):
-    steps, sm = st.smoothed(r)
-    for s, x in zip(steps, sm):
-        if x <= target:
-            return s
-    return None
-
-
-def preset_target(st, runs):
-    """The train loss each run is timed to. With the data at hand: 0.1 nats
-    below the unigram baseline on the train split, i.e. the step where the
-    model starts to use context. Otherwise the median of the final smoothed
-    train losses of the preset's runs that did not diverge, rounded up to
-    0.05."""
-    if st.unigram_train is not None:
-        return math.floor((st.unigram_train - 0.1) * 100) / 100
-    finals = [st.smoothed(r)[1][-1] for r in runs if not st.diverged(r) and st.smoothed(r)[1]]
-    if not finals:
-        return None
-    return math.ceil(statistics.median(finals) * 20) / 20
-
-
 def max_loss(st, r):
     m = st.metrics.get(r["name"], {})
-    xs = [x for x in m.get("loss", []) if math.isfinite(x)]
+    xs = [x for x in m.get("loss", []) if isinstance(x, (int, float)) and math.isfinite(x)]
     d = m.get("diverged") or {}
     if isinstance(d.get("loss"), (int, float)) and math.isfinite(d["loss"]):
         xs.append(d["loss"])
     return max(xs) if xs else None
 
 
-def train_table(st, runs, target):
+def jump_spikes(st, r):
+    loss = st.metrics.get(r["name"], {}).get("loss", [])
+    return count_spikes(loss) if loss else None
+
+
+def per_seed(xs):
+    return ", ".join("–" if x is None else str(x) for x in xs)
+
+
+def setting_table(st, groups, target, label=None):
+    """One row per setting (a group of seeds): diverged seeds (the trainer's
+    rule), spikes (the trainer's count per seed, and the 10%-jump count),
+    final validation loss mean ± sd over the seeds that completed, seeds
+    that left the unigram plateau, tokens to the target loss."""
+    label = label or (lambda key, runs: describe(runs[0]))
     rows = []
-    for r in runs:
-        m = st.metrics.get(r["name"], {})
-        o = r.get("outcome", {})
-        loss = m.get("loss", [])
-        status = r.get("status", "pending")
-        if status == "diverged":
-            status = f"diverged @ {st.diverged_at(r)}"
-        rows.append([r["name"], describe(r), status, fmt(st.val_loss(r)),
-                     fmt(o.get("val_ppl") if r.get("status") == "completed" else None, 1),
-                     fmt(steps_to_target(st, r, target)) if target is not None else "–",
-                     count_spikes(loss) if loss else "–",
-                     fmt(max_loss(st, r))])
-    header = ["run", "setting", "status", "final val loss", "val ppl",
-              f"steps to loss ≤ {fmt(target, 2)}" if target is not None else "steps to target",
-              "loss spikes", "max train loss"]
+    for key, runs in groups.items():
+        n = len(runs)
+        div = [r for r in runs if st.diverged(r)]
+        vals = [st.val_loss(r) for r in runs if st.val_loss(r) is not None]
+        val = fmt_msd(vals)
+        if vals and len(vals) < n:
+            val += f" [{len(vals)} seeds]"
+        left = [left_plateau(st, r) for r in runs]
+        reach = [tokens_to_target(st, r, target) for r in runs] if target is not None else []
+        got = [t for t, ok in reach if ok]
+        spikes = [st.spikes(r) for r in runs]
+        jumps = [jump_spikes(st, r) for r in runs]
+        highs = [x for x in (max_loss(st, r) for r in runs) if x is not None]
+        rows.append([
+            label(key, runs), n,
+            f"{len(div)}/{n}" + (f" (step {per_seed([st.diverged_at(r) for r in div])})" if div else ""),
+            per_seed(spikes) if any(x is not None for x in spikes) else "–",
+            per_seed(jumps) if any(x is not None for x in jumps) else "–",
+            val,
+            f"{sum(bool(x) for x in left)}/{n}" if any(x is not None for x in left) else "–",
+            (fmt_tokens(statistics.mean(got)) + (f" ± {fmt_tokens(statistics.stdev(got))}" if len(got) > 1 else "")
+             + f" ({len(got)}/{n})") if got else (f"– (0/{n})" if reach else "–"),
+            fmt(max(highs)) if highs else "–"])
+    header = ["setting", "seeds", "diverged", "spikes (trainer)", "spikes (10% jump)", "final val loss (mean ± sd)",
+              f"left plateau (< unigram − {PLATEAU_MARGIN:g})",
+              f"tokens to loss ≤ {fmt(target, 2)} (seeds)" if target is not None else "tokens to target",
+              "max train loss"]
     return header, rows
 
 
@@ -81,34 +94,92 @@ def clip_ylim(ax, st, lo_values):
         ax.axhline(st.unigram, color="k", ls=":", lw=0.9, label="unigram baseline")
 
 
-def plateau_finding(st, runs, label):
-    """How many runs ended at the unigram baseline (learned token frequencies
-    and nothing about context)."""
-    if st.unigram is None:
-        return None
-    done = [r for r in runs if st.val_loss(r) is not None]
-    if not done:
-        return None
-    stuck = [r for r in done if st.val_loss(r) > st.unigram - 0.1]
-    return (f"{label}: {len(stuck)} of {len(done)} completed runs ended within 0.1 nats of the unigram baseline "
-            f"({st.unigram:.3f}, the validation loss of the training set's token frequencies)" +
-            (": " + ", ".join(f"{r['name']} {st.val_loss(r):.3f}" for r in stuck) + "." if stuck else "."))
+def band(series):
+    """Per index: (mean, sd) over the series that reach it (sd 0 for one)."""
+    n = max((len(s) for s in series), default=0)
+    means, sds = [], []
+    for i in range(n):
+        xs = [s[i] for s in series if i < len(s) and math.isfinite(s[i])]
+        means.append(statistics.mean(xs) if xs else float("nan"))
+        sds.append(statistics.stdev(xs) if len(xs) > 1 else 0.0)
+    return means, sds
 
 
-def plot_losses(ax, st, r, color, label, style="-"):
-    steps, sm = st.smoothed(r)
-    m = st.metrics.get(r["name"], {})
+def plot_band(ax, st, runs, color, label, style="-", what="loss"):
+    """The seeds of one setting: the mean smoothed train loss (or gradient
+    norm) with a ±1 sd band, mean validation points, and × where a seed
+    diverged. Returns the plotted values (for the y range)."""
+    curves, steps = [], []
+    for r in runs:
+        if what == "loss":
+            s, sm = st.smoothed(r)
+        else:
+            m = st.metrics.get(r["name"], {})
+            s, sm = m.get("steps", []), [x if isinstance(x, (int, float)) else float("nan")
+                                         for x in m.get("grad_norm", [])]
+        if len(s) > len(steps):
+            steps = s
+        if sm:
+            curves.append(sm)
     lows = []
-    if steps:
-        ax.plot(steps, sm, style, color=color, label=label, lw=1.3)
-        lows += [x for x in sm if math.isfinite(x)]
-    if m.get("val"):
-        ax.plot(m["val_steps"], m["val"], "o", color=color, ms=3.5, mfc="white")
-        lows += m["val"]
-    if st.diverged(r) and steps:
-        # At the loss that tripped the guard, kept inside the plotted range.
-        y = max_loss(st, r) or sm[-1]
-        if st.uniform:
-            y = min(y, st.uniform + 1.4)
-        ax.plot([st.diverged_at(r)], [y], "x", color=color, ms=10, mew=2)
+    if curves:
+        mean, sd = band(curves)
+        n = len(curves)
+        ax.plot(steps[:len(mean)], mean, style, color=color, lw=1.3, label=f"{label} ({n} seed{'s' if n > 1 else ''})")
+        if n > 1:
+            lo = [m - s for m, s in zip(mean, sd)]
+            hi = [m + s for m, s in zip(mean, sd)]
+            if what != "loss":
+                lo = [max(x, 1e-12) for x in lo]
+            ax.fill_between(steps[:len(mean)], lo, hi, color=color, alpha=0.2, lw=0)
+        lows += [x for x in mean if math.isfinite(x)]
+    if what == "loss":
+        vals = {}
+        for r in runs:
+            m = st.metrics.get(r["name"], {})
+            for s, v in zip(m.get("val_steps", []), m.get("val", [])):
+                if isinstance(v, (int, float)) and math.isfinite(v):
+                    vals.setdefault(s, []).append(v)
+        if vals:
+            xs = sorted(vals)
+            ax.plot(xs, [statistics.mean(vals[x]) for x in xs], "o", color=color, ms=3.5, mfc="white")
+            lows += [statistics.mean(vals[x]) for x in xs]
+        for r in runs:
+            if st.diverged(r) and st.diverged_at(r) is not None:
+                y = max_loss(st, r) or (st.uniform or 0)
+                if st.uniform:
+                    y = min(y, st.uniform + 1.4)
+                ax.plot([st.diverged_at(r)], [y], "x", color=color, ms=9, mew=2)
     return lows
+
+
+def plateau_line(st, groups, label=None):
+    """Per setting: how many seeds left the unigram plateau; None without a
+    baseline."""
+    if st.unigram is None or not groups:
+        return None
+    label = label or (lambda key, runs: describe(runs[0]))
+    parts = []
+    for key, runs in groups.items():
+        left = sum(bool(left_plateau(st, r)) for r in runs)
+        parts.append(f"{label(key, runs)} {left}/{len(runs)}")
+    return (f"Seeds that left the unigram plateau (final validation loss below {st.unigram:.3f} − "
+            f"{PLATEAU_MARGIN:g}, the validation loss of the training set's token frequencies): "
+            + "; ".join(parts) + ".")
+
+
+def artefact_line(st, checks):
+    return "To rule out a design artefact the study varied: " + "; ".join(checks) + "."
+
+
+def seeds_note(st, groups):
+    """'(n seeds per setting)' or the range."""
+    ns = sorted({len(v) for v in groups.values()})
+    if not ns:
+        return "no runs"
+    return (f"{ns[0]} seed{'s' if ns[0] != 1 else ''} per setting" if len(ns) == 1 else
+            f"{ns[0]}–{ns[-1]} seeds per setting")
+
+
+__all__ = ["describe", "max_loss", "setting_table", "clip_ylim", "plot_band", "plateau_line", "artefact_line",
+           "seeds_note", "warmup_fraction", "jump_spikes"]

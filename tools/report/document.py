@@ -2,8 +2,42 @@
 import base64
 import html
 import os
+import re
 
 from .plot import DPI, plt
+
+
+def slug(text):
+    """A heading's anchor as GitHub makes it: lower case, punctuation
+    other than '-' and '_' dropped, spaces as '-'."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+class Link:
+    """A table cell or list item that links to a heading of the report
+    (Doc.anchor gives the anchor)."""
+
+    def __init__(self, text, anchor):
+        self.text, self.anchor = text, anchor
+
+    def __str__(self):
+        return self.text
+
+
+def md_cell(c):
+    if isinstance(c, Link):
+        return f"[{c.text}](#{c.anchor})"
+    if isinstance(c, list):
+        return ", ".join(md_cell(x) for x in c)
+    return str(c).replace("|", "\\|").replace("\n", " ")
+
+
+def html_cell(c):
+    if isinstance(c, Link):
+        return f"<a href='#{html.escape(c.anchor)}'>{html.escape(c.text)}</a>"
+    if isinstance(c, list):
+        return ", ".join(html_cell(x) for x in c)
+    return html.escape(str(c))
 
 
 class Doc:
@@ -17,6 +51,11 @@ class Doc:
 
     def h(self, level, text):
         self.blocks.append(("h", level, text))
+
+    def anchor(self, text):
+        """The anchor of the heading `text` (the first one so named), as
+        both renderings give it."""
+        return slug(text)
 
     def p(self, text):
         self.blocks.append(("p", text))
@@ -49,10 +88,9 @@ class Doc:
             elif b[0] == "ul":
                 lines += ["- " + x for x in b[1]] + [""]
             elif b[0] == "table":
-                cell = lambda c: str(c).replace("|", "\\|").replace("\n", " ")
-                lines.append("| " + " | ".join(cell(c) for c in b[1]) + " |")
+                lines.append("| " + " | ".join(md_cell(c) for c in b[1]) + " |")
                 lines.append("|" + "|".join("---" for _ in b[1]) + "|")
-                lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in b[2]]
+                lines += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in b[2]]
                 lines.append("")
             elif b[0] == "pre":
                 lines += ["```", b[1], "```", ""]
@@ -70,9 +108,15 @@ class Doc:
             "th{background:#f2f2f2}img{max-width:100%}figcaption{font-style:italic;color:#444}"
             "pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap}</style></head><body>",
         ]
+        seen = set()
         for b in self.blocks:
             if b[0] == "h":
-                parts.append(f"<h{b[1]}>{e(b[2])}</h{b[1]}>")
+                # The id GitHub gives the Markdown heading (the first of a
+                # name; later ones get none rather than GitHub's -1, -2).
+                a = slug(b[2])
+                ident = f" id='{e(a)}'" if a not in seen else ""
+                seen.add(a)
+                parts.append(f"<h{b[1]}{ident}>{e(b[2])}</h{b[1]}>")
             elif b[0] == "p":
                 parts.append("<p>" + e(b[1]) + "</p>")
             elif b[0] == "ul":
@@ -80,7 +124,7 @@ class Doc:
             elif b[0] == "table":
                 parts.append("<table><tr>" + "".join("<th>" + e(str(c)) + "</th>" for c in b[1]) + "</tr>")
                 for r in b[2]:
-                    parts.append("<tr>" + "".join("<td>" + e(str(c)) + "</td>" for c in r) + "</tr>")
+                    parts.append("<tr>" + "".join("<td>" + html_cell(c) + "</td>" for c in r) + "</tr>")
                 parts.append("</table>")
             elif b[0] == "pre":
                 parts.append("<pre>" + e(b[1]) + "</pre>")

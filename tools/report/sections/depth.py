@@ -1,45 +1,52 @@
-"""depth: Pre-LN vs Post-LN, with and without the residual scale, as depth grows."""
-from ..common import clip_ylim, plateau_finding, plot_losses, preset_target, train_table
-from ..plot import plt
-from ..stats import fmt, fmt_lr, plural
+"""depth: Pre-LN vs Post-LN, with and without the residual scale, as depth
+grows, over seeds."""
+import statistics
 
+from ..common import artefact_line, clip_ylim, plateau_line, plot_band, seeds_note, setting_table
+from ..evidence import artefact_checks, depth_groups, train_target
+from ..plot import plt
+from ..stats import fmt_lr, fmt_msd, mean_sd
+from ..verdicts import Diff, disagrees
 
 PRESET = "depth"
 TITLE = "depth: Pre-LN vs Post-LN as depth grows"
+STYLES = {"pre-LN, scale": ("tab:blue", "-o"), "pre-LN, no scale": ("tab:cyan", "--s"),
+          "post-LN, scale": ("tab:red", "-o"), "post-LN, no scale": ("tab:orange", "--s")}
 
-def depth_variant(r):
-    v = r["variables"]
-    return f"{v['norm']}-LN, " + ("scale" if v["residual_scale"] else "no scale")
+
+def variant(norm, scale):
+    return f"{norm}-LN, " + ("scale" if scale else "no scale")
 
 
 def draw(doc, st, findings):
-    runs = [r for r in st.preset_runs(PRESET) if r.get("status") in ("completed", "diverged")]
-    depths = sorted({r["variables"]["depth"] for r in runs})
+    g = depth_groups(st)
+    runs = [r for rs in g.values() for r in rs]
+    depths = sorted({k[2] for k in g})
     variants = []
-    for r in runs:
-        if depth_variant(r) not in variants:
-            variants.append(depth_variant(r))
+    for (norm, scale, _) in g:
+        if (norm, scale) not in variants:
+            variants.append((norm, scale))
     cfg = runs[0]["config"]
-    doc.p(f"{len(runs)} training runs, n_embd {cfg['model']['n_embd']}, depths {', '.join(map(str, depths))}, "
-          f"{cfg['steps']} steps at a fixed lr {fmt_lr(cfg['lr'])} with no warmup; 'scale' is GPT-2's init, "
-          "'no scale' the same normal(0.02) without the 1/√(2L) residual scaling.")
-    cell = {(depth_variant(r), r["variables"]["depth"]): r for r in runs}
-    styles = {"pre-LN, scale": ("tab:blue", "-o"), "pre-LN, no scale": ("tab:cyan", "--s"),
-              "post-LN, scale": ("tab:red", "-o"), "post-LN, no scale": ("tab:orange", "--s")}
+    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}), n_embd {cfg['model']['n_embd']}, depths "
+          f"{', '.join(map(str, depths))}, {cfg['steps']} steps at a fixed lr {fmt_lr(cfg['lr'])} with no warmup; "
+          "'scale' is GPT-2's init, 'no scale' the same normal(0.02) without the 1/√(2L) residual scaling. A "
+          "diverged seed counts as ln V in the means below.")
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    top = 0
-    for v in variants:
-        color, style = styles.get(v, ("k", "-o"))
-        xs = [d for d in depths if (v, d) in cell and st.val_loss(cell[(v, d)]) is not None]
-        ys = [st.val_loss(cell[(v, d)]) for d in xs]
-        top = max([top] + ys)
-        ax.plot(xs, ys, style, color=color, label=v)
-    for v in variants:
-        color, _ = styles.get(v, ("k", "-o"))
-        xd = [d for d in depths if (v, d) in cell and st.diverged(cell[(v, d)])]
-        if xd:
-            ax.plot(xd, [top + 0.1] * len(xd), "x", color=color, ms=11, mew=2.5)
+    for (norm, scale) in variants:
+        color, style = STYLES.get(variant(norm, scale), ("k", "-o"))
+        xs, ms, sds = [], [], []
+        for d in depths:
+            m, sd = mean_sd([st.final_value(r) for r in g.get((norm, scale, d), [])])
+            if m is not None:
+                xs.append(d)
+                ms.append(m)
+                sds.append(sd or 0.0)
+        ax.errorbar(xs, ms, yerr=sds, fmt=style, color=color, capsize=3, label=variant(norm, scale))
+        for d in depths:
+            div = [r for r in g.get((norm, scale, d), []) if st.diverged(r)]
+            if div:
+                ax.plot([d], [max(ms) + 0.1 if ms else 0], "x", color=color, ms=11, mew=2.5)
     if st.unigram is not None:
         ax.axhline(st.unigram, color="k", ls=":", lw=0.9, label="unigram baseline")
     ax.set_xscale("log", base=2)
@@ -47,18 +54,19 @@ def draw(doc, st, findings):
     ax.set_xticklabels([str(d) for d in depths])
     ax.set_xlabel("layers")
     ax.set_ylabel("final validation loss (nats)")
-    ax.set_title("× above the curves: diverged")
+    ax.set_title("mean ± 1 sd over seeds; × above the curves: a seed diverged", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    doc.figure(fig, "depth_final_loss.png", "Final validation loss against depth; diverged runs marked ×")
+    doc.figure(fig, "depth_final_loss.png", "Final validation loss against depth, mean ± sd over seeds; diverged "
+                                            "seeds marked ×")
 
     fig, axes = plt.subplots(1, len(depths), figsize=(3.8 * len(depths), 3.4), squeeze=False, sharey=True)
     for ax, d in zip(axes[0], depths):
         lows = []
-        for v in variants:
-            if (v, d) in cell:
-                color, style = styles.get(v, ("k", "-"))
-                lows += plot_losses(ax, st, cell[(v, d)], color, v, "-" if "no scale" not in v else "--")
+        for (norm, scale) in variants:
+            if (norm, scale, d) in g:
+                color, _ = STYLES.get(variant(norm, scale), ("k", "-"))
+                lows += plot_band(ax, st, g[(norm, scale, d)], color, variant(norm, scale), "-" if scale else "--")
         clip_ylim(ax, st, lows)
         ax.set_title(f"{d} layers")
         ax.set_xlabel("step")
@@ -66,48 +74,60 @@ def draw(doc, st, findings):
     axes[0][0].set_ylabel("loss (nats)")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    doc.figure(fig, "depth_loss.png", "Training loss per depth (smoothed; circles: validation; ×: divergence)")
+    doc.figure(fig, "depth_loss.png", "Training loss per depth, mean over seeds with a ±1 sd band (circles: "
+                                      "validation; ×: divergence)")
 
-    target = preset_target(st, runs)
-    header, rows = train_table(st, runs, target)
+    target = train_target(st, runs)
+    header, rows = setting_table(st, g, target, lambda k, rs: f"L{k[2]}, {variant(k[0], k[1])}")
     doc.table(header, rows)
 
     f = []
-    for v in variants:
-        div = [d for d in depths if (v, d) in cell and st.diverged(cell[(v, d)])]
-        fin = [(d, st.val_loss(cell[(v, d)])) for d in depths if (v, d) in cell and st.val_loss(cell[(v, d)]) is not None]
-        line = f"{v}: diverged at {plural(len(div), 'depth')}" + (f" ({', '.join(map(str, div))} layers)" if div else "")
+    for (norm, scale) in variants:
+        div = [d for d in depths if any(st.diverged(r) for r in g.get((norm, scale, d), []))]
+        fin = [(d, [st.final_value(r) for r in g[(norm, scale, d)]]) for d in depths if (norm, scale, d) in g]
+        line = f"{variant(norm, scale)}: a seed diverged at {len(div)} depth{'s' if len(div) != 1 else ''}" + \
+            (f" ({', '.join(map(str, div))} layers)" if div else "")
         if fin:
-            line += "; final validation loss " + ", ".join(f"{d}L {x:.3f}" for d, x in fin)
-            best = min(fin, key=lambda t: t[1])
-            line += f" (best at {best[0]} layers)"
+            line += "; final validation loss " + ", ".join(f"{d}L {fmt_msd(x)}" for d, x in fin)
+            best = min(fin, key=lambda t: statistics.mean([v for v in t[1] if v is not None] or [float("inf")]))
+            line += f" (best mean at {best[0]} layers)"
         f.append(line + ".")
-    pre_div = sum(st.diverged(r) for r in runs if r["variables"]["norm"] == "pre")
-    post_div = sum(st.diverged(r) for r in runs if r["variables"]["norm"] == "post")
-    n_pre = sum(r["variables"]["norm"] == "pre" for r in runs)
-    n_post = sum(r["variables"]["norm"] == "post" for r in runs)
-    f.append(f"In all: Post-LN diverged in {post_div} of {n_post} runs, Pre-LN in {pre_div} of {n_pre}.")
     for norm in ("post", "pre"):
-        line = plateau_finding(st, [r for r in runs if r["variables"]["norm"] == norm],
-                               "Post-LN" if norm == "post" else "Pre-LN")
-        if line:
-            f.append(line)
+        n = [r for k, rs in g.items() if k[0] == norm for r in rs]
+        if n:
+            f.append(f"{'Post' if norm == 'post' else 'Pre'}-LN: {sum(st.diverged(r) for r in n)} of {len(n)} runs "
+                     f"diverged, {sum(st.spikes(r) or 0 for r in n)} loss spikes recovered (the trainer's count).")
+        line = plateau_line(st, {k: rs for k, rs in g.items() if k[0] == norm},
+                            lambda k, rs: f"{k[2]}L {'scale' if k[1] else 'no scale'}")
+        if line and n:
+            f.append(f"{'Post' if norm == 'post' else 'Pre'}-LN: " + line[0].lower() + line[1:])
+    # Pre vs Post at the deepest depth, each with its better scale setting.
     deep = depths[-1]
-    a = [cell[(v, deep)] for v in variants if v.startswith("pre") and (v, deep) in cell]
-    b = [cell[(v, deep)] for v in variants if v.startswith("post") and (v, deep) in cell]
-    va = [st.val_loss(r) for r in a if st.val_loss(r) is not None]
-    vb = [st.val_loss(r) for r in b if st.val_loss(r) is not None]
-    if a and b:
-        pre_best = min(va) if va else None
-        post_best = min(vb) if vb else None
-        if pre_best is not None and (post_best is None or pre_best < post_best):
-            f.append(f"At {deep} layers Pre-LN trains better (best {fmt(pre_best)} vs "
-                     f"{fmt(post_best) if post_best is not None else 'all diverged'} for Post-LN), as Xiong et al. "
-                     "(2020) predict for deep Post-LN without warmup.")
+    best = {}
+    for norm in ("pre", "post"):
+        cands = [g[(norm, s, deep)] for s in (True, False) if (norm, s, deep) in g]
+        if cands:
+            best[norm] = min(([st.final_value(r) for r in rs] for rs in cands),
+                             key=lambda vs: statistics.mean([v for v in vs if v is not None] or [float("inf")]))
+    if len(best) == 2:
+        d = Diff(best["pre"], best["post"])
+        if d.sign < 0:
+            f.append(f"At {deep} layers Pre-LN trains better than Post-LN (each with its better scale setting: "
+                     f"{d.text()}), as Xiong et al. (2020) predict for deep Post-LN without warmup.")
+        elif d.sign > 0:
+            f.append(f"At {deep} layers Post-LN trains better than Pre-LN ({d.text()}); this disagrees with Xiong et "
+                     "al. (2020)'s expectation that deep Post-LN without warmup trains worse. " +
+                     artefact_line(st, artefact_checks(st)))
         else:
-            f.append(f"At {deep} layers Post-LN is not worse than Pre-LN here (best {fmt(post_best)} vs "
-                     f"{fmt(pre_best)}); this disagrees with Xiong et al. (2020)'s expectation that deep Post-LN "
-                     "without warmup trains worse.")
+            f.append(f"At {deep} layers Pre-LN and Post-LN end within seed noise of each other ({d.text()}); Xiong "
+                     "et al. (2020) expect deep Post-LN without warmup to train worse.")
+    v = st.verdicts.get("scale-depth") if st.verdicts else None
+    if v:
+        f += v.lines(PRESET)
+        if disagrees(v):
+            f.append("Radford et al. (2019) scale the residual projections because their effect accumulates with "
+                     "depth; where the verdict is 'not observed' or 'contradicted', this study does not show that. " +
+                     artefact_line(st, artefact_checks(st)))
     doc.h(3, "Findings")
     doc.bullets(f)
     findings[PRESET] = f

@@ -1,156 +1,194 @@
 """grad-at-init: per-layer FFN gradient norms and residual RMS of freshly
-initialized models, against Xiong et al. (2020, Fig. 3)."""
+initialized models, against Xiong et al. (2020, Fig. 3), with GPT-2's
+embeddings and with unit-scale ones, over seeds."""
 import math
 import statistics
 
+from ..evidence import gai_groups, gai_profiles
 from ..plot import INIT_COLORS, plt, ticker
-from ..stats import GROWS, fmt
-
+from ..stats import GROWS, fmt_msd
+from ..verdicts import EMBEDDING_WORDS, MIN_SEEDS, gai_setting
 
 PRESET = "grad-at-init"
 TITLE = "grad-at-init: gradient norms at initialization"
+INIT_ORDER = ["gpt2", "normal", "xavier", "he"]
+
+
+def mean_profile(results, key):
+    """Per layer: (mean, sd) over seeds of result[key] (a list per layer)."""
+    series = [r[key] if key == "residual_rms" else r["grad_norm"]["ffn"] for r in results]
+    n = min(len(s) for s in series)
+    means = [statistics.mean(s[i] for s in series) for i in range(n)]
+    sds = [statistics.stdev(s[i] for s in series) if len(series) > 1 else 0.0 for i in range(n)]
+    return means, sds
+
 
 def draw(doc, st, findings):
+    g = gai_groups(st)
+    embs = [e for e in ("none", "sqrt") if any(k[0] == e for k in g)] + \
+        sorted({k[0] for k in g} - {"none", "sqrt"})
+    depths = sorted({k[1] for k in g})
+    inits = [i for i in INIT_ORDER if any(k[2] == i for k in g)] + sorted({k[2] for k in g} - set(INIT_ORDER))
     runs = [r for r in st.preset_runs(PRESET) if r.get("status") == "completed" and "result" in r]
-    depths = sorted({r["variables"]["depth"] for r in runs})
-    inits = [i for i in ["gpt2", "normal", "xavier", "he"] if any(r["variables"]["init"] == i for r in runs)]
-    get = {(r["variables"]["depth"], r["variables"]["norm"], r["variables"]["init"]): r["result"] for r in runs}
-    cfg = runs[0]["config"]
-    doc.p(f"{len(runs)} freshly initialized models (n_embd {cfg['model']['n_embd']}, depths "
-          f"{', '.join(map(str, depths))}; seed {cfg['seed']}), each run forward and backward on "
-          f"{cfg['batches']} batches of {cfg['batch_size']}×{cfg['seq_len']} tokens; the plotted value is the "
-          "L2 norm of the gradient of each layer's FFN weight matrices (mlp.c_fc and mlp.c_proj together, "
-          "Xiong et al.'s W¹, W²), averaged over the batches. No training.")
+    cfg = runs[0].get("config", {})
+    seeds = sorted({len(v) for v in g.values()})
+    doc.p(f"{len(runs)} freshly initialized models (n_embd {cfg.get('model', {}).get('n_embd', '?')}, depths "
+          f"{', '.join(map(str, depths))}; {'–'.join(map(str, (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds))} "
+          f"seed{'s' if seeds[-1] != 1 else ''} per setting), each run forward and backward on "
+          f"{cfg.get('batches', '?')} batches of {cfg.get('batch_size', '?')}×{cfg.get('seq_len', '?')} tokens; the "
+          "plotted value is the L2 norm of the gradient of each layer's FFN weight matrices (mlp.c_fc and mlp.c_proj "
+          "together, Xiong et al.'s W¹, W²), averaged over the batches; lines are the mean over seeds, bands ±1 sd. "
+          "No training. Embedding settings: " +
+          "; ".join(f"'{e}' = {EMBEDDING_WORDS.get(e, e)}" for e in embs) + ".")
 
-    fig, axes = plt.subplots(2, len(depths), figsize=(4.2 * len(depths), 6.6), squeeze=False)
-    for j, d in enumerate(depths):
-        for init in inits:
-            for norm, style in (("post", "-o"), ("pre", "--s")):
-                g = get.get((d, norm, init))
-                if g:
-                    ffn = g["grad_norm"]["ffn"]
-                    layers = range(1, len(ffn) + 1)
-                    axes[0][j].plot(layers, ffn, style, color=INIT_COLORS[init], ms=3, label=f"{norm}-LN, {init}")
-                    axes[1][j].plot(layers, [x / ffn[0] for x in ffn], style, color=INIT_COLORS[init], ms=3)
-        axes[0][j].set_yscale("log")
-        axes[0][j].set_title(f"{d} layers")
-        axes[1][j].set_yscale("log", base=2)
-        axes[1][j].axhline(1.0, color="k", lw=0.6)
-        axes[1][j].set_xlabel("layer")
-        for ax in (axes[0][j], axes[1][j]):
-            ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-            ax.grid(alpha=0.3, which="both")
-    axes[0][0].set_ylabel("‖∂L/∂W_FFN‖ at init")
-    axes[1][0].set_ylabel("relative to layer 1")
+    rows_per_emb = 2
+    fig, axes = plt.subplots(rows_per_emb * len(embs), len(depths),
+                             figsize=(4.2 * len(depths), 3.3 * rows_per_emb * len(embs)), squeeze=False)
+    for e, emb in enumerate(embs):
+        for j, d in enumerate(depths):
+            top, rel = axes[rows_per_emb * e][j], axes[rows_per_emb * e + 1][j]
+            for init in inits:
+                for norm, style in (("post", "-o"), ("pre", "--s")):
+                    res = g.get((emb, d, init, norm))
+                    if not res:
+                        continue
+                    mean, sd = mean_profile(res, "ffn")
+                    layers = list(range(1, len(mean) + 1))
+                    color = INIT_COLORS.get(init, "k")
+                    top.plot(layers, mean, style, color=color, ms=3, label=f"{norm}-LN, {init}")
+                    rels = [[x / r["grad_norm"]["ffn"][0] for x in r["grad_norm"]["ffn"]] for r in res]
+                    rm = [statistics.mean(s[i] for s in rels) for i in range(len(layers))]
+                    rel.plot(layers, rm, style, color=color, ms=3)
+                    if len(res) > 1:
+                        top.fill_between(layers, [max(m - s, 1e-12) for m, s in zip(mean, sd)],
+                                         [m + s for m, s in zip(mean, sd)], color=color, alpha=0.15, lw=0)
+                        rs = [statistics.stdev(s[i] for s in rels) for i in range(len(layers))]
+                        rel.fill_between(layers, [max(m - s, 1e-6) for m, s in zip(rm, rs)],
+                                         [m + s for m, s in zip(rm, rs)], color=color, alpha=0.15, lw=0)
+            top.set_yscale("log")
+            top.set_title(f"embedding {emb}, {d} layers", fontsize=10)
+            rel.set_yscale("log", base=2)
+            rel.axhline(1.0, color="k", lw=0.6)
+            rel.set_xlabel("layer")
+            for ax in (top, rel):
+                ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+                ax.grid(alpha=0.3, which="both")
+        axes[rows_per_emb * e][0].set_ylabel(f"‖∂L/∂W_FFN‖ at init\n(embedding {emb})", fontsize=9)
+        axes[rows_per_emb * e + 1][0].set_ylabel("relative to layer 1", fontsize=9)
     axes[0][0].legend(fontsize=7, ncol=2)
     fig.tight_layout()
     doc.figure(fig, "grad_at_init_profiles.png",
-               "Per-layer FFN weight gradient norm at initialization (top), and relative to layer 1 (bottom: rising "
-               "= grows toward the output, Xiong et al.'s Post-LN pattern); Post-LN solid, Pre-LN dashed")
+               "Per-layer FFN weight gradient norm at initialization and relative to layer 1 (rising = grows toward "
+               "the output, Xiong et al.'s Post-LN pattern), per embedding setting; Post-LN solid, Pre-LN dashed; "
+               "mean over seeds, band ±1 sd")
 
-    fig, axes = plt.subplots(1, len(depths), figsize=(4.2 * len(depths), 3.4), squeeze=False)
-    for ax, d in zip(axes[0], depths):
-        for init in inits:
-            for norm, style in (("post", "-o"), ("pre", "--s")):
-                g = get.get((d, norm, init))
-                if g:
-                    ax.plot(range(len(g["residual_rms"])), g["residual_rms"], style, color=INIT_COLORS[init], ms=3,
-                            label=f"{norm}-LN, {init}")
-        ax.set_yscale("log")
-        ax.set_title(f"{d} layers")
-        ax.set_xlabel("layer boundary (0: embeddings, L: after the last layer)", fontsize=8)
-        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-        ax.grid(alpha=0.3, which="both")
-    axes[0][0].set_ylabel("residual stream RMS")
+    fig, axes = plt.subplots(len(embs), len(depths), figsize=(4.2 * len(depths), 3.4 * len(embs)), squeeze=False)
+    for e, emb in enumerate(embs):
+        for ax, d in zip(axes[e], depths):
+            for init in inits:
+                for norm, style in (("post", "-o"), ("pre", "--s")):
+                    res = g.get((emb, d, init, norm))
+                    if res:
+                        mean, _ = mean_profile(res, "residual_rms")
+                        ax.plot(range(len(mean)), mean, style, color=INIT_COLORS.get(init, "k"), ms=3,
+                                label=f"{norm}-LN, {init}")
+            ax.set_yscale("log")
+            ax.set_title(f"embedding {emb}, {d} layers", fontsize=10)
+            ax.set_xlabel("layer boundary (0: embeddings, L: after the last layer)", fontsize=8)
+            ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+            ax.grid(alpha=0.3, which="both")
+        axes[e][0].set_ylabel("residual stream RMS")
     axes[0][0].legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    doc.figure(fig, "grad_at_init_residual.png", "Residual-stream RMS per layer at initialization")
+    doc.figure(fig, "grad_at_init_residual.png", "Residual-stream RMS per layer at initialization (mean over seeds)")
 
-    rows, post_ratios, pre_ratios, matches = [], [], [], 0
-    settings = 0
-    for d in depths:
-        for init in inits:
-            post, pre = get.get((d, "post", init)), get.get((d, "pre", init))
-            if not post or not pre:
-                continue
-            rp = post["grad_norm"]["ffn"][-1] / post["grad_norm"]["ffn"][0]
-            rq = pre["grad_norm"]["ffn"][-1] / pre["grad_norm"]["ffn"][0]
-            post_ratios.append(rp)
-            pre_ratios.append(rq)
-            settings += 1
-            match = rp > GROWS and rq <= GROWS
-            matches += match
-            rows.append([d, init, fmt(post["grad_norm"]["ffn"][0]), fmt(post["grad_norm"]["ffn"][-1]), fmt(rp, 2),
-                         fmt(pre["grad_norm"]["ffn"][0]), fmt(pre["grad_norm"]["ffn"][-1]), fmt(rq, 2),
-                         "yes" if match else "no"])
-    doc.table(["depth", "init", "post: layer 1", "post: last", "post last/first", "pre: layer 1", "pre: last",
-               "pre last/first", "Xiong pattern"], rows)
+    rows, kinds = [], {}
+    for p in gai_profiles(st):
+        kind, d = gai_setting(p["post"], p["pre"])
+        kinds.setdefault(p["embedding"], []).append((p, kind, d))
+        rows.append([p["embedding"], p["depth"], p["init"], f"{d.n_a}/{d.n_b}", fmt_msd(p["post"], 2),
+                     fmt_msd(p["pre"], 2),
+                     ("beyond" if d.resolved else "within") + " seed noise" if d.enough else f"< {MIN_SEEDS} seeds",
+                     {"pattern": "yes", "reversed": "reversed", "neither": "no"}.get(kind, "–")])
+    doc.table(["embedding", "depth", "init", "seeds (post/pre)", "post last/first (mean ± sd)",
+               "pre last/first (mean ± sd)", "post vs pre", "Xiong pattern"], rows)
 
     f = []
-    if settings:
-        grows_post = sum(x > GROWS for x in post_ratios)
-        grows_pre = sum(x > GROWS for x in pre_ratios)
-        flat_or_shrink_pre = settings - grows_pre
-        f.append(f"Post-LN: the last layer's FFN gradient norm exceeds the first layer's by more than {GROWS}× in "
-                 f"{grows_post} of {settings} (depth, init) settings (median last/first ratio "
-                 f"{statistics.median(post_ratios):.2f}).")
-        f.append(f"Pre-LN: it stays flat or shrinks toward the output (ratio ≤ {GROWS}) in {flat_or_shrink_pre} of "
-                 f"{settings} settings (median ratio {statistics.median(pre_ratios):.2f}).")
-        if matches == settings:
-            f.append(f"This matches Xiong et al. (2020, Fig. 3) in all {settings} settings.")
-        elif matches * 2 >= settings:
-            f.append(f"This matches Xiong et al. (2020, Fig. 3) in {matches} of {settings} settings; it disagrees in "
-                     f"the rest (see the table).")
+    for emb, items in kinds.items():
+        post = [statistics.mean(p["post"]) for p, _, _ in items]
+        pre = [statistics.mean(p["pre"]) for p, _, _ in items]
+        n = len(items)
+        words = EMBEDDING_WORDS.get(emb, f"embedding setting {emb}")
+        f.append(f"{words}: Post-LN's last/first-layer FFN gradient ratio (mean over seeds) exceeds {GROWS} in "
+                 f"{sum(x > GROWS for x in post)} of {n} (depth, init) settings (median "
+                 f"{statistics.median(post):.2f}); "
+                 f"Pre-LN's stays at or below {GROWS} in {sum(x <= GROWS for x in pre)} of {n} (median "
+                 f"{statistics.median(pre):.2f}).")
+        pat = [p for p, k, _ in items if k == "pattern"]
+        comparable = [p for p, k, _ in items if k != "few seeds"]
+        if comparable:
+            if len(pat) == len(comparable):
+                f.append(f"{words}: this matches Xiong et al. (2020, Fig. 3) in all {len(comparable)} settings.")
+            elif len(pat) * 2 > len(comparable):
+                f.append(f"{words}: this matches Xiong et al. (2020, Fig. 3) in {len(pat)} of {len(comparable)} "
+                         "settings; it disagrees in the rest (see the table).")
+            else:
+                f.append(f"{words}: this disagrees with Xiong et al. (2020, Fig. 3): their pattern (Post-LN growing "
+                         f"toward the output, Pre-LN flat, beyond seed noise) appears in only {len(pat)} of "
+                         f"{len(comparable)} settings here.")
         else:
-            f.append(f"This disagrees with Xiong et al. (2020, Fig. 3): their pattern (Post-LN growing toward the "
-                     f"output, Pre-LN flat) appears in only {matches} of {settings} settings here.")
-        # The weaker, relative form of the claim: Post-LN's profile leans
-        # more toward the output than Pre-LN's at the same depth and init.
-        steeper = sum(rp > rq for rp, rq in zip(post_ratios, pre_ratios))
-        f.append(f"Relative form: Post-LN's last/first ratio is above Pre-LN's in {steeper} of {settings} settings "
-                 + ("(the same ordering as Xiong et al.)." if steeper * 2 > settings else
-                    "(the opposite of Xiong et al.'s ordering in most settings)."))
-        # How the Post-LN profile depends on the init's scale: the LayerNorm
-        # Jacobians only shape the backward signal when each sub-layer adds
-        # something comparable to the residual it is added to.
+            f.append(f"{words}: fewer than {MIN_SEEDS} seeds per setting, so no pattern is stated.")
         by_init = []
         for init in inits:
-            rs = [float(r[4]) for r in rows if r[1] == init]
+            rs = [statistics.mean(p["post"]) for p, _, _ in items if p["init"] == init]
             if rs:
                 by_init.append(f"{init} {statistics.median(rs):.2f}")
         if by_init:
-            f.append("Post-LN last/first ratio by init (median over depths): " + ", ".join(by_init) + ".")
-        fails = []
-        for init in inits:
-            mine = [r for r in rows if r[1] == init]
-            bad = [r for r in mine if r[-1] == "no"]
-            if bad:
-                where = "every depth" if len(bad) == len(mine) else "depth " + ", ".join(str(r[0]) for r in bad)
-                fails.append(f"{init} ({where})")
-        if fails:
-            f.append("The strict pattern fails for init " + "; ".join(fails) + ".")
-        # Xiong et al.: Pre-LN gradients scale like 1/sqrt(L).
-        if len(depths) >= 2:
-            d0, d1 = depths[0], depths[-1]
+            f.append(f"{words}: Post-LN last/first ratio by init (median over depths): " + ", ".join(by_init) + ".")
+    # The two embedding settings compared, setting by setting.
+    if "none" in kinds and "sqrt" in kinds:
+        a = {(p["depth"], p["init"]): k for p, k, _ in kinds["none"]}
+        b = {(p["depth"], p["init"]): k for p, k, _ in kinds["sqrt"]}
+        both = [k for k in a if k in b]
+        only_sqrt = [k for k in both if b[k] == "pattern" and a[k] != "pattern"]
+        only_none = [k for k in both if a[k] == "pattern" and b[k] != "pattern"]
+        pn = {(p["depth"], p["init"]): statistics.mean(p["post"]) for p, _, _ in kinds["none"]}
+        ps = {(p["depth"], p["init"]): statistics.mean(p["post"]) for p, _, _ in kinds["sqrt"]}
+        steeper = sum(ps[k] > pn[k] for k in both)
+        f.append(f"Embedding settings compared over {len(both)} (depth, init) settings: the pattern appears with "
+                 f"unit-scale embeddings only in {len(only_sqrt)}, with GPT-2's only in {len(only_none)}; Post-LN's "
+                 f"ratio is higher with unit-scale embeddings in {steeper} of {len(both)}.")
+    # Xiong et al.: Pre-LN gradients scale like 1/sqrt(L).
+    if len(depths) >= 2:
+        d0, d1 = depths[0], depths[-1]
+        for emb in embs:
             falls = []
             for init in inits:
-                a_, b_ = get.get((d0, "pre", init)), get.get((d1, "pre", init))
+                a_, b_ = g.get((emb, d0, init, "pre")), g.get((emb, d1, init, "pre"))
                 if a_ and b_:
-                    falls.append((init, statistics.mean(a_["grad_norm"]["ffn"]),
-                                  statistics.mean(b_["grad_norm"]["ffn"])))
+                    ma = statistics.mean(statistics.mean(r["grad_norm"]["ffn"]) for r in a_)
+                    mb = statistics.mean(statistics.mean(r["grad_norm"]["ffn"]) for r in b_)
+                    falls.append((init, ma, mb))
             if falls:
                 n_fall = sum(mb < ma for _, ma, mb in falls)
-                f.append(f"Pre-LN's mean FFN gradient norm, {d0} → {d1} layers: " +
+                f.append(f"Embedding {emb}: Pre-LN's mean FFN gradient norm, {d0} → {d1} layers: " +
                          ", ".join(f"{i} {ma:.3g} → {mb:.3g} (×{mb / ma:.2f})" for i, ma, mb in falls) +
-                         f"; Xiong et al.'s 1/√L scaling predicts ×{math.sqrt(d0 / d1):.2f}. It falls for {n_fall} of "
-                         f"{len(falls)} inits" + ("." if n_fall * 2 > len(falls) else ", unlike the paper."))
-        # Residual growth in Pre-LN.
-        g = get.get((depths[-1], "pre", "gpt2")) or get.get((depths[-1], "pre", inits[0]))
-        h = get.get((depths[-1], "post", "gpt2")) or get.get((depths[-1], "post", inits[0]))
-        if g and h:
-            f.append(f"At {depths[-1]} layers the Pre-LN residual stream's RMS grows from {g['residual_rms'][0]:.3g} "
-                     f"at the input to {g['residual_rms'][-1]:.3g} after the last layer (nothing normalizes it); "
-                     f"Post-LN's stays at {h['residual_rms'][-1]:.3g} (each layer ends in a LayerNorm).")
+                         f"; Xiong et al.'s 1/√L scaling predicts ×{math.sqrt(d0 / d1):.2f}. It falls for {n_fall} "
+                         f"of {len(falls)} inits" + ("." if n_fall * 2 > len(falls) else ", unlike the paper."))
+    # Residual growth in Pre-LN.
+    for emb in embs:
+        pre = g.get((emb, depths[-1], "gpt2", "pre")) or g.get((emb, depths[-1], inits[0], "pre"))
+        post = g.get((emb, depths[-1], "gpt2", "post")) or g.get((emb, depths[-1], inits[0], "post"))
+        if pre and post:
+            rp, _ = mean_profile(pre, "residual_rms")
+            rq, _ = mean_profile(post, "residual_rms")
+            f.append(f"Embedding {emb}, {depths[-1]} layers: the Pre-LN residual stream's RMS grows from {rp[0]:.3g} "
+                     f"at the input to {rp[-1]:.3g} after the last layer (nothing normalizes it); Post-LN's stays at "
+                     f"{rq[-1]:.3g} (each layer ends in a LayerNorm).")
+    v = st.verdicts.get("stable-gradients") if st.verdicts else None
+    if v:
+        f += [x for x in v.details.get(PRESET, []) if x not in f]
+        f.append(v.line())
     doc.h(3, "Findings")
     doc.bullets(f)
     findings[PRESET] = f

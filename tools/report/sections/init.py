@@ -1,19 +1,16 @@
 """init: initialization schemes, GPT-2's residual scale (Radford et al. 2019)
-and the symmetry zero init never breaks."""
+and the symmetry zero init never breaks, over seeds."""
 import math
 import statistics
 
-from ..common import clip_ylim, plateau_finding, plot_losses, preset_target, train_table
+from ..common import artefact_line, clip_ylim, plateau_line, plot_band, seeds_note, setting_table
+from ..evidence import artefact_checks, init_groups, init_label, train_target
 from ..plot import INIT_COLORS, plt
-from ..stats import GROWS, fmt, fmt_lr, fmt_ratio, plural
-
+from ..stats import GROWS, fmt_lr, fmt_msd, fmt_ratio, plural
+from ..verdicts import Diff, disagrees
 
 PRESET = "init"
 TITLE = "init: initialization schemes and the residual scale"
-
-def init_label(r):
-    v = r["variables"]
-    return v["init"] + ("+scale" if v.get("residual_scale") and v["init"] != "gpt2" else "")
 
 
 def layer_norm_series(m):
@@ -29,23 +26,30 @@ def layer_norm_series(m):
     return steps, per_layer
 
 
+def last_ratio(st, r):
+    """Last/first layer gradient norm at a run's last diagnostic step, or None."""
+    _, per_layer = layer_norm_series(st.metrics.get(r["name"], {"diag": []}))
+    return per_layer[-1][-1] / per_layer[-1][0] if per_layer and per_layer[-1][0] > 0 else None
+
+
 def draw(doc, st, findings):
-    runs = [r for r in st.preset_runs(PRESET) if r.get("status") in ("completed", "diverged")]
-    norms = [n for n in ("pre", "post") if any(r["variables"]["norm"] == n for r in runs)]
+    g = init_groups(st)
+    runs = [r for rs in g.values() for r in rs]
+    norms = [n for n in ("pre", "post") if any(k[0] == n for k in g)]
     cfg = runs[0]["config"]
-    doc.p(f"{len(runs)} training runs of a {cfg['model']['n_layer']}-layer, n_embd {cfg['model']['n_embd']} model, "
-          f"{cfg['steps']} steps at lr {fmt_lr(cfg['lr'])} with {cfg['warmup']} warmup steps; the schemes differ only "
-          "in how the Linear weights are drawn (embeddings N(0, 0.02) in all). '+scale' multiplies the "
-          "residual projections by 1/√(2L), as GPT-2 does; gpt2 = normal + scale.")
-    target = preset_target(st, runs)
+    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}) of a {cfg['model']['n_layer']}-layer, n_embd "
+          f"{cfg['model']['n_embd']} model, {cfg['steps']} steps at lr {fmt_lr(cfg['lr'])} with {cfg['warmup']} "
+          "warmup steps; the schemes differ only in how the Linear weights are drawn (embeddings N(0, 0.02) in all). "
+          "'+scale' multiplies the residual projections by 1/√(2L), as GPT-2 does; gpt2 = normal + scale. Curves: "
+          "mean over seeds, band ±1 sd.")
+    target = train_target(st, runs)
 
     fig, axes = plt.subplots(1, len(norms), figsize=(6.5 * len(norms), 4), squeeze=False)
     cmap = plt.get_cmap("tab10")
     for ax, norm in zip(axes[0], norms):
         lows = []
-        group = [r for r in runs if r["variables"]["norm"] == norm]
-        for i, r in enumerate(group):
-            lows += plot_losses(ax, st, r, cmap(i % 10), init_label(r), "-" if "scale" not in init_label(r) else "--")
+        for i, (k, rs) in enumerate((k, rs) for k, rs in g.items() if k[0] == norm):
+            lows += plot_band(ax, st, rs, cmap(i % 10), k[1], "-" if "scale" not in k[1] else "--")
         clip_ylim(ax, st, lows)
         ax.set_title(f"{norm}-LN")
         ax.set_xlabel("step")
@@ -53,18 +57,20 @@ def draw(doc, st, findings):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    doc.figure(fig, "init_loss.png", "Training loss per init scheme (smoothed; circles: validation)")
+    doc.figure(fig, "init_loss.png", "Training loss per init scheme, mean over seeds with a ±1 sd band (circles: "
+                                     "validation)")
 
-    cols = max(len([r for r in runs if r["variables"]["norm"] == n]) for n in norms)
+    firsts = {k: rs[0] for k, rs in g.items()}
+    cols = max(sum(k[0] == n for k in g) for n in norms)
     fig, axes = plt.subplots(len(norms), cols, figsize=(2.9 * cols, 2.6 * len(norms)), squeeze=False, sharey=True)
     for i, norm in enumerate(norms):
-        group = [r for r in runs if r["variables"]["norm"] == norm]
+        group = [(k, r) for k, r in firsts.items() if k[0] == norm]
         for j in range(cols):
             ax = axes[i][j]
             if j >= len(group):
                 ax.axis("off")
                 continue
-            r = group[j]
+            k, r = group[j]
             steps, per_layer = layer_norm_series(st.metrics[r["name"]])
             if per_layer:
                 L = len(per_layer[0])
@@ -73,7 +79,7 @@ def draw(doc, st, findings):
                     ax.plot(steps, ys, color=plt.get_cmap("viridis")(l / max(1, L - 1)), lw=1,
                             label=f"layer {l + 1}" if j == 0 else None)
             ax.set_yscale("log")
-            ax.set_title(f"{norm}-LN, {init_label(r)}", fontsize=9)
+            ax.set_title(f"{norm}-LN, {k[1]}", fontsize=9)
             ax.set_xlabel("step", fontsize=8)
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
@@ -81,132 +87,129 @@ def draw(doc, st, findings):
         axes[i][0].legend(fontsize=6)
     fig.tight_layout()
     doc.figure(fig, "init_layer_grad_norms.png",
-               "Per-layer gradient norm over training, all of a layer's parameters (dark: first layer, light: last layer)")
+               "Per-layer gradient norm over training, all of a layer's parameters, first seed of each scheme "
+               "(dark: first layer, light: last layer)")
 
-    sym_runs = [r for r in runs if r.get("symmetry")]
-    if sym_runs:
+    sym = {k: [r["symmetry"][0] for r in rs if r.get("symmetry")] for k, rs in g.items()}
+    sym = {k: v for k, v in sym.items() if v}
+    if sym:
+        keys = list(sym)
         fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-        labels = [f"{r['variables']['norm']}\n{init_label(r)}" for r in sym_runs]
-        distinct = [r["symmetry"][0]["distinct_units"] / r["symmetry"][0]["units"] for r in sym_runs]
-        spread = [r["symmetry"][0]["spread"] for r in sym_runs]
-        colors = [INIT_COLORS.get(r["variables"]["init"], "k") for r in sym_runs]
-        axes[0].bar(range(len(sym_runs)), distinct, color=colors)
-        axes[0].set_ylabel("distinct hidden units / all")
-        axes[1].bar(range(len(sym_runs)), spread, color=colors)
-        axes[1].set_ylabel("spread across hidden units")
-        for ax in axes:
-            ax.set_xticks(range(len(sym_runs)))
-            ax.set_xticklabels(labels, fontsize=7, rotation=60)
+        colors = [INIT_COLORS.get(k[1].split("+")[0], "k") for k in keys]
+        for ax, field, yl in ((axes[0], None, "distinct hidden units / all"),
+                              (axes[1], "spread", "spread across hidden units")):
+            per = [[(s["distinct_units"] / s["units"]) if field is None else s[field] for s in sym[k]] for k in keys]
+            ax.bar(range(len(keys)), [statistics.mean(p) for p in per], color=colors, alpha=0.7)
+            for x, p in enumerate(per):
+                ax.plot([x] * len(p), p, "k.", ms=4)
+            ax.set_ylabel(yl)
+            ax.set_xticks(range(len(keys)))
+            ax.set_xticklabels([f"{k[0]}\n{k[1]}" for k in keys], fontsize=7, rotation=60)
             ax.grid(alpha=0.3, axis="y")
-            ax.set_title("layer 1 MLP, after training", fontsize=10)
+            ax.set_title("layer 1 MLP, after training (bar: mean, dots: seeds)", fontsize=10)
         fig.tight_layout()
         doc.figure(fig, "init_symmetry.png", "Symmetry of the first layer's MLP hidden units after training")
 
-    header, rows = train_table(st, runs, target)
+    header, rows = setting_table(st, g, target, lambda k, rs: f"{k[0]}-LN, {k[1]}")
     doc.table(header, rows)
     srows = []
-    for r in sym_runs:
-        for s in r["symmetry"]:
-            srows.append([r["name"], s["layer"] + 1, f"{s['distinct_units']} / {s['units']}", fmt(s["spread"], 4),
-                          fmt(s["weight_rms"], 4), fmt(s["relative_spread"], 3)])
-    doc.p("Hidden-unit symmetry after training: a unit is its incoming mlp.c_fc weights and bias; 'spread' is "
-          "the RMS over inputs of the standard deviation across units (0 = all units identical).")
-    doc.table(["run", "layer", "distinct units", "spread", "weight RMS", "spread / RMS"], srows)
+    for k, rs in g.items():
+        layers = sorted({s["layer"] for r in rs for s in r.get("symmetry") or []})
+        for layer in layers:
+            ss = [s for r in rs for s in r.get("symmetry") or [] if s["layer"] == layer]
+            srows.append([f"{k[0]}-LN, {k[1]}", layer + 1,
+                          ", ".join(f"{s['distinct_units']}" for s in ss) + f" / {ss[0]['units']}",
+                          fmt_msd([s["spread"] for s in ss], 4), fmt_msd([s["weight_rms"] for s in ss], 4),
+                          fmt_msd([s["relative_spread"] for s in ss], 3)])
+    doc.p("Hidden-unit symmetry after training (per seed, or mean ± sd over seeds): a unit is its incoming "
+          "mlp.c_fc weights and bias; 'spread' is the RMS over inputs of the standard deviation across units (0 = "
+          "all units identical).")
+    doc.table(["setting", "layer", "distinct units (per seed)", "spread", "weight RMS", "spread / RMS"], srows)
 
     f = []
     for norm in norms:
-        group = [r for r in runs if r["variables"]["norm"] == norm]
-        zero = [r for r in group if r["variables"]["init"] == "zero" and r.get("symmetry")]
-        others = [r for r in group if r["variables"]["init"] != "zero" and r.get("symmetry")]
+        group = {k[1]: rs for k, rs in g.items() if k[0] == norm}
+        zero = [r for r in group.get("zero", []) if r.get("symmetry")]
+        others = [r for lab, rs in group.items() if lab != "zero" for r in rs if r.get("symmetry")]
         if zero:
-            z = zero[0]["symmetry"][0]
+            zs = [r["symmetry"][0] for r in zero]
+            dmax = max(z["distinct_units"] for z in zs)
             steps = zero[0].get("checkpoint_step", "?")
-            line = (f"{norm}-LN, zero init: after {steps} steps the first layer's MLP has {z['distinct_units']} "
-                    f"distinct hidden unit{'s' if z['distinct_units'] != 1 else ''} out of {z['units']} "
-                    f"(spread {z['spread']:.3g})")
+            same = all(z["distinct_units"] == dmax for z in zs)
+            line = (f"{norm}-LN, zero init: after {steps} steps the first layer's MLP has {dmax} distinct hidden "
+                    f"unit{'s' if dmax != 1 else ''} out of {zs[0]['units']}"
+                    + (" in every seed" if same and len(zs) > 1 else "" if same else
+                       f" at most (per seed: {', '.join(str(z['distinct_units']) for z in zs)})")
+                    + f" (spread {max(z['spread'] for z in zs):.3g})")
             if others:
                 lo = min(o["symmetry"][0]["distinct_units"] for o in others)
                 line += (f"; every other scheme keeps at least {lo} of {others[0]['symmetry'][0]['units']} distinct "
                          f"(spread {min(o['symmetry'][0]['spread'] for o in others):.3g} or more)")
             line += "."
-            if z["distinct_units"] == 1:
+            if dmax == 1:
                 line += " The symmetry is never broken: identical units get identical gradients."
             f.append(line)
-            vz = st.val_loss(zero[0])
-            done = [r for r in others if st.val_loss(r) is not None]
-            if vz is not None and done:
-                best = min(done, key=st.val_loss)
-                f.append(f"{norm}-LN, zero init ends at validation loss {vz:.3f} vs {st.val_loss(best):.3f} for the "
-                         f"best scheme ({init_label(best)}): {vz - st.val_loss(best):+.3f} nats.")
-        done = sorted([r for r in group if st.val_loss(r) is not None], key=st.val_loss)
-        if done:
-            f.append(f"{norm}-LN ranking by final validation loss: " +
-                     ", ".join(f"{init_label(r)} {st.val_loss(r):.3f}" for r in done) + ".")
-        line = plateau_finding(st, group, f"{norm}-LN")
+        ranked = sorted(((lab, [st.final_value(r) for r in rs]) for lab, rs in group.items()),
+                        key=lambda x: statistics.mean([v for v in x[1] if v is not None] or [math.inf]))
+        if ranked:
+            f.append(f"{norm}-LN ranking by final validation loss (mean ± sd over seeds; a diverged seed counts as "
+                     "ln V): " + ", ".join(f"{lab} {fmt_msd(vs)}" for lab, vs in ranked) + ".")
+        if "zero" in group and len(ranked) > 1:
+            best = next(x for x in ranked if x[0] != "zero")
+            d = Diff([st.final_value(r) for r in group["zero"]], best[1])
+            f.append(f"{norm}-LN, zero init vs the best scheme ({best[0]}): {d.text()}.")
+        line = plateau_line(st, {lab: rs for lab, rs in group.items()}, lambda k, rs: k)
         if line:
-            f.append(line)
-        div = [r for r in group if st.diverged(r)]
+            f.append(f"{norm}-LN: " + line[0].lower() + line[1:])
+        div = [r for rs in group.values() for r in rs if st.diverged(r)]
         if div:
             f.append(f"{norm}-LN: {plural(len(div), 'run')} diverged: " +
-                     ", ".join(f"{init_label(r)} at step {st.diverged_at(r)}" for r in div) + ".")
+                     ", ".join(f"{init_label(r)} seed {st.seed_index(r)} at step {st.diverged_at(r)}"
+                               for r in div) + ".")
         # The residual scale, where both variants exist.
-        pairs = []
-        for init in ("normal", "xavier", "he"):
-            a = [r for r in group if r["variables"]["init"] == init and not r["variables"].get("residual_scale")]
-            b = [r for r in group if (r["variables"]["init"] == init and r["variables"].get("residual_scale")) or
-                 (init == "normal" and r["variables"]["init"] == "gpt2")]
-            if a and b and st.val_loss(a[0]) is not None and st.val_loss(b[0]) is not None:
-                pairs.append((init, st.val_loss(a[0]), st.val_loss(b[0])))
-        if pairs:
-            helped = sum(vb < va for _, va, vb in pairs)
-            f.append(f"{norm}-LN: the residual scale 1/√(2L) lowered the final validation loss for {helped} of "
-                     f"{len(pairs)} schemes (" + "; ".join(f"{i}: {va:.3f} → {vb:.3f}" for i, va, vb in pairs) + ").")
-            gp = [p for p in pairs if p[0] == "normal"]
-            if gp:
-                _, va, vb = gp[0]
-                if vb < va - 0.01:
-                    f.append(f"{norm}-LN: GPT-2's init beats plain normal(0.02) by {va - vb:.3f} nats, consistent with "
-                             "Radford et al. (2019)'s choice.")
-                elif abs(vb - va) <= 0.01:
-                    f.append(f"{norm}-LN: GPT-2's scaled init and plain normal(0.02) end within 0.01 nats "
-                             f"({vb:.3f} vs {va:.3f}); at {cfg['model']['n_layer']} layers and this step count the "
-                             "benefit Radford et al. (2019) motivate for deep models does not show.")
-                else:
-                    f.append(f"{norm}-LN: GPT-2's scaled init does not beat plain normal(0.02) here "
-                             f"({vb:.3f} vs {va:.3f}); at {cfg['model']['n_layer']} layers and this step count the "
-                             "benefit Radford et al. (2019) motivate for deep models does not show.")
+        parts = []
+        for plain, scaled in (("normal", "gpt2"), ("xavier", "xavier+scale"), ("he", "he+scale")):
+            if plain in group and scaled in group:
+                d = Diff([st.final_value(r) for r in group[scaled]], [st.final_value(r) for r in group[plain]])
+                word = {-1: ", lower with the scale", 1: ", higher with the scale"}.get(d.sign, "")
+                parts.append(f"{scaled} vs {plain}: {d.text()}{word}")
+        if parts:
+            f.append(f"{norm}-LN, the residual scale 1/√(2L) (final validation loss with vs without it): "
+                     + "; ".join(parts) + ".")
         # Per-layer gradient profile at the end of training.
         ratios = []
-        for r in group:
-            steps, per_layer = layer_norm_series(st.metrics[r["name"]])
-            if per_layer and per_layer[-1][0] > 0:
-                ratios.append((init_label(r), per_layer[-1][-1] / per_layer[-1][0], steps[-1]))
+        for lab, rs in group.items():
+            xs = [x for x in (last_ratio(st, r) for r in rs) if x is not None]
+            if xs:
+                ratios.append((lab, statistics.median(xs)))
         if ratios:
-            f.append(f"{norm}-LN, last/first layer gradient-norm ratio at each run's last diagnostic step: " +
-                     ", ".join(f"{n} {fmt_ratio(x)}" for n, x, _ in ratios) + ".")
+            f.append(f"{norm}-LN, last/first layer gradient-norm ratio at each run's last diagnostic step (median over "
+                     "seeds): " + ", ".join(f"{n} {fmt_ratio(x)}" for n, x in ratios) + ".")
     # Xiong et al.'s Post-LN pattern, looked for during training rather
     # than at initialization.
     med = {}
     for norm in norms:
-        rs = []
-        for r in runs:
-            if r["variables"]["norm"] != norm or r["variables"]["init"] == "zero":
-                continue
-            _, per_layer = layer_norm_series(st.metrics[r["name"]])
-            if per_layer and per_layer[-1][0] > 0:
-                rs.append(per_layer[-1][-1] / per_layer[-1][0])
+        rs = [x for k, runs_ in g.items() if k[0] == norm and k[1] != "zero"
+              for x in (last_ratio(st, r) for r in runs_) if x is not None]
         if rs:
             med[norm] = statistics.median(rs)
     if "post" in med and "pre" in med:
         if med["post"] > GROWS and med["pre"] <= GROWS:
             f.append(f"During training the Post-LN runs develop Xiong et al.'s pattern: at the last diagnostic step "
-                     f"their last layer's gradient norm is {fmt_ratio(med['post'])}× the first layer's (median over the "
-                     f"non-zero schemes), against {fmt_ratio(med['pre'])}× under Pre-LN; the lower Post-LN layers barely "
-                     "receive gradient.")
+                     f"their last layer's gradient norm is {fmt_ratio(med['post'])}× the first layer's (median over "
+                     f"the non-zero schemes and seeds), against {fmt_ratio(med['pre'])}× under Pre-LN; the lower "
+                     "Post-LN layers barely receive gradient.")
         else:
             f.append(f"During training the last/first layer gradient ratio is {fmt_ratio(med['post'])}× under Post-LN "
-                     f"and {fmt_ratio(med['pre'])}× under Pre-LN (median over the non-zero schemes); Xiong et al.'s "
-                     "Post-LN pattern does not appear here.")
+                     f"and {fmt_ratio(med['pre'])}× under Pre-LN (median over the non-zero schemes and seeds); Xiong "
+                     "et al.'s Post-LN pattern does not appear here.")
+    v = st.verdicts.get("gpt2-init") if st.verdicts else None
+    if v:
+        f += v.lines(PRESET)
+        if disagrees(v):
+            f.append(f"Radford et al. (2019) motivate the scaled init for deep models; at {cfg['model']['n_layer']} "
+                     "layers this study does not show it beating every plain scheme. " +
+                     artefact_line(st, artefact_checks(st)))
     doc.h(3, "Findings")
     doc.bullets(f)
     findings[PRESET] = f

@@ -5,19 +5,31 @@ from ..stats import fmt, fmt_num, spearman
 
 
 def draw(doc, st, findings):
-    runs = [r for r in st.runs if r.get("kind") == "train" and r.get("status") in ("completed", "diverged")]
+    # lr-edge probes are left out (dozens of runs that differ only in lr);
+    # the table shows each setting's first seed, the plot and ρ every run.
+    runs = [r for r in st.runs if r.get("kind") == "train" and r.get("status") in ("completed", "diverged")
+            and r.get("preset") != "lr-edge"]
     with_sample = [r for r in runs if r.get("sample")]
+    first = {}
+    for r in runs:
+        key = (r.get("preset"), tuple(sorted((k, str(v)) for k, v in r.get("variables", {}).items()
+                                             if k not in ("seed", "seed_index"))))
+        if key not in first or st.seed_index(r) < st.seed_index(first[key]):
+            first[key] = r
+    shown = [r for r in runs if first.get((r.get("preset"), tuple(sorted(
+        (k, str(v)) for k, v in r.get("variables", {}).items() if k not in ("seed", "seed_index"))))) is r]
     prompt = with_sample[0]["sample"]["prompt"] if with_sample else ""
     sb = st.budget.get("sample", {})
     doc.p(f"Each run's final checkpoint continues the prompt \"{prompt}\" (after <|endoftext|>) for up to "
           f"{sb.get('tokens', '?')} tokens, temperature {fmt_num(sb.get('temperature'))}, top-k {sb.get('top_k', '?')}, "
           f"a fixed seed. distinct-n: unique word n-grams / all; rep-4: share of word 4-grams already seen earlier "
-          "in the sample (higher = more looping).")
+          "in the sample (higher = more looping)." + (" The table shows the first seed of each setting (lr-edge "
+                                                      "probes left out)." if len(shown) < len(runs) else ""))
     pts = [(r["outcome"]["val_ppl"], r["sample"]["distinct_2"], r["sample"]["repeated_4gram_rate"], r)
            for r in with_sample if r.get("status") == "completed" and r.get("outcome", {}).get("val_ppl")]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     presets = [p for p in st.presets if any(x[3]["preset"] == p for x in pts)]
-    cmap = {"norm": "tab:blue", "init": "tab:green", "depth": "tab:red"}
+    cmap = {"norm": "tab:blue", "init": "tab:green", "depth": "tab:red", "lr-edge": "tab:purple"}
     for p in presets:
         sel = [x for x in pts if x[3]["preset"] == p]
         axes[0].scatter([x[0] for x in sel], [x[1] for x in sel], color=cmap.get(p, "k"), label=p, s=18)
@@ -33,7 +45,7 @@ def draw(doc, st, findings):
     doc.figure(fig, "samples_quality.png", "Text-sample quality against validation perplexity, one point per run")
 
     rows = []
-    for r in runs:
+    for r in shown:
         s = r.get("sample")
         o = r.get("outcome", {})
         text = s["text"].replace("\n", " ⏎ ") if s else (r.get("note") or "–")

@@ -1,0 +1,212 @@
+"""lr-edge: the largest learning rate that still trains, per placement ×
+warmup × clipping, over seeds (Xiong et al. 2020: Pre-LN tolerates larger
+learning rates and needs no warmup)."""
+import statistics
+
+from ..common import artefact_line
+from ..evidence import artefact_checks, edge_groups, edge_log2, finished
+from ..plot import COLORS, plt
+from ..stats import fmt_lr
+from ..verdicts import Diff, disagrees, edge_label, log2_text, octaves
+
+PRESET = "lr-edge"
+TITLE = "lr-edge: learning-rate stability edge"
+NAME = {"pre": "Pre-LN", "post": "Post-LN"}
+
+
+def seed_of(e):
+    s = e["setting"]
+    return s.get("seed_index", s.get("seed", 0))
+
+
+def edge_text(e):
+    """A search's edge in words: the lr, '< lowest' when nothing trained,
+    '≥ top' when everything up to the grid's top did."""
+    grid = sorted(e.get("grid") or [p["lr"] for p in e.get("probes", [])])
+    if not isinstance(e.get("edge"), (int, float)):
+        return f"< {fmt_lr(grid[0])}" if grid else "none"
+    text = fmt_lr(e["edge"])
+    if e.get("failed") is None:
+        text = "≥ " + text
+    return text + ("" if e.get("complete", True) else " (incomplete)")
+
+
+def non_monotone(e):
+    """A probe that trained at a larger lr than one that did not."""
+    probes = e.get("probes", [])
+    failed = [p["lr"] for p in probes if not p.get("trains")]
+    return bool(failed) and any(p.get("trains") and p["lr"] > min(failed) for p in probes)
+
+
+def geo(values):
+    """(geometric mean, sd of log2) of per-seed log2 edges."""
+    xs = [x for x in values if x is not None]
+    if not xs:
+        return None, None
+    return 2 ** statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else None)
+
+
+def draw(doc, st, findings):
+    g = edge_groups(st)
+    settings = sorted({(w, c) for (_, w, c) in g})
+    runs = finished(st, PRESET)
+    lr_budget = st.budget.get("lr_edge", {}) if isinstance(st.budget.get("lr_edge"), dict) else {}
+    grid = sorted({lr for es in g.values() for e in es for lr in (e.get("grid") or [])} or
+                  {p["lr"] for es in g.values() for e in es for p in e.get("probes", [])})
+    cfg = runs[0]["config"] if runs else {}
+    model = cfg.get("model", {})
+    seeds = sorted({len(v) for v in g.values()})
+    margin = lr_budget.get("margin")
+    doc.p(f"For each placement × warmup × clipping setting and each seed, training runs at increasing learning "
+          f"rates from the grid {', '.join(fmt_lr(x) for x in grid)} ({len(runs)} probe runs"
+          + (f" of a {model.get('n_layer', '?')}-layer, n_embd {model.get('n_embd', '?')} GPT-2, "
+             f"{cfg.get('steps', '?')} steps" if cfg else "")
+          + f"; {'–'.join(map(str, seeds))} seed{'s' if seeds and seeds[-1] != 1 else ''} "
+          f"per setting). A probe trains when gpt2lab marks it so (it did not diverge and ended below the unigram "
+          f"plateau" + (f" by more than {margin:g} nats" if isinstance(margin, (int, float)) else "") + "); the "
+          "max stable lr of a search is the largest lr that trained. Over seeds it is summarized by the geometric "
+          "mean and the sd of log2 (in octaves, factors of 2); a search where nothing trained counts one grid step "
+          "below the grid, one where everything trained counts at the grid's top (a lower bound).")
+
+    rows = []
+    for (wf, clip) in settings:
+        for norm in ("pre", "post"):
+            es = g.get((norm, wf, clip))
+            if not es:
+                continue
+            m, sd = geo([edge_log2(e) for e in es])
+            rows.append([NAME.get(norm, norm), "no" if not wf else f"{wf:.0%}", f"{clip:g}" if clip else "off",
+                         len(es), fmt_lr(m) if m else "–", f"{sd:.2f}" if sd is not None else "–",
+                         ", ".join(edge_text(e) for e in es),
+                         f"{sum(bool(e.get('complete', True)) for e in es)}/{len(es)}"])
+    doc.table(["placement", "warmup", "clipping", "seeds", "max stable lr (geometric mean)", "sd (octaves)",
+               "per seed", "searches complete"], rows)
+
+    # Max stable lr per setting: per-seed points and mean ± sd.
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.9 * len(settings) + 2), 4.2))
+    xt, xl = [], []
+    for i, (wf, clip) in enumerate(settings):
+        for j, norm in enumerate(("pre", "post")):
+            es = g.get((norm, wf, clip))
+            if not es:
+                continue
+            x = i + (j - 0.5) * 0.36
+            ys = [edge_log2(e) for e in es]
+            pts = [(x + (k - (len(ys) - 1) / 2) * 0.04, 2 ** y) for k, y in enumerate(ys) if y is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=COLORS[norm], ms=4, alpha=0.6, mfc="white")
+            m, sd = geo(ys)
+            if m:
+                lo, hi = (m / 2 ** sd, m * 2 ** sd) if sd is not None else (m, m)
+                ax.errorbar([x], [m], yerr=[[m - lo], [hi - m]], fmt="s", color=COLORS[norm], ms=7, capsize=4,
+                            label=f"{norm}-LN" if i == 0 else None)
+        xt.append(i)
+        xl.append(edge_label(wf, clip).replace(", ", "\n"))
+    if grid:
+        for lr in (grid[0], grid[-1]):
+            ax.axhline(lr, color="k", ls=":", lw=0.7)
+    ax.set_yscale("log")
+    ax.set_xticks(xt)
+    ax.set_xticklabels(xl, fontsize=8)
+    ax.set_ylabel("max stable lr")
+    ax.set_title("squares: geometric mean ± 1 sd over seeds; circles: each seed; dotted: grid ends", fontsize=9)
+    ax.grid(alpha=0.3, which="both", axis="y")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    doc.figure(fig, "lr_edge.png", "Max stable learning rate per placement, warmup and clipping (log scale)")
+
+    # Every probe: lr against outcome, one row per (placement, seed).
+    fig, axes = plt.subplots(1, max(1, len(settings)), figsize=(4.0 * max(1, len(settings)), 3.6), squeeze=False,
+                             sharey=True)
+    ylabels = []
+    for i, (wf, clip) in enumerate(settings):
+        ax = axes[0][i]
+        y = 0
+        ylabels = []
+        for norm in ("pre", "post"):
+            for e in g.get((norm, wf, clip), []):
+                for p in e.get("probes", []):
+                    ok = bool(p.get("trains"))
+                    ax.plot([p["lr"]], [y], "o" if ok else "x", color=COLORS[norm] if ok else "k",
+                            ms=6 if ok else 7, mew=1.8)
+                if isinstance(e.get("edge"), (int, float)):
+                    ax.plot([e["edge"]], [y], "|", color=COLORS[norm], ms=16, mew=2)
+                ylabels.append(f"{norm} s{seed_of(e)}")
+                y += 1
+        ax.set_xscale("log")
+        ax.set_title(edge_label(wf, clip), fontsize=9)
+        ax.set_xlabel("learning rate")
+        ax.grid(alpha=0.3, which="both", axis="x")
+        ax.set_yticks(range(len(ylabels)))
+        ax.set_yticklabels(ylabels, fontsize=7)
+    fig.tight_layout()
+    doc.figure(fig, "lr_edge_probes.png", "Every probe: ● trained, × did not (| the search's edge); one row per "
+                                          "placement and seed")
+    prow = []
+    for (wf, clip) in settings:
+        for norm in ("pre", "post"):
+            for e in g.get((norm, wf, clip), []):
+                probes = sorted(e.get("probes", []), key=lambda p: p["lr"])
+                prow.append([NAME.get(norm, norm), edge_label(wf, clip), seed_of(e),
+                             " ".join(f"{fmt_lr(p['lr'])} {'✓' if p.get('trains') else '✗'}" for p in probes),
+                             edge_text(e), "yes" if non_monotone(e) else "no"])
+    doc.p("Every probe (✓ trained, ✗ did not), in lr order:")
+    doc.table(["placement", "setting", "seed", "probes", "max stable lr", "non-monotone"], prow)
+
+    f = []
+    for norm in ("pre", "post"):
+        parts = []
+        for (wf, clip) in settings:
+            es = g.get((norm, wf, clip))
+            if es:
+                m, sd = geo([edge_log2(e) for e in es])
+                parts.append(f"{edge_label(wf, clip)} {fmt_lr(m) if m else '–'}"
+                             + (f" (sd {sd:.2f} octaves)" if sd is not None else ""))
+        if parts:
+            f.append(f"{NAME[norm]} max stable lr (geometric mean over seeds): " + "; ".join(parts) + ".")
+    every = [e for es in g.values() for e in es]
+    bumpy = [e for e in every if non_monotone(e)]
+    f.append(f"{len(bumpy)} of {len(every)} searches are non-monotone (a larger lr trained where a smaller one did "
+             "not)" + (": " + ", ".join(f"{e['setting'].get('norm')}-LN {edge_label(*edge_key(e))} seed "
+                                       f"{seed_of(e)}" for e in bumpy) + "." if bumpy else "."))
+    nothing = [e for e in every if not isinstance(e.get("edge"), (int, float))]
+    top = [e for e in every if isinstance(e.get("edge"), (int, float)) and e.get("failed") is None]
+    if nothing or top:
+        f.append(f"Searches outside the grid: nothing trained in {len(nothing)}, everything trained in {len(top)} "
+                 f"of {len(every)}.")
+    # Warmup and clipping, per placement.
+    warmups = sorted({w for w, _ in settings})
+    clips = sorted({c for _, c in settings})
+    for norm in ("post", "pre"):
+        by_warmup = [((warmups[0], c), (warmups[-1], c)) for c in clips] if len(warmups) > 1 else []
+        by_clip = [((w, clips[0]), (w, clips[-1])) for w in warmups] if len(clips) > 1 else []
+        for what, pairs in (("warmup", by_warmup), ("clipping", by_clip)):
+            parts = []
+            for a, b in pairs:
+                ea, eb = g.get((norm, *a)), g.get((norm, *b))
+                if ea and eb:
+                    d = Diff([edge_log2(e) for e in eb], [edge_log2(e) for e in ea])
+                    word = {1: ", raises it", -1: ", lowers it"}.get(d.sign, "")
+                    parts.append(f"{edge_label(*b)} vs {edge_label(*a)}: {d.text(log2_text, octaves)}{word}")
+            if parts:
+                f.append(f"{NAME[norm]}, effect of {what} on the max stable lr: " + "; ".join(parts) + ".")
+    disagree = False
+    v = st.verdicts.get("stable-gradients") if st.verdicts else None
+    if v:
+        f += v.lines(PRESET)
+        disagree = disagrees(v)
+    v = st.verdicts.get("no-warmup") if st.verdicts else None
+    if v:
+        f.append(v.line())
+        disagree = disagree or disagrees(v)
+    if disagree:
+        f.append("Xiong et al. (2020) find Pre-LN trainable at larger learning rates and without warmup; where a "
+                 "verdict above is 'not observed' or 'contradicted', this study does not show that. " +
+                 artefact_line(st, artefact_checks(st)))
+    doc.h(3, "Findings")
+    doc.bullets(f)
+    findings[PRESET] = f
+
+
+def edge_key(e):
+    s = e["setting"]
+    return float(s.get("warmup_fraction") or 0), float(s.get("clip") or 0)
