@@ -1,18 +1,27 @@
 """tools/report (python3 tools/report OUT) on synthetic studies: the
 findings are computed from the data, so changing the data changes them
 (divergence counts, the Xiong et al. verdict, the zero-init symmetry,
-rankings), and a study that ran only some presets still gets every section."""
+rankings, seed noise), a "study v2" with seeds gets mean ± sd tables, seed
+bands and the lr-edge section (tests/reference/e2e/synthetic_study.py
+writes it), a study written before seeds (version 1, one run per setting)
+still renders with every comparison "not tested", and a study that ran
+only some presets names the others once."""
 import json
 import math
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 import harness  # noqa: E402
 from harness import expect  # noqa: E402
+import synthetic_study as syn  # noqa: E402
 
 REPORT = os.path.join(harness.SOURCE, "tools", "report")  # a folder: python3 tools/report OUT
 
+
+# ---------------------------------------------------------------- a version 1 study (no seeds)
 
 def write_metrics(path, steps, final, diverge_at=None, spike_at=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -58,7 +67,7 @@ def train_run(out, name, preset, variables, final, diverge_at=None, symmetry=Non
     return rec
 
 
-def make_study(out, post_grows, post_nowarmup_diverges, zero_distinct, gpt2_better, presets):
+def make_v1_study(out, post_grows, post_nowarmup_diverges, zero_distinct, gpt2_better, presets):
     runs = []
     if "grad-at-init" in presets:
         for depth in (4, 8):
@@ -115,8 +124,8 @@ def make_study(out, post_grows, post_nowarmup_diverges, zero_distinct, gpt2_bett
         json.dump(study, f)
 
 
-def report(out):
-    r = harness.command([sys.executable, REPORT, out])
+def report(out, env=None):
+    r = harness.command([sys.executable, REPORT, out], env=env)
     if r.returncode != 0:
         print(r.stdout, r.stderr)
         raise SystemExit("tools/report failed")
@@ -124,46 +133,142 @@ def report(out):
         return f.read()
 
 
+def section(md, title):
+    """The text of the section headed '## TITLE...' up to the next '## '."""
+    at = md.index("## " + title)
+    end = md.find("\n## ", at + 3)
+    return md[at:end if end >= 0 else len(md)]
+
+
 ALL = ["grad-at-init", "norm", "init", "depth"]
 with harness.scratch() as tmp:
+    # 1. Version 1 studies (each run its setting's only seed): still drawn,
+    #    their findings follow the data, and no verdict is stated.
     a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
-    make_study(a, post_grows=True, post_nowarmup_diverges=True, zero_distinct=1, gpt2_better=True, presets=ALL)
-    make_study(b, post_grows=False, post_nowarmup_diverges=False, zero_distinct=128, gpt2_better=False, presets=ALL)
+    make_v1_study(a, post_grows=True, post_nowarmup_diverges=True, zero_distinct=1, gpt2_better=True, presets=ALL)
+    make_v1_study(b, post_grows=False, post_nowarmup_diverges=False, zero_distinct=128, gpt2_better=False, presets=ALL)
     ma, mb = report(a), report(b)
 
-    expect("Post-LN without warmup diverged in 2 of 2 runs (at lr 1e-3, 3e-3)." in ma,
-           "A: Post-LN without warmup diverged in 2 of 2 runs")
-    expect("Post-LN without warmup diverged in 0 of 2 runs." in mb, "B: Post-LN without warmup diverged in 0 of 2")
-    expect("Pre-LN without warmup diverged in 0 of 2 runs." in ma and "Pre-LN without warmup diverged in 0 of 2 runs."
-           in mb, "Pre-LN never diverged in either")
-    expect("At lr 3e-3 Post-LN diverged in 1 and Pre-LN in 0 of 2 runs each, as Xiong et al." in ma and
-           "At lr" not in mb, "A: which placement diverged at which lr; B: no such sentence")
-    expect("This matches Xiong et al. (2020, Fig. 3) in all 4 settings." in ma,
-           "A: growing Post-LN profile -> matches Xiong et al.")
-    expect("This disagrees with Xiong et al. (2020, Fig. 3)" in mb and "appears in only 0 of 4 settings" in mb,
-           "B: flat Post-LN profile -> the report says it disagrees with Xiong et al.")
+    expect("Post-LN, no warmup: diverged in 2 of 2 runs (at lr 1e-3, 3e-3)." in ma,
+           "v1 A: Post-LN without warmup diverged in 2 of 2 runs")
+    expect("Post-LN, no warmup: diverged in 0 of 2 runs." in mb, "v1 B: Post-LN without warmup diverged in 0 of 2")
+    expect("Pre-LN, no warmup: diverged in 0 of 2 runs." in ma and "Pre-LN, no warmup: diverged in 0 of 2 runs." in mb,
+           "v1: Pre-LN never diverged in either")
+    expect("ratio (mean over seeds) exceeds 1.25 in 4 of 4 (depth, init) settings" in ma and
+           "ratio (mean over seeds) exceeds 1.25 in 0 of 4 (depth, init) settings" in mb,
+           "v1: the grad-at-init profile is described from the data")
+    expect("fewer than 3 seeds per setting, so no pattern is stated" in ma,
+           "v1: one seed per setting -> no Xiong et al. pattern stated")
     expect("first layer's MLP has 1 distinct hidden unit out of 128" in ma and
-           "The symmetry is never broken" in ma, "A: zero init's single distinct unit is reported")
+           "The symmetry is never broken" in ma, "v1 A: zero init's single distinct unit is reported")
     expect("first layer's MLP has 128 distinct hidden units out of 128" in mb and "never broken" not in mb,
-           "B: the symmetry sentence follows the measured count")
-    expect("GPT-2's init beats plain normal(0.02) by 0.200 nats, consistent with Radford et al." in ma,
-           "A: GPT-2 init better -> consistent with Radford et al.")
-    expect("GPT-2's scaled init does not beat plain normal(0.02) here" in mb, "B: otherwise the report says so")
-    expect("post-LN, no scale: diverged at 1 depth (8 layers)" in ma, "depth: divergence per variant and depth")
-    expect("Loss spikes (a step 10% above the median of the previous 20): Post-LN 4, Pre-LN 0 in total." in mb,
-           "spikes are counted from the metrics")
+           "v1 B: the symmetry sentence follows the measured count")
+    expect("pre-LN ranking by final validation loss (mean ± sd over seeds; a diverged seed counts as ln V): gpt2 3.050 "
+           "(1 seed), normal 3.250 (1 seed)" in ma and "normal 3.050 (1 seed), gpt2 3.250 (1 seed)" in mb,
+           "v1: the init ranking follows the data")
+    expect("gpt2 vs normal: 3.050 vs 3.250 (1 vs 1 seeds; 3 needed to state a difference)" in ma,
+           "v1: a single-run comparison states no difference")
+    expect("post-LN, no scale: a seed diverged at 1 depth (8 layers)" in ma, "v1 depth: divergence per variant and depth")
+    expect("norm: 0 of 8 runs diverged; 4 relative-jump spikes." in mb,
+           "v1: relative-jump spikes are counted from the metrics")
+    verdicts = section(ma, "Verdicts")
+    expect(verdicts.count("| not tested |") == 6 and "fewer than 3 seeds per setting" in verdicts,
+           "v1: every verdict is 'not tested' (fewer than 3 seeds)")
+    expect("One seed per setting" in ma, "v1: Method says there is one seed per setting")
     expect(ma != mb, "different data, different report")
 
     # Only one preset: the other sections say they were not run.
     c = os.path.join(tmp, "c")
-    make_study(c, post_grows=True, post_nowarmup_diverges=True, zero_distinct=1, gpt2_better=True, presets=["norm"])
+    make_v1_study(c, post_grows=True, post_nowarmup_diverges=True, zero_distinct=1, gpt2_better=True, presets=["norm"])
     mc = report(c)
-    expect(mc.count("Not run in this study: grad-at-init, init, depth") == 1 and "## init:" not in mc
-           and "## norm:" in mc and "## Text samples" in mc,
+    expect(mc.count("Not run in this study: grad-at-init, lr-edge, init, depth") == 1 and "## init:" not in mc
+           and "## norm:" in mc and "## Text samples" in mc and "init (not run)" in mc,
            "a partial study draws its own sections and names the others once, with no empty sections")
 
-    # Missing study.json: exit 2 with a message.
+    # 2. A study v2 with seeds.
+    p = os.path.join(tmp, "paper")
+    syn.make_study(p, syn.World.paper())
+    mp = report(p)
+    for title in ("grad-at-init: gradient norms at initialization", "norm: Pre-LN vs Post-LN, warmup and learning rate",
+                  "lr-edge: learning-rate stability edge", "init: initialization schemes and the residual scale",
+                  "depth: Pre-LN vs Post-LN as depth grows", "Text samples", "Divergence and loss spikes", "Method"):
+        expect(f"\n## {title}\n" in mp, f"v2: section '{title}'")
+    figures = ["grad_at_init_profiles.png", "grad_at_init_residual.png", "norm_loss.png", "norm_grad_norm.png",
+               "lr_edge.png", "lr_edge_probes.png", "init_loss.png", "init_layer_grad_norms.png", "init_symmetry.png",
+               "depth_final_loss.png", "depth_loss.png", "samples_quality.png"]
+    expect(all(f"(figures/{f})" in mp and os.path.getsize(os.path.join(p, "figures", f)) > 1000 for f in figures),
+           "v2: every figure, the two lr-edge ones included")
+    expect("/somewhere" not in mp and "--out ." in mp, "v2: no absolute path (the command's --out is shown as .)")
+    expect(mp.index("## Verdicts") < mp.index("## Summary of findings") < mp.index("## grad-at-init"),
+           "v2: the verdict table is at the top")
+    norm = section(mp, "norm:")
+    expect("| Post-LN, no warmup, lr 1e-3 | 3 | 0/3 | 1, 1, 1 | 1, 1, 1 | 5.050 ± 0.010 | 0/3 |" in norm,
+           "v2 norm: one row per setting, diverged and spike counts per seed, final loss mean ± sd, plateau seeds")
+    expect("Post-LN, warmup 25%, lr 1e-3 3/3" in norm and "Post-LN, no warmup, lr 4e-3 0/3" in norm,
+           "v2 norm: per setting, how many seeds left the unigram plateau")
+    expect("warmup 0%, 5%, 25% of the steps" in norm, "v2 norm: the three warmup lengths")
+    expect("Post-LN, no warmup: diverged in 0 of 6 runs; 6 loss spikes that recovered (the trainer's count)." in norm,
+           "v2 norm: divergence and the trainer's spikes per placement and warmup")
+    edge = section(mp, "lr-edge:")
+    expect("| Pre-LN | no | off | 3 | 1.6e-2 | 1.00 | 8e-3, 1.6e-2, ≥ 3.2e-2 | 3/3 |" in edge and
+           "| Post-LN | 25% | 1 | 3 | 8e-3 | 1.00 | 4e-3, 8e-3, 1.6e-2 | 3/3 |" in edge,
+           "v2 lr-edge: geometric mean, sd in octaves and the per-seed edges per placement × warmup × clipping")
+    expect("0 of 24 searches are non-monotone" in edge, "v2 lr-edge: monotone searches are counted")
+    expect("Max stable lr, Pre-LN vs Post-LN, warmup 25%, no clipping" in edge and
+           "Δ +1.00 oct, 2·pooled sd 2.00 oct: within seed noise" in edge,
+           "v2 lr-edge: one octave apart with 1-octave sds is within seed noise")
+    gai = section(mp, "grad-at-init:")
+    expect("| sqrt | 8 | he | 3/3 | 6.28 ± 0.34 | 0.70 ± 0.05 | beyond seed noise | yes |" in gai,
+           "v2 grad-at-init: ratio mean ± sd per embedding setting")
+    expect("Embedding settings compared over 4 (depth, init) settings" in gai, "v2 grad-at-init: embeddings compared")
+    init = section(mp, "init:")
+    expect("zero init: after 40 steps the first layer's MLP has 1 distinct hidden unit out of 128 in every seed" in init,
+           "v2 init: the zero-init symmetry over seeds")
+    depth = section(mp, "depth:")
+    expect("pre-LN, final validation loss without the residual scale minus with it (per seed, mean ± sd): "
+           "2L +0.100 ± 0.017, 8L +0.400 ± 0.017" in depth, "v2 depth: Δ(off − on) per depth, mean ± sd")
+    div = section(mp, "Divergence")
+    expect("| lr-edge | 116 | 20 | 0 in 0 runs | 0 |" in div and "| norm | 36 | 0 | 18 in 18 runs | 18 |" in div,
+           "v2: diverged runs, the trainer's spikes and the relative-jump spikes per preset")
+    expect("3 seeds per setting (1337, 1338, 1339)" in mp, "v2 Method: the seeds")
+
+    # Seed noise: equal settings are said to be equal.
+    n = os.path.join(tmp, "noise")
+    syn.make_study(n, syn.World.noise())
+    mn = report(n)
+    expect("within seed noise" in section(mn, "norm:") and "within seed noise" in section(mn, "init:")
+           and "within seed noise" in section(mn, "depth:"), "noise: the comparisons say 'within seed noise'")
+    expect(section(mn, "Verdicts").count("| not observed at this scale |") == 6, "noise: no verdict is stated")
+
+    # A non-monotone search (an lr trains above one that did not) is shown.
+    nm = os.path.join(tmp, "nonmonotone")
+    syn.make_study(nm, syn.World.paper(presets=["lr-edge"], probe=lambda norm, wf, clip, i, k: k in (0, 2)))
+    mm = report(nm)
+    expect("24 of 24 searches are non-monotone" in mm and "1e-3 ✓ 2e-3 ✗ 4e-3 ✓ 8e-3 ✗" in mm,
+           "lr-edge: non-monotone searches are counted and every probe listed")
+
+    # A preset this report does not know: skipped with a note.
+    with open(os.path.join(p, "study.json")) as f:
+        s = json.load(f)
+    s["presets"].append("width")
+    s["runs"].append(dict(s["runs"][-1], name="width-1", preset="width"))
+    u = os.path.join(tmp, "unknown")
+    os.makedirs(u)
+    with open(os.path.join(u, "study.json"), "w") as f:
+        json.dump(s, f)
+    r = harness.command([sys.executable, REPORT, u])
+    expect(r.returncode == 0 and "preset 'width', which this report does not know" in r.stderr and
+           "## width: not drawn" in open(os.path.join(u, "report.md")).read(),
+           "an unknown preset is skipped with a note")
+
+    # Missing study.json: exit 2 with a message; no matplotlib: exit 3.
     r = harness.command([sys.executable, REPORT, os.path.join(tmp, "none")])
     expect(r.returncode == 2 and "cannot read" in r.stderr, "no study.json -> exit 2 and a clear message")
+    fake = os.path.join(tmp, "no_matplotlib")
+    os.makedirs(fake)
+    with open(os.path.join(fake, "matplotlib.py"), "w") as f:
+        f.write("raise ImportError('hidden by the test')\n")
+    r = harness.command([sys.executable, REPORT, p], env={"PYTHONPATH": fake})
+    expect(r.returncode == 3 and "matplotlib is missing" in r.stderr, "no matplotlib -> exit 3")
 
 harness.finish("report")

@@ -1,0 +1,272 @@
+"""A synthetic "study v2" folder (study.json version 2 + each run's
+metrics.jsonl) for the report tests: every preset (grad-at-init, norm,
+lr-edge, init, depth) with seeds, in the schema `gpt2lab study` writes, and
+every number chosen by the caller, so that a test can make each of the
+report's verdicts come out either way.
+
+    make_study(OUT, World(...))
+
+A World holds the knobs; World.paper() is a study that agrees with the
+papers (every verdict confirmed), World.against() one that contradicts
+every claim, World.noise() one whose differences are all within seed
+noise. Not a test itself (CMake runs only test_*.py).
+"""
+import json
+import math
+import os
+
+VOCAB = 300
+UNIFORM = math.log(VOCAB)  # 5.70
+UNIGRAM = 5.0  # both splits: the plateau is val loss > 4.9, the train target 4.9
+STEPS, EVAL_EVERY, DIAG_EVERY = 40, 10, 10
+BATCH, SEQ = 2, 16
+GRID = [1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2]
+PRESETS = ["grad-at-init", "norm", "lr-edge", "init", "depth"]
+NORM_WARMUPS = [0.0, 0.05, 0.25]
+NORM_LRS = {"normal": 1e-3, "high": 4e-3}
+INITS = [("zero", False), ("normal", False), ("gpt2", True), ("xavier", False), ("xavier", True), ("he", False)]
+STUCK = 5.05  # a final loss on the plateau
+
+
+def jitter(i, size):
+    """A seed's offset: -size, 0, +size for seed indices 0, 1, 2 (sd = size)."""
+    return size * ((i % 3) - 1)
+
+
+class World:
+    """The numbers of a synthetic study. Callables get the seed index i."""
+
+    def __init__(self, **kw):
+        self.seeds = 3
+        self.version = 2
+        self.presets = list(PRESETS)
+        self.embeddings = ["none", "sqrt"]
+        # grad-at-init: per-layer growth of the FFN gradient norm (ratio
+        # last/first = (1 + g)^(L-1)).
+        self.gai_growth = lambda norm, emb, i: (0.3 if norm == "post" else -0.05) + jitter(i, 0.01)
+        # lr-edge: index into GRID of the largest lr that trains (-1: none).
+        self.edge_index = lambda norm, wf, clip, i: (4 if norm == "pre" else 1 + (2 if wf else 0)) + (i == 2) - (i == 0)
+        # norm: (final val loss or None = diverges, time constant in steps).
+        self.norm_run = lambda norm, wf, level, i: (
+            (4.0 + (0.1 if level == "high" else 0) + jitter(i, 0.02), 6 + i) if norm == "pre" else
+            ((STUCK + jitter(i, 0.01), 30) if wf < 0.25 else (4.3 + jitter(i, 0.02), 16 + i)))
+        # init: final val loss per (norm, init label).
+        self.init_final = lambda norm, label, i: {"zero": 5.0, "normal": 4.2, "gpt2": 3.9, "xavier": 4.3,
+                                                  "xavier+scale": 4.1, "he": 4.4}[label] + jitter(i, 0.02)
+        # depth: final val loss per (norm, residual scale, depth).
+        self.depths = [2, 8]
+        self.depth_final = lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.05 * depth) + \
+            jitter(i + (0 if scale else 1), 0.01)
+        # lr-edge probes: None = ascending until the first lr that does not
+        # train; else (norm, wf, clip, i, k) -> trains, every lr of the grid
+        # probed (a non-monotone search).
+        self.probe = None
+        # Trainer spikes (outcome.spikes) per (preset, norm).
+        self.spikes = lambda preset, norm: 1 if norm == "post" else 0
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+    @classmethod
+    def paper(cls, **kw):
+        return cls(**kw)
+
+    @classmethod
+    def against(cls, **kw):
+        w = cls(
+            gai_growth=lambda norm, emb, i: (-0.05 if norm == "post" else 0.3) + jitter(i, 0.01),
+            edge_index=lambda norm, wf, clip, i: (1 if norm == "pre" else 4) + (i == 2) - (i == 0),
+            norm_run=lambda norm, wf, level, i: (
+                (4.0 + jitter(i, 0.02), 6 + i) if norm == "post" else
+                ((STUCK + jitter(i, 0.01), 30) if wf < 0.25 else (4.3 + jitter(i, 0.02), 16 + i))),
+            init_final=lambda norm, label, i: {"zero": 5.0, "normal": 3.9, "gpt2": 4.2, "xavier": 4.3,
+                                               "xavier+scale": 4.1, "he": 4.4}[label] + jitter(i, 0.02),
+            depth_final=lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.05 * (10 - depth)) +
+            jitter(i + (0 if scale else 1), 0.01))
+        for k, v in kw.items():
+            setattr(w, k, v)
+        return w
+
+    @classmethod
+    def noise(cls, **kw):
+        w = cls(
+            gai_growth=lambda norm, emb, i: 0.1 + (0.01 if norm == "post" else 0) + jitter(i, 0.05),
+            edge_index=lambda norm, wf, clip, i: 3 + (i == 2) - (i == 0),
+            norm_run=lambda norm, wf, level, i: (4.2 + (0.005 if norm == "post" else 0) + jitter(i, 0.05), 10 + 3 * i),
+            init_final=lambda norm, label, i: (5.0 if label == "zero" else 4.1) + jitter(i, 0.05),
+            depth_final=lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.01) +
+            jitter(i + (0 if scale else 1), 0.05))
+        for k, v in kw.items():
+            setattr(w, k, v)
+        return w
+
+
+def write_metrics(path, final, tau, diverge_at=None, spike_at=None, steps=STEPS):
+    """A loss curve final + (ln V - final)·exp(-s/tau), validation every
+    EVAL_EVERY steps ending exactly at `final`, diagnostics every
+    DIAG_EVERY; or a run that blows up at diverge_at."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    rows = []
+    for s in range(steps + 1):
+        curve = final + (UNIFORM - final) * math.exp(-s / tau)
+        if s % EVAL_EVERY == 0 or s == steps:
+            rows.append({"kind": "eval", "step": s, "val_loss": final if s == steps else curve, "elapsed_s": s * 0.01})
+        if s == steps:
+            break
+        if s % DIAG_EVERY == 0:
+            rows.append({"kind": "diag", "step": s, "grad_norms": {
+                "attn.c_attn": [1.0, 0.5 + s / 100], "attn.c_proj": [0.2, 0.1], "mlp.c_fc": [0.3, 0.2],
+                "mlp.c_proj": [0.2, 0.1], "ln_1": [0.01, 0.01], "ln_2": [0.01, 0.01], "wte": 1.0, "wpe": 0.1,
+                "ln_f": 0.1}, "residual_rms": [0.1, 0.2, 0.3], "update_ratio": [0.01, 0.01]})
+        loss = curve
+        if diverge_at is not None and s >= diverge_at - 3:
+            loss = UNIFORM + 2.5 + (s - diverge_at)
+        if spike_at is not None and s == spike_at:
+            loss = UNIFORM + 2.5  # above the threshold for one step, then back
+        if diverge_at is not None and s == diverge_at:
+            rows.append({"kind": "diverged", "step": s, "diverged": True, "reason": "loss above --max-loss for 3 steps",
+                         "loss": loss, "grad_norm": 50.0})
+            break
+        rows.append({"kind": "train", "step": s, "loss": loss, "lr": 1e-3, "grad_norm": 1.0 + 0.1 * (s % 3),
+                     "ms": 1.0, "tokens_per_s": 1000.0, "tokens": (s + 1) * BATCH * SEQ, "elapsed_s": s * 0.01})
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def train_run(out, name, preset, variables, final, tau, diverge_at=None, spikes=0, clip=0.0, warmup=0, lr=1e-3,
+              n_layer=2, symmetry=None, trains=None):
+    spike_steps = [STEPS // 2 + k for k in range(spikes)]
+    write_metrics(os.path.join(out, "runs", name, "metrics.jsonl"), final, tau, diverge_at,
+                  spike_steps[0] if spike_steps else None)
+    status = "diverged" if diverge_at is not None else "completed"
+    outcome = {"status": status, "steps": diverge_at or STEPS, "last_loss": final, "min_loss": final - 0.05,
+               "spikes": len(spike_steps[:1]), "spike_steps": spike_steps[:1]}
+    if diverge_at is None:
+        outcome.update(val_loss=final, val_ppl=math.exp(final), val_step=STEPS)
+    else:
+        outcome.update(diverged_at=diverge_at, reason="loss above --max-loss for 3 steps")
+    if trains is not None:
+        outcome["trains"] = trains
+    rec = {"name": name, "preset": preset, "kind": "train", "variables": variables,
+           "config": {"model": {"n_layer": n_layer, "n_embd": 32, "n_head": 2}, "steps": STEPS, "batch_size": BATCH,
+                      "seq_len": SEQ, "grad_clip": clip, "max_loss": UNIFORM + 2, "max_loss_window": 3, "lr": lr,
+                      "warmup": warmup, "seed": variables.get("seed", 1337)},
+           "dir": f"runs/{name}", "metrics": f"runs/{name}/metrics.jsonl", "status": status, "outcome": outcome,
+           "seconds": 0.5}
+    if diverge_at is None:
+        rec["checkpoint_step"] = STEPS
+        rec["sample"] = {"prompt": "The", "text": " the the the nation" if final > 4.5 else " a fine speech about law",
+                         "tokens": 5, "words": 4, "distinct_1": 0.5 if final > 4.5 else 1.0,
+                         "distinct_2": 0.6 if final > 4.5 else 1.0,
+                         "repeated_4gram_rate": 0.3 if final > 4.5 else 0.0}
+        rec["symmetry"] = [symmetry or {"layer": 0, "units": 128, "distinct_units": 128, "spread": 0.02,
+                                        "weight_rms": 0.02, "relative_spread": 1.0}]
+    else:
+        rec["sample"] = None
+        rec["note"] = "no checkpoint (the run diverged before its first save)"
+    return rec
+
+
+def seed_vars(w, i):
+    return {"seed": 1337 + i, "seed_index": i}
+
+
+def make_study(out, w=None):
+    """Writes OUT/study.json and OUT/runs/*/metrics.jsonl for World w."""
+    w = w or World.paper()
+    runs, edges = [], []
+    seeds = range(w.seeds)
+    if "grad-at-init" in w.presets:
+        for emb in w.embeddings:
+            for depth in (4, 8):
+                for norm in ("pre", "post"):
+                    for init in ("gpt2", "he"):
+                        for i in seeds:
+                            g = w.gai_growth(norm, emb, i)
+                            ffn = [0.1 * (1 + g) ** l for l in range(depth)]
+                            rms = [0.03 * (1 + l) if norm == "pre" else 1.0 for l in range(depth + 1)]
+                            v = {"depth": depth, "norm": norm, "init": init, "embedding_scale": emb, **seed_vars(w, i)}
+                            runs.append({"name": f"gai-{emb}-L{depth}-{norm}-{init}-s{i}", "preset": "grad-at-init",
+                                         "kind": "grad-at-init", "status": "completed", "variables": v,
+                                         "config": {"model": {"n_embd": 32}, "batch_size": 2, "seq_len": 16,
+                                                    "batches": 2, "seed": 1337 + i},
+                                         "result": {"grad_norm": {"ffn": ffn, "attn": ffn}, "residual_rms": rms,
+                                                    "loss": 5.7, "batches": 2, "seconds": 0.1}})
+    if "norm" in w.presets:
+        for norm in ("pre", "post"):
+            for wf in NORM_WARMUPS:
+                for level, lr in NORM_LRS.items():
+                    for i in seeds:
+                        final, tau = w.norm_run(norm, wf, level, i)
+                        warmup = round(wf * STEPS)
+                        name = f"norm-{norm}-w{int(wf * 100)}-{level}-s{i}"
+                        div = None if final is not None else 12
+                        runs.append(train_run(out, name, "norm", {"norm": norm, "warmup": warmup, "warmup_fraction": wf,
+                                                                  "lr": lr, "lr_level": level, **seed_vars(w, i)},
+                                              final if final is not None else 5.5, tau, div,
+                                              spikes=w.spikes("norm", norm), warmup=warmup, lr=lr))
+    if "lr-edge" in w.presets:
+        for norm in ("pre", "post"):
+            for wf in (0.0, 0.25):
+                for clip in (0.0, 1.0):
+                    for i in seeds:
+                        top = w.edge_index(norm, wf, clip, i)
+                        probes = []
+                        for k, lr in enumerate(GRID):
+                            trains = k <= top if w.probe is None else w.probe(norm, wf, clip, i, k)
+                            name = f"lredge-{norm}-w{int(wf * 100)}-c{clip:g}-s{i}-lr{lr:g}"
+                            warmup = round(wf * STEPS)
+                            v = {"norm": norm, "warmup": warmup, "warmup_fraction": wf, "clip": clip, "lr": lr,
+                                 **seed_vars(w, i)}
+                            runs.append(train_run(out, name, "lr-edge", v, 4.2 if trains else 5.5, 8,
+                                                  None if trains else 9, clip=clip, warmup=warmup, lr=lr,
+                                                  trains=trains))
+                            probes.append({"lr": lr, "trains": trains, "run": name})
+                            if not trains and w.probe is None:
+                                break
+                        ok = [k for k, p in enumerate(probes) if p["trains"]]
+                        top = max(ok) if ok else -1
+                        edge = GRID[top] if top >= 0 else None
+                        failed = GRID[top + 1] if top + 1 < len(GRID) else None
+                        edges.append({"preset": "lr-edge", "setting": {"norm": norm, "warmup_fraction": wf,
+                                                                       "clip": clip, **seed_vars(w, i)},
+                                      "grid": GRID, "probes": probes, "edge": edge, "failed": failed,
+                                      "complete": True})
+    if "init" in w.presets:
+        for norm in ("pre", "post"):
+            for init, scale in INITS:
+                label = init + ("+scale" if scale and init != "gpt2" else "")
+                for i in seeds:
+                    sym = None
+                    if init == "zero":
+                        sym = {"layer": 0, "units": 128, "distinct_units": 1, "spread": 0.0, "weight_rms": 0.0,
+                               "relative_spread": 0.0}
+                    name = f"init-{norm}-{label.replace('+', '-')}-s{i}"
+                    runs.append(train_run(out, name, "init", {"norm": norm, "init": init, "residual_scale": scale,
+                                                              "depth": 2, **seed_vars(w, i)},
+                                          w.init_final(norm, label, i), 10, symmetry=sym,
+                                          spikes=w.spikes("init", norm)))
+    if "depth" in w.presets:
+        for depth in w.depths:
+            for norm in ("pre", "post"):
+                for scale in (True, False):
+                    for i in seeds:
+                        name = f"depth-L{depth}-{norm}-{'scale' if scale else 'noscale'}-s{i}"
+                        runs.append(train_run(out, name, "depth", {"depth": depth, "norm": norm,
+                                                                   "residual_scale": scale, **seed_vars(w, i)},
+                                              w.depth_final(norm, scale, depth, i), 10, n_layer=depth,
+                                              spikes=w.spikes("depth", norm)))
+    seeds_list = [1337 + i for i in seeds]
+    study = {"format": "gpt2lab study", "version": w.version, "created": "t0", "updated": "t1", "threads": 2,
+             "presets": w.presets, "command": "gpt2lab study --preset all --budget tiny --out /somewhere/study",
+             "budget": {"name": "tiny", "seed": 1337, "seeds": seeds_list,
+                        "lr_edge": {"grid": GRID, "warmup_fraction": 0.25, "clips": [0, 1.0], "margin": 0.1},
+                        "norm": {"warmups": NORM_WARMUPS, "lrs": list(NORM_LRS.values())},
+                        "sample": {"tokens": 16, "temperature": 0.8, "top_k": 40}},
+             "data": {"dir": "data", "tokenizer": "t", "tokenizer_identity": "t sha256:0", "vocab_size": VOCAB},
+             "baselines": {"uniform": UNIFORM, "unigram_val": UNIGRAM, "unigram_train": UNIGRAM},
+             "runs": runs, "edges": edges}
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "study.json"), "w") as f:
+        json.dump(study, f)
+    return study

@@ -1,0 +1,238 @@
+"""tools/report's verdicts (tools/report/verdicts.py): each of the six claims
+flips between its values when the numbers behind it change, the seed-noise
+rule (|Δmean| > 2·pooled sd, at least 3 seeds) decides every comparison,
+and the verdict table at the top of the report shows what the same code
+computes from a synthetic "study v2" folder (synthetic_study.py)."""
+import importlib.util
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+from harness import expect  # noqa: E402
+import synthetic_study as syn  # noqa: E402
+
+REPORT = os.path.join(harness.SOURCE, "tools", "report")  # a folder: python3 tools/report OUT
+
+# The report package, imported as `report` the way its entry point does
+# (verdicts, evidence and load need no matplotlib).
+_spec = importlib.util.spec_from_file_location("report", os.path.join(REPORT, "__init__.py"),
+                                               submodule_search_locations=[REPORT])
+sys.modules["report"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sys.modules["report"])
+from report import evidence, verdicts as V  # noqa: E402
+from report.load import Study  # noqa: E402
+
+C, N, X, T = V.CONFIRMED, V.NOT_OBSERVED, V.CONTRADICTED, V.NOT_TESTED
+
+
+def around(mean, sd=0.01):
+    """Three seeds with the given mean and sample sd."""
+    return [mean - sd, mean, mean + sd]
+
+
+# ---------------------------------------------------------------- the rule
+
+d = V.Diff(around(1.0, 0.1), around(1.3, 0.1))
+expect(d.resolved and d.sign == -1 and abs(d.pooled - 0.1) < 1e-12,
+       "Diff: |Δ| 0.3 > 2·pooled sd 0.2 -> a difference (b larger)")
+d = V.Diff(around(1.0, 0.1), around(1.15, 0.1))
+expect(not d.resolved and d.sign == 0 and "within seed noise" in d.text(),
+       "Diff: |Δ| 0.15 ≤ 2·pooled sd 0.2 -> within seed noise")
+d = V.Diff([1.0, 1.0], around(5.0))
+expect(not d.enough and not d.resolved and "3 needed" in d.text(), "Diff: 2 seeds are too few to state a difference")
+d = V.Diff(around(2.0, 0.0), around(2.0, 0.0))
+expect(not d.resolved, "Diff: identical seeds (pooled sd 0, Δ 0) are no difference")
+expect(V.majority([1, 1, 0]) == C and V.majority([1, 0, 0]) == N and V.majority([-1, -1, 1]) == X
+       and V.majority([None]) == T, "majority: more than half of the comparable settings decide")
+expect(V.combine([C, T]) == C and V.combine([C, X]) == N and V.combine([X, N]) == X and V.combine([T]) == T,
+       "combine: one confirming and none contradicting confirms; disagreeing measures -> not observed")
+expect(V.seeds_state(3, 3) == "trains" and V.seeds_state(0, 3) == "fails" and V.seeds_state(2, 3) == "mixed"
+       and V.seeds_state(1, 1) == "few seeds", "binary measure: all seeds / none / mixed / too few")
+
+# ---------------------------------------------------------------- 1. stable gradients
+
+
+def profiles(post, pre, embs=("none", "sqrt")):
+    return [{"embedding": e, "depth": dd, "init": i, "post": around(post(e)), "pre": around(pre(e))}
+            for e in embs for dd in (6, 12) for i in ("gpt2", "he")]
+
+
+def edges(pre, post, warmups=(0.0, 0.25), sd=0.3):
+    return [{"warmup_fraction": w, "clip": c, "pre": around(pre(w), sd), "post": around(post(w), sd)}
+            for w in warmups for c in (0.0, 1.0)]
+
+
+grows, flat = (lambda e: 2.0), (lambda e: 0.9)
+v = V.stable_gradients_verdict(profiles(grows, flat), [])
+expect(v.verdict == C, "claim 1, grad-at-init: Post-LN grows and Pre-LN is flat in both embeddings -> confirmed")
+v = V.stable_gradients_verdict(profiles(flat, grows), [])
+expect(v.verdict == X, "claim 1: the pattern reversed -> contradicted")
+v = V.stable_gradients_verdict(profiles(lambda e: 2.0 if e == "sqrt" else 1.0, flat), [])
+expect(v.verdict == N and "embedding none: pattern in 0 of 4" in v.numbers,
+       "claim 1: the pattern in only one embedding setting -> not observed")
+v = V.stable_gradients_verdict(profiles(lambda e: 1.6, lambda e: 1.4), [])
+expect(v.verdict == N, "claim 1: both ratios above 1.25 (Post-LN's higher) -> neither pattern -> not observed")
+v = V.stable_gradients_verdict([], edges(lambda w: -6.0, lambda w: -9.0))
+expect(v.verdict == C and "Pre-LN higher in 4, lower in 0 of 4" in v.numbers,
+       "claim 1, lr-edge: Pre-LN's max stable lr 3 octaves higher -> confirmed")
+v = V.stable_gradients_verdict([], edges(lambda w: -9.0, lambda w: -6.0))
+expect(v.verdict == X, "claim 1, lr-edge: Post-LN's higher -> contradicted")
+v = V.stable_gradients_verdict([], edges(lambda w: -8.0, lambda w: -8.5))
+expect(v.verdict == N, "claim 1, lr-edge: half an octave apart with 0.3-octave sds -> within noise -> not observed")
+v = V.stable_gradients_verdict(profiles(grows, flat), edges(lambda w: -9.0, lambda w: -6.0))
+expect(v.verdict == N, "claim 1: grad-at-init confirms, lr-edge contradicts -> not observed")
+v = V.stable_gradients_verdict(profiles(grows, flat, ["none"])[:4], [])
+v1 = V.stable_gradients_verdict([dict(p, post=p["post"][:1], pre=p["pre"][:1]) for p in profiles(grows, flat)], [])
+expect(v.verdict == C and v1.verdict == T and "fewer than 3 seeds" in v1.numbers,
+       "claim 1: one seed per setting -> not tested")
+
+# ---------------------------------------------------------------- 2. no warmup
+
+
+def plateau(pre0, post0, postlong, prelong=3, seeds=3):
+    out = []
+    for lr in (1e-3, 4e-3):
+        for norm, w, left in (("pre", 0.0, pre0), ("pre", 0.25, prelong), ("post", 0.0, post0),
+                              ("post", 0.05, post0), ("post", 0.25, postlong)):
+            out.append({"norm": norm, "warmup_fraction": w, "lr": lr, "left": left, "seeds": seeds})
+        out.append({"norm": "pre", "warmup_fraction": 0.05, "lr": lr, "left": pre0, "seeds": seeds})
+    return out
+
+
+v = V.no_warmup_verdict([], plateau(pre0=3, post0=0, postlong=3))
+expect(v.verdict == C, "claim 2, norm: Post-LN leaves the plateau only with long warmup, Pre-LN without -> confirmed")
+v = V.no_warmup_verdict([], plateau(pre0=0, post0=3, postlong=3))
+expect(v.verdict == X, "claim 2, norm: Pre-LN without warmup stuck where it trains with warmup -> contradicted")
+v = V.no_warmup_verdict([], plateau(pre0=3, post0=3, postlong=3))
+expect(v.verdict == N, "claim 2, norm: every setting trains (no warmup dependence) -> not observed")
+v = V.no_warmup_verdict([], plateau(pre0=3, post0=1, postlong=3))
+expect(v.verdict == N, "claim 2, norm: Post-LN without warmup seed-dependent (1 of 3) -> not observed")
+v = V.no_warmup_verdict(edges(lambda w: -6.0, lambda w: -9.0 if w == 0 else -6.0), [])
+expect(v.verdict == C and "Pre-LN higher in 2, lower in 0 of 2" in v.numbers,
+       "claim 2, lr-edge: without warmup Pre-LN's edge higher -> confirmed (only warmup-0 settings count)")
+v = V.no_warmup_verdict(edges(lambda w: -9.0 if w == 0 else -6.0, lambda w: -6.0), [])
+expect(v.verdict == X, "claim 2, lr-edge: without warmup Post-LN's edge higher -> contradicted")
+v = V.no_warmup_verdict(edges(lambda w: -6.0, lambda w: -9.0), plateau(pre0=0, post0=3, postlong=3))
+expect(v.verdict == N, "claim 2: lr-edge confirms, norm contradicts -> not observed")
+v = V.no_warmup_verdict([], plateau(pre0=1, post0=0, postlong=1, prelong=1, seeds=1))
+expect(v.verdict == T, "claim 2: one seed per setting -> not tested")
+
+# ---------------------------------------------------------------- 3. faster
+
+
+def times(pre, post, sd=20.0):
+    return [{"setting": f"lr {lr}", "pre": around(pre, sd), "post": around(post, sd), "reached_pre": 3,
+             "reached_post": 3} for lr in (1, 2, 3)]
+
+
+expect(V.faster_verdict(times(200, 500)).verdict == C, "claim 3: Pre-LN needs 200 tokens, Post-LN 500 -> confirmed")
+expect(V.faster_verdict(times(500, 200)).verdict == X, "claim 3: Pre-LN slower -> contradicted")
+expect(V.faster_verdict(times(200, 230)).verdict == N, "claim 3: 30 tokens apart with sd 20 -> not observed")
+none_reached = [dict(t, reached_pre=0, reached_post=0) for t in times(1280, 1280, 0.0)]
+expect(V.faster_verdict(none_reached).verdict == T, "claim 3: no setting reached the target -> not tested")
+
+# ---------------------------------------------------------------- 4. better final
+
+
+def finals(pre, post, sd=0.02):
+    return [{"norm": "pre", "setting": "a", "values": around(pre, sd)},
+            {"norm": "pre", "setting": "b", "values": around(pre + 0.5, sd)},
+            {"norm": "post", "setting": "a", "values": around(post + 0.5, sd)},
+            {"norm": "post", "setting": "b", "values": around(post, sd)}]
+
+
+v = V.better_final_verdict(finals(4.0, 4.3))
+expect(v.verdict == C and "best Pre-LN (a) vs best Post-LN (b)" in v.numbers,
+       "claim 4: best Pre-LN 4.0 vs best Post-LN 4.3 -> confirmed, best settings named")
+expect(V.better_final_verdict(finals(4.3, 4.0)).verdict == X, "claim 4: Post-LN's best lower -> contradicted")
+expect(V.better_final_verdict(finals(4.0, 4.03)).verdict == N, "claim 4: 0.03 apart, sd 0.02 -> not observed")
+expect(V.better_final_verdict([dict(s, values=s["values"][:2]) for s in finals(4.0, 4.3)]).verdict == T,
+       "claim 4: 2 seeds -> not tested")
+
+# ---------------------------------------------------------------- 5. GPT-2's init
+
+
+def inits(gpt2, rivals, norms=("pre", "post")):
+    out = []
+    for norm in norms:
+        out.append({"norm": norm, "init": "gpt2", "values": around(gpt2)})
+        for name, x in rivals.items():
+            out.append({"norm": norm, "init": name, "values": around(x)})
+    return out
+
+
+rivals = {"zero": 5.0, "normal": 4.2, "xavier": 4.3, "he": 4.4, "xavier+scale": 3.5}
+v = V.gpt2_init_verdict(inits(3.9, rivals))
+expect(v.verdict == C and "better in 8, worse in 0" in v.numbers,
+       "claim 5: gpt2 beats zero, normal, xavier and he under both placements -> confirmed (+scale variants aside)")
+expect(V.gpt2_init_verdict(inits(4.25, rivals)).verdict == X, "claim 5: plain normal beats gpt2 -> contradicted")
+expect(V.gpt2_init_verdict(inits(4.195, rivals)).verdict == N,
+       "claim 5: gpt2 within noise of normal, better than the rest -> not observed")
+
+# ---------------------------------------------------------------- 6. residual scale and depth
+
+
+def deltas(shallow, deep, sd=0.02):
+    return [{"norm": n, "depth": d, "deltas": around(x, sd)} for n in ("pre", "post")
+            for d, x in ((2, shallow), (6, (shallow + deep) / 2), (24, deep))]
+
+
+expect(V.scale_depth_verdict(deltas(0.0, 0.3)).verdict == C, "claim 6: Δ(off − on) 0 at 2 layers, 0.3 at 24 -> confirmed")
+expect(V.scale_depth_verdict(deltas(0.3, 0.0)).verdict == X, "claim 6: Δ shrinks with depth -> contradicted")
+expect(V.scale_depth_verdict(deltas(0.0, 0.03)).verdict == N, "claim 6: Δ grows by 0.03 with sd 0.02 -> not observed")
+expect(V.scale_depth_verdict(deltas(-0.4, -0.1)).verdict == N,
+       "claim 6: Δ grows but the scale still hurts at depth (Δ < 0) -> not observed")
+mixed = [x for x in deltas(0.0, 0.3) if x["norm"] == "pre"] + [x for x in deltas(0.0, 0.0) if x["norm"] == "post"]
+expect(V.scale_depth_verdict(mixed).verdict == C, "claim 6: Pre-LN confirms, Post-LN flat -> confirmed (combine)")
+
+# ---------------------------------------------------------------- from a study folder
+
+with harness.scratch() as tmp:
+    results = {}
+    for world in ("paper", "against", "noise"):
+        out = os.path.join(tmp, world)
+        syn.make_study(out, getattr(syn.World, world)())
+        results[world] = {v.key: v for v in V.evaluate(evidence.gather(Study(out)))}
+    keys = [k for k, _, _ in V.CLAIMS]
+    for world, want in (("paper", C), ("against", X), ("noise", N)):
+        got = {k: results[world][k].verdict for k in keys}
+        expect(all(g == want for g in got.values()), f"synthetic study '{world}': every verdict {want} (got {got})")
+
+    # One claim flipped at a time, the others left as the paper has them.
+    flips = {
+        "faster": dict(norm_run=lambda norm, wf, level, i: (4.0 + syn.jitter(i, 0.02), 6 + i if norm == "post" else
+                                                            30 + i)),
+        "scale-depth": dict(depth_final=lambda norm, scale, depth, i: 4.0 + syn.jitter(i + (not scale), 0.01)),
+    }
+    for key, knobs in flips.items():
+        out = os.path.join(tmp, "flip-" + key)
+        syn.make_study(out, syn.World.paper(**knobs))
+        got = {v.key: v.verdict for v in V.evaluate(evidence.gather(Study(out)))}
+        expect(got[key] != C, f"flipping only '{key}' changes its verdict ({got[key]})")
+
+    # The same verdicts at the top of the report, linked to their sections.
+    r = harness.command([sys.executable, REPORT, os.path.join(tmp, "against")])
+    expect(r.returncode == 0, "the report draws the synthetic study" + ("" if r.returncode == 0 else r.stderr[-2000:]))
+    md = open(os.path.join(tmp, "against", "report.md")).read()
+    top = md[:md.index("## Summary of findings")] if "## Summary of findings" in md else ""
+    expect("## Verdicts" in top and "## grad-at-init" not in top and md.index("## Verdicts") < md.index("## Method"),
+           "the verdict table comes first, before the summary and every section")
+    expect(all(f"| {V.CLAIM_TEXT[k]} | {X} |" in top for k in keys), "every claim's row says 'contradicted'")
+    expect("[lr-edge](#lr-edge-learning-rate-stability-edge)" in top and "## lr-edge: learning-rate stability edge"
+           in md and "[depth](#depth-pre-ln-vs-post-ln-as-depth-grows)" in top,
+           "the rows link to the sections by their Markdown anchors")
+    page = open(os.path.join(tmp, "against", "report.html")).read()
+    expect("<a href='#lr-edge-learning-rate-stability-edge'>" in page and
+           "id='lr-edge-learning-rate-stability-edge'" in page, "report.html links the rows to heading ids")
+    expect("to rule out a design artefact" in top and "gradient clipping at 1 (lr-edge)" in top and
+           "warmup up to 25% of the steps (norm, lr-edge)" in top,
+           "disagreeing verdicts list what the study varied to rule out an artefact")
+    for k in keys:
+        line = results["against"][k].line()
+        expect(line in md[md.index("## Summary of findings"):],
+               f"the section of claim '{k}' prints the same verdict as the table")
+
+harness.finish("verdicts")
