@@ -7,7 +7,7 @@ import statistics
 from ..evidence import gai_groups, gai_profiles
 from ..plot import INIT_COLORS, plt, ticker
 from ..stats import GROWS, fmt_msd
-from ..verdicts import EMBEDDING_WORDS, MIN_SEEDS, gai_setting
+from ..verdicts import EMBEDDING_WORDS, MIN_SEEDS, Diff, gai_setting
 
 PRESET = "grad-at-init"
 TITLE = "grad-at-init: gradient norms at initialization"
@@ -147,17 +147,17 @@ def draw(doc, st, findings):
             f.append(f"{words}: Post-LN last/first ratio by init (median over depths): " + ", ".join(by_init) + ".")
     # The two embedding settings compared, setting by setting.
     if "none" in kinds and "sqrt" in kinds:
-        a = {(p["depth"], p["init"]): k for p, k, _ in kinds["none"]}
-        b = {(p["depth"], p["init"]): k for p, k, _ in kinds["sqrt"]}
+        a = {(p["depth"], p["init"]): (p, k) for p, k, _ in kinds["none"]}
+        b = {(p["depth"], p["init"]): (p, k) for p, k, _ in kinds["sqrt"]}
         both = [k for k in a if k in b]
-        only_sqrt = [k for k in both if b[k] == "pattern" and a[k] != "pattern"]
-        only_none = [k for k in both if a[k] == "pattern" and b[k] != "pattern"]
-        pn = {(p["depth"], p["init"]): statistics.mean(p["post"]) for p, _, _ in kinds["none"]}
-        ps = {(p["depth"], p["init"]): statistics.mean(p["post"]) for p, _, _ in kinds["sqrt"]}
-        steeper = sum(ps[k] > pn[k] for k in both)
+        only_sqrt = sum(b[k][1] == "pattern" and a[k][1] != "pattern" for k in both)
+        only_none = sum(a[k][1] == "pattern" and b[k][1] != "pattern" for k in both)
+        diffs = [Diff(b[k][0]["post"], a[k][0]["post"]) for k in both]
+        higher, lower = sum(d.sign > 0 for d in diffs), sum(d.sign < 0 for d in diffs)
         f.append(f"Embedding settings compared over {len(both)} (depth, init) settings: the pattern appears with "
-                 f"unit-scale embeddings only in {len(only_sqrt)}, with GPT-2's only in {len(only_none)}; Post-LN's "
-                 f"ratio is higher with unit-scale embeddings in {steeper} of {len(both)}.")
+                 f"unit-scale embeddings only in {only_sqrt}, with GPT-2's only in {only_none}; Post-LN's ratio is "
+                 f"higher with unit-scale embeddings in {higher}, lower in {lower}, within seed noise (or fewer than "
+                 f"{MIN_SEEDS} seeds) in {len(both) - higher - lower}.")
     # Xiong et al.: Pre-LN gradients scale like 1/sqrt(L).
     if len(depths) >= 2:
         d0, d1 = depths[0], depths[-1]
@@ -166,15 +166,16 @@ def draw(doc, st, findings):
             for init in inits:
                 a_, b_ = g.get((emb, d0, init, "pre")), g.get((emb, d1, init, "pre"))
                 if a_ and b_:
-                    ma = statistics.mean(statistics.mean(r["grad_norm"]["ffn"]) for r in a_)
-                    mb = statistics.mean(statistics.mean(r["grad_norm"]["ffn"]) for r in b_)
-                    falls.append((init, ma, mb))
+                    falls.append((init, Diff([statistics.mean(r["grad_norm"]["ffn"]) for r in b_],
+                                             [statistics.mean(r["grad_norm"]["ffn"]) for r in a_])))
             if falls:
-                n_fall = sum(mb < ma for _, ma, mb in falls)
-                f.append(f"Embedding {emb}: Pre-LN's mean FFN gradient norm, {d0} → {d1} layers: " +
-                         ", ".join(f"{i} {ma:.3g} → {mb:.3g} (×{mb / ma:.2f})" for i, ma, mb in falls) +
-                         f"; Xiong et al.'s 1/√L scaling predicts ×{math.sqrt(d0 / d1):.2f}. It falls for {n_fall} "
-                         f"of {len(falls)} inits" + ("." if n_fall * 2 > len(falls) else ", unlike the paper."))
+                n_fall = sum(d.sign < 0 for _, d in falls)
+                f.append(f"Embedding {emb}: Pre-LN's mean FFN gradient norm, {d0} → {d1} layers (mean over seeds): " +
+                         ", ".join(f"{i} {d.mean_b:.3g} → {d.mean_a:.3g} (×{d.mean_a / d.mean_b:.2f})"
+                                   for i, d in falls) +
+                         f"; Xiong et al.'s 1/√L scaling predicts ×{math.sqrt(d0 / d1):.2f}. It falls beyond seed "
+                         f"noise for {n_fall} of {len(falls)} inits" +
+                         ("." if n_fall * 2 > len(falls) else ", unlike the paper."))
     # Residual growth in Pre-LN.
     for emb in embs:
         pre = g.get((emb, depths[-1], "gpt2", "pre")) or g.get((emb, depths[-1], inits[0], "pre"))
