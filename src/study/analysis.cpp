@@ -5,9 +5,11 @@
 #include <cstring>
 #include <numeric>
 
+#include "data/token_shard.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/generate.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "train/dataloader.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {
@@ -181,6 +183,54 @@ nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std:
     o["val_ppl"] = std::exp(val_loss);
   }
   return o;
+}
+
+nlohmann::json spikes_from_metrics(const std::filesystem::path& run, double limit) {
+  long spikes = 0;
+  nlohmann::json starts = nlohmann::json::array();
+  long open_at = -1;  // first step of the excursion in progress
+  for (const nlohmann::json& row : run_dir::read_metrics(run)) {
+    if (row.contains("diverged") || !row.contains("loss") || !row["loss"].is_number() || !row.contains("step") ||
+        !row["step"].is_number_integer())
+      continue;
+    const double loss = row["loss"].get<double>();
+    const long step = row["step"].get<long>();
+    if (loss > limit) {
+      if (open_at < 0) open_at = step;
+    } else if (open_at >= 0) {
+      ++spikes;
+      starts.push_back(open_at);
+      open_at = -1;
+    }
+  }
+  return {{"spikes", spikes}, {"spike_steps", starts}};
+}
+
+std::optional<double> unigram_baseline(const std::filesystem::path& data_dir, int vocab) {
+  const auto val_files = find_split_files(data_dir, "val", false);
+  if (val_files.empty() || vocab <= 0) return std::nullopt;
+  std::vector<double> counts(static_cast<size_t>(vocab), 1.0);  // add-one
+  double total = vocab;
+  for (const auto& f : find_split_files(data_dir, "train")) {
+    const TokenShard shard = TokenShard::open(f);  // a temporary would be unmapped before the loop
+    for (const uint16_t t : shard.tokens())
+      if (t < vocab) {
+        counts[t] += 1;
+        total += 1;
+      }
+  }
+  double nll = 0;
+  size_t n = 0;
+  for (const auto& f : val_files) {
+    const TokenShard shard = TokenShard::open(f);
+    for (const uint16_t t : shard.tokens())
+      if (t < vocab) {
+        nll -= std::log(counts[t] / total);
+        ++n;
+      }
+  }
+  if (n == 0) return std::nullopt;
+  return nll / static_cast<double>(n);
 }
 
 }  // namespace gpt2lab

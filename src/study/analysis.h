@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,5 +57,17 @@ std::string sanitize_utf8(const std::string& s);
 // perplexity, where it diverged. Read from the metrics rather than
 // result.json so that it is right however the run ended.
 nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std::string& status);
+
+// Loss spikes by the trainer's recovery-aware rule (--max-loss with
+// --max-loss-window): excursions of the train loss above `limit` that came
+// back below it (a run that diverged ends with one that did not; it is not
+// counted). Returns {"spikes": n, "spike_steps": [first step of each]}.
+nlohmann::json spikes_from_metrics(const std::filesystem::path& run, double limit);
+
+// The unigram baseline: cross-entropy (nats) on the val split of the train
+// split's token frequencies (add-one smoothed over `vocab`), i.e. the loss of
+// a model that learned which tokens are common and nothing about context.
+// The same formula as tools/report's; nullopt without a val split.
+std::optional<double> unigram_baseline(const std::filesystem::path& data_dir, int vocab);
 
 }  // namespace gpt2lab

@@ -1,5 +1,7 @@
 #include "study/budget.h"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "gpt2lab/core/error.h"
@@ -24,39 +26,57 @@ StudyShape shape(int n_layer, int n_head, int n_embd, int batch_size, int seq_le
   return s;
 }
 
-// Sized to about an hour on 2 cores shared with other work (measured alone:
-// L6 C256 B8 T128 ~0.33 s/step, L6 C128 ~0.13 s/step, L24 C128 B8 T64
-// ~0.3 s/step). The norm preset keeps the model (6 layers, n_embd
-// 256); init and depth use n_embd 128 so that their 14 and 16 runs fit.
+// lr 1e-4 x 2^k up to 2.56e-2: nine points, ratio 2.
+std::vector<double> doubling_grid(double from, int points) {
+  std::vector<double> g;
+  for (int i = 0; i < points; ++i) g.push_back(from * std::ldexp(1.0, i));
+  return g;
+}
+
+// Sized to about an hour on 2 idle cores (measured on an AMD EPYC, 2
+// threads, V 4096: L4 C128 B8 T64 ~25 ms/step, L24 C64 B8 T64 ~58 ms/step,
+// L6 C64 ~15 ms/step), three seeds everywhere. Small widths, so that the
+// norm preset reaches 1,500 steps and every comparison has its seeds; the
+// lr-edge search costs ~5 short runs per (setting, seed).
 Budget full_budget() {
   Budget b;
   b.name = "full";
   b.vocab_size = 4096;
   b.gai_depths = {6, 12, 24};
-  b.gai = shape(0, 4, 256, 8, 128, 0, 0, 0, 0, 0);
+  b.gai = shape(0, 4, 128, 8, 64, 0, 0, 0, 0, 0);
   b.gai_batches = 4;
-  b.norm = shape(6, 4, 256, 8, 128, 300, 50, 8, 25, 50);
-  b.norm_high_lr = 5e-3;  // probed: 1e-2 stalls both placements in the first 50 steps
-  b.init = shape(6, 4, 128, 8, 128, 400, 50, 8, 25, 100);
+  b.edge.shape = shape(4, 4, 128, 8, 64, 250, 50, 8, 50, 250);
+  b.edge.grid = doubling_grid(1e-4, 9);
+  b.edge.refine = 1;
+  b.norm = shape(4, 4, 128, 8, 64, 1500, 100, 8, 100, 500);
+  b.norm_lr = 1e-3;
+  b.norm_high_lr = 4e-3;
+  b.init = shape(24, 2, 64, 8, 64, 250, 50, 8, 50, 250);
   b.init_norms = {"pre", "post"};
-  b.depths = {2, 6, 12, 24};
-  b.depth = shape(0, 4, 128, 8, 64, 250, 50, 8, 25, 50);
+  b.depths = {2, 6, 24};
+  b.depth = shape(0, 2, 64, 8, 64, 250, 50, 8, 50, 250);
   b.sample_tokens = 128;
   return b;
 }
 
+// Every preset at reduced size with two seeds (the least that has a
+// spread): about ten minutes on 2 cores.
 Budget quick_budget() {
   Budget b;
   b.name = "quick";
   b.vocab_size = 2048;
+  b.seeds = {1337, 1338};
   b.gai_depths = {2, 6, 12};
-  b.gai = shape(0, 4, 128, 4, 64, 0, 0, 0, 0, 0);
+  b.gai = shape(0, 2, 64, 4, 64, 0, 0, 0, 0, 0);
   b.gai_batches = 2;
-  b.norm = shape(4, 4, 128, 8, 64, 150, 25, 4, 25, 50);
-  b.init = shape(4, 4, 128, 8, 64, 150, 25, 4, 25, 50);
+  b.edge.shape = shape(2, 2, 64, 8, 64, 100, 50, 4, 50, 100);
+  b.edge.grid = doubling_grid(4e-4, 5);
+  b.edge.refine = 0;
+  b.norm = shape(2, 2, 64, 8, 64, 300, 50, 4, 50, 300);
+  b.init = shape(6, 2, 64, 8, 64, 120, 40, 4, 40, 120);
   b.init_norms = {"pre"};
-  b.depths = {2, 6, 12};
-  b.depth = shape(0, 2, 64, 8, 64, 150, 25, 4, 50, 50);
+  b.depths = {2, 6};
+  b.depth = shape(0, 2, 64, 8, 64, 120, 40, 4, 40, 120);
   b.sample_tokens = 64;
   return b;
 }
@@ -66,10 +86,16 @@ Budget tiny_budget() {
   Budget b;
   b.name = "tiny";
   b.vocab_size = 300;
+  b.seeds = {1337, 1338};
   b.gai_depths = {2, 3};
   b.gai = shape(0, 2, 32, 2, 16, 0, 0, 0, 0, 0);
   b.gai_batches = 2;
+  b.edge.shape = shape(1, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.edge.grid = doubling_grid(1e-3, 4);
+  b.edge.refine = 1;
+  b.edge.clips = {0.0};
   b.norm = shape(2, 2, 32, 2, 16, 12, 4, 2, 4, 4);
+  b.norm_warmups = {0.0, 0.25};
   b.init = shape(2, 2, 32, 2, 16, 12, 4, 2, 4, 4);
   b.init_norms = {"pre"};
   b.depths = {1, 2};
@@ -98,17 +124,35 @@ Budget budget_by_name(const std::string& name) {
 nlohmann::json to_json(const Budget& b) {
   return {{"name", b.name},
           {"vocab_size", b.vocab_size},
-          {"seed", b.seed},
-          {"grad_at_init", {{"depths", b.gai_depths}, {"shape", shape_json(b.gai)}, {"batches", b.gai_batches}}},
+          {"seeds", b.seeds},
+          {"grad_at_init",
+           {{"depths", b.gai_depths},
+            {"shape", shape_json(b.gai)},
+            {"batches", b.gai_batches},
+            {"embedding_scales", {"none", "sqrt"}}}},
+          {"lr_edge",
+           {{"shape", shape_json(b.edge.shape)},
+            {"grid", b.edge.grid},
+            {"refine", b.edge.refine},
+            {"warmup_fraction", b.edge.long_warmup_fraction},
+            {"clips", b.edge.clips},
+            {"margin", b.trains_margin}}},
           {"norm",
            {{"shape", shape_json(b.norm)},
             {"lr", b.norm_lr},
             {"high_lr", b.norm_high_lr},
-            {"warmup_fraction", b.warmup_fraction}}},
-          {"init", {{"shape", shape_json(b.init)}, {"lr", b.init_lr}, {"norms", b.init_norms}}},
+            {"lrs", {b.norm_lr, b.norm_high_lr}},
+            {"warmups", b.norm_warmups}}},
+          {"init",
+           {{"shape", shape_json(b.init)},
+            {"lr", b.init_lr},
+            {"warmup_fraction", b.init_warmup_fraction},
+            {"norms", b.init_norms}}},
           {"depth", {{"depths", b.depths}, {"shape", shape_json(b.depth)}, {"lr", b.depth_lr}}},
           {"grad_clip", b.grad_clip},
           {"max_loss_over_uniform", b.max_loss_over_uniform},
+          {"max_loss_window_fraction", b.max_loss_window_fraction},
+          {"trains_margin", b.trains_margin},
           {"sample",
            {{"tokens", b.sample_tokens},
             {"temperature", b.sample_temperature},

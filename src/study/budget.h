@@ -25,25 +25,43 @@ struct StudyShape {
   long save_every = 100;
 };
 
+// lr-edge: for each placement x warmup {0, long} x clipping, the largest
+// peak learning rate that trains, found per seed by bisection over `grid`
+// (geometric) and then `refine` geometric bisections between the last
+// learning rate that trained and the first that did not (study/edge_search.h).
+struct EdgeBudget {
+  StudyShape shape;
+  std::vector<double> grid;  // ascending
+  int refine = 1;
+  double long_warmup_fraction = 0.25;  // the "long" warmup
+  std::vector<double> clips = {0.0, 1.0};
+};
+
 struct Budget {
   std::string name;
   int vocab_size = 4096;  // of the BPE the study trains on a text corpus
-  uint64_t seed = 1337;
+  // Every comparison runs once per seed; the seed changes init and batch
+  // order. The report shows mean +- sd over them.
+  std::vector<uint64_t> seeds = {1337, 1338, 1339};
 
-  // grad-at-init: depths x {pre, post} x {gpt2, normal, xavier, he}.
+  // grad-at-init: depths x {pre, post} x {gpt2, normal, xavier, he} x
+  // embedding scale {none (GPT-2), sqrt (Xiong et al.'s unit-scale inputs)}.
   std::vector<int> gai_depths;
   StudyShape gai;       // n_layer ignored (from gai_depths); steps unused
   int gai_batches = 4;  // forward/backward passes averaged per model
 
-  // norm: {pre, post} x warmup {0, warmup_fraction * steps} x {lr, high_lr}.
+  EdgeBudget edge;
+
+  // norm: {pre, post} x warmup fractions x {lr, high_lr}.
   StudyShape norm;
   double norm_lr = 1e-3, norm_high_lr = 3e-3;
-  double warmup_fraction = 0.05;
+  std::vector<double> norm_warmups = {0.0, 0.05, 0.25};
 
   // init: {zero, normal, xavier, he, gpt2} (+ residual scale for xavier, he)
-  // under each placement in init_norms.
+  // under each placement in init_norms, deep and narrow (init.n_layer).
   StudyShape init;
   double init_lr = 1e-3;
+  double init_warmup_fraction = 0.05;
   std::vector<std::string> init_norms;
 
   // depth: {pre, post} x {residual scale on, off} x depths, fixed lr, no warmup.
@@ -51,11 +69,17 @@ struct Budget {
   StudyShape depth;  // n_layer ignored (from depths)
   double depth_lr = 1e-3;
 
-  // Every training run: no gradient clipping, so that the instabilities the
-  // study looks for are not hidden by the clipping that cures them; a loss
-  // above max_loss_over_uniform + ln(V) counts as divergence.
+  // Training runs clip only where a preset varies clipping (lr-edge): the
+  // instabilities under study are what clipping cures. Divergence waits for
+  // recovery: a loss above ln(V) + max_loss_over_uniform (the initial loss,
+  // with a margin) is a spike; still above it after a window of
+  // max_loss_window_fraction x steps (at least 10 steps) it is divergence.
   double grad_clip = 0.0;
-  double max_loss_over_uniform = 2.0;
+  double max_loss_over_uniform = 0.5;
+  double max_loss_window_fraction = 0.1;
+  // A run "trains" (lr-edge) when it completes with a final val loss at
+  // least this far below the unigram baseline.
+  double trains_margin = 0.1;
 
   // The fixed-seed text sample drawn from each run's final checkpoint.
   int sample_tokens = 128;

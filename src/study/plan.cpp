@@ -20,20 +20,19 @@ std::string lr_tag(double lr) {
 }
 
 TrainOptions base_options(const Budget& b, const StudyShape& s, int n_layer, NormPlacement norm, InitScheme init,
-                          bool residual_scale, const StudyData& data, const std::string& out, int threads) {
+                          bool residual_scale, const StudyData& data, int threads) {
   TrainOptions o;
   o.model = make_config(n_layer, s.n_head, s.n_embd, s.seq_len, data.vocab_size, norm, init);
   o.model.residual_scale = residual_scale;
   o.model.validate();
-  o.seed = b.seed;  // one seed for every run: runs differ only in what the grid varies
   o.data = data.dir;
-  o.out = out;
   o.batch_size = s.batch_size;
   o.seq_len = s.seq_len;
   o.steps = s.steps;
   o.schedule.kind = ScheduleKind::cosine;
   o.grad_clip = b.grad_clip;
   o.max_loss = std::log(static_cast<double>(data.vocab_size)) + b.max_loss_over_uniform;
+  o.max_loss_window = std::max(10L, std::lround(b.max_loss_window_fraction * static_cast<double>(s.steps)));
   o.eval_every = s.eval_every;
   o.eval_batches = s.eval_batches;
   o.save_every = s.save_every;
@@ -54,53 +53,79 @@ void set_lr(TrainOptions& o, double lr, long warmup) {
 
 std::string join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
+long fraction_of(double fraction, long steps) {
+  return static_cast<long>(std::lround(fraction * static_cast<double>(steps)));
+}
+
+// One copy of `proto` per seed of the budget, named <name>-s<i> (i from 1):
+// the seed changes the init and the batch order, nothing else.
+void add_seeds(std::vector<RunSpec>& runs, RunSpec proto, const Budget& b, const std::string& dir) {
+  for (size_t i = 0; i < b.seeds.size(); ++i) {
+    RunSpec r = proto;
+    r.name += "-s" + std::to_string(i + 1);
+    r.variables["seed"] = b.seeds[i];
+    r.variables["seed_index"] = i;
+    if (r.kind == RunKind::train) {
+      r.train.seed = b.seeds[i];
+      r.train.out = join(dir, r.name);
+    } else {
+      r.gai.seed = b.seeds[i];
+    }
+    runs.push_back(std::move(r));
+  }
+}
+
 std::vector<RunSpec> plan_grad_at_init(const Budget& b, const StudyData& data) {
   std::vector<RunSpec> runs;
-  for (int depth : b.gai_depths) {
-    for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
-      for (InitScheme init : {InitScheme::gpt2, InitScheme::normal, InitScheme::xavier, InitScheme::he}) {
-        RunSpec r;
-        r.preset = "grad-at-init";
-        r.kind = RunKind::grad_at_init;
-        r.name = "gai-L" + std::to_string(depth) + "-" + to_string(norm) + "-" + to_string(init);
-        r.variables = {{"depth", depth}, {"norm", to_string(norm)}, {"init", to_string(init)}};
-        r.gai.model = make_config(depth, b.gai.n_head, b.gai.n_embd, b.gai.seq_len, data.vocab_size, norm, init);
-        r.gai.model.validate();
-        r.gai.batch_size = b.gai.batch_size;
-        r.gai.seq_len = b.gai.seq_len;
-        r.gai.batches = b.gai_batches;
-        r.gai.seed = b.seed;
-        runs.push_back(std::move(r));
-      }
-    }
-  }
+  for (EmbeddingScale scale : {EmbeddingScale::none, EmbeddingScale::sqrt})
+    for (int depth : b.gai_depths)
+      for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
+        for (InitScheme init : {InitScheme::gpt2, InitScheme::normal, InitScheme::xavier, InitScheme::he}) {
+          RunSpec r;
+          r.preset = "grad-at-init";
+          r.kind = RunKind::grad_at_init;
+          r.name = "gai-L" + std::to_string(depth) + "-" + to_string(norm) + "-" + to_string(init) +
+                   (scale == EmbeddingScale::none ? "" : "-emb" + std::string(to_string(scale)));
+          r.variables = {{"depth", depth},
+                         {"norm", to_string(norm)},
+                         {"init", to_string(init)},
+                         {"embedding_scale", to_string(scale)}};
+          r.gai.model = make_config(depth, b.gai.n_head, b.gai.n_embd, b.gai.seq_len, data.vocab_size, norm, init);
+          r.gai.model.embedding_scale = scale;
+          r.gai.model.validate();
+          r.gai.batch_size = b.gai.batch_size;
+          r.gai.seq_len = b.gai.seq_len;
+          r.gai.batches = b.gai_batches;
+          add_seeds(runs, std::move(r), b, "");
+        }
   return runs;
 }
 
 std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
   std::vector<RunSpec> runs;
-  const long warmup = static_cast<long>(std::lround(b.warmup_fraction * static_cast<double>(b.norm.steps)));
-  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
-    for (long w : {0L, warmup}) {
+  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
+    for (double fraction : b.norm_warmups)
       for (double lr : {b.norm_lr, b.norm_high_lr}) {
+        const long w = fraction_of(fraction, b.norm.steps);
         RunSpec r;
         r.preset = "norm";
-        r.name = std::string("norm-") + to_string(norm) + (w ? "-warmup" : "-nowarmup") + "-lr" + lr_tag(lr);
-        r.variables = {
-            {"norm", to_string(norm)}, {"warmup", w}, {"lr", lr}, {"lr_level", lr == b.norm_lr ? "normal" : "high"}};
-        r.train =
-            base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, join(dir, r.name), threads);
+        r.name = std::string("norm-") + to_string(norm) + "-w" + std::to_string(std::lround(fraction * 100)) + "-lr" +
+                 lr_tag(lr);
+        r.variables = {{"norm", to_string(norm)},
+                       {"warmup", w},
+                       {"warmup_fraction", fraction},
+                       {"lr", lr},
+                       {"lr_level", lr == b.norm_lr ? "normal" : "high"}};
+        r.train = base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, threads);
         set_lr(r.train, lr, w);
-        runs.push_back(std::move(r));
+        add_seeds(runs, std::move(r), b, dir);
       }
-    }
-  }
   return runs;
 }
 
 std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
   std::vector<RunSpec> runs;
-  const long warmup = static_cast<long>(std::lround(b.warmup_fraction * static_cast<double>(b.init.steps)));
+  const long warmup = fraction_of(b.init_warmup_fraction, b.init.steps);
   struct Variant {
     InitScheme init;
     bool scale;
@@ -117,10 +142,13 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
       r.preset = "init";
       r.name = std::string("init-") + to_string(norm) + "-" + to_string(v.init) +
                (v.scale && v.init != InitScheme::gpt2 ? "-scale" : "");
-      r.variables = {{"norm", to_string(norm)}, {"init", to_string(v.init)}, {"residual_scale", v.scale}};
-      r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, join(dir, r.name), threads);
+      r.variables = {{"norm", to_string(norm)},
+                     {"init", to_string(v.init)},
+                     {"residual_scale", v.scale},
+                     {"depth", b.init.n_layer}};
+      r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, threads);
       set_lr(r.train, b.init_lr, warmup);
-      runs.push_back(std::move(r));
+      add_seeds(runs, std::move(r), b, dir);
     }
   }
   return runs;
@@ -128,8 +156,8 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
 
 std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
   std::vector<RunSpec> runs;
-  for (int depth : b.depths) {
-    for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
+  for (int depth : b.depths)
+    for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
       for (bool scale : {true, false}) {
         RunSpec r;
         r.preset = "depth";
@@ -137,17 +165,53 @@ std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const st
         r.variables = {{"depth", depth}, {"norm", to_string(norm)}, {"residual_scale", scale}};
         // Residual scale on is GPT-2's init; off is the same normal(0.02)
         // without it.
-        r.train = base_options(b, b.depth, depth, norm, scale ? InitScheme::gpt2 : InitScheme::normal, scale, data,
-                               join(dir, r.name), threads);
+        r.train =
+            base_options(b, b.depth, depth, norm, scale ? InitScheme::gpt2 : InitScheme::normal, scale, data, threads);
         set_lr(r.train, b.depth_lr, 0);
-        runs.push_back(std::move(r));
+        add_seeds(runs, std::move(r), b, dir);
       }
-    }
-  }
   return runs;
 }
 
 }  // namespace
+
+std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int threads) {
+  std::vector<EdgeSpec> out;
+  const StudyShape& sh = b.edge.shape;
+  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
+    for (double fraction : {0.0, b.edge.long_warmup_fraction})
+      for (double clip : b.edge.clips)
+        for (size_t i = 0; i < b.seeds.size(); ++i) {
+          EdgeSpec e;
+          char clip_tag[16];
+          std::snprintf(clip_tag, sizeof clip_tag, "%g", clip);
+          e.name = std::string("edge-") + to_string(norm) + "-w" + std::to_string(std::lround(fraction * 100)) +
+                   "-clip" + clip_tag + "-s" + std::to_string(i + 1);
+          const long w = fraction_of(fraction, sh.steps);
+          e.variables = {{"norm", to_string(norm)}, {"warmup", w},    {"warmup_fraction", fraction}, {"clip", clip},
+                         {"seed", b.seeds[i]},      {"seed_index", i}};
+          e.train = base_options(b, sh, sh.n_layer, norm, InitScheme::gpt2, true, data, threads);
+          e.train.seed = b.seeds[i];
+          e.train.grad_clip = clip;
+          set_lr(e.train, b.edge.grid.front(), w);
+          e.grid = b.edge.grid;
+          e.refine = b.edge.refine;
+          out.push_back(std::move(e));
+        }
+  return out;
+}
+
+RunSpec edge_probe(const EdgeSpec& e, double lr, const std::string& runs_dir) {
+  RunSpec r;
+  r.preset = "lr-edge";
+  r.name = e.name + "-lr" + lr_tag(lr);
+  r.variables = e.variables;
+  r.variables["lr"] = lr;
+  r.train = e.train;
+  set_lr(r.train, lr, e.train.schedule.warmup);
+  r.train.out = join(runs_dir, r.name);
+  return r;
+}
 
 std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget, const StudyData& data,
                                  const std::string& runs_dir, int threads) {
@@ -155,7 +219,8 @@ std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget
   if (preset == "norm") return plan_norm(budget, data, runs_dir, threads);
   if (preset == "init") return plan_init(budget, data, runs_dir, threads);
   if (preset == "depth") return plan_depth(budget, data, runs_dir, threads);
-  throw Error("unknown preset '" + preset + "' (choose grad-at-init, norm, init, depth or all)");
+  if (preset == "lr-edge") return {};
+  throw Error("unknown preset '" + preset + "' (choose grad-at-init, lr-edge, norm, init, depth or all)");
 }
 
 std::vector<std::string> parse_presets(const std::string& spec) {
@@ -169,10 +234,10 @@ std::vector<std::string> parse_presets(const std::string& spec) {
     }
     bool known = false;
     for (const char* p : kStudyPresets) known = known || item == p;
-    check(known, "unknown preset '" + item + "' (choose grad-at-init, norm, init, depth or all)");
+    check(known, "unknown preset '" + item + "' (choose grad-at-init, lr-edge, norm, init, depth or all)");
     wanted.push_back(item);
   }
-  check(!wanted.empty(), "--preset is empty (choose grad-at-init, norm, init, depth or all)");
+  check(!wanted.empty(), "--preset is empty (choose grad-at-init, lr-edge, norm, init, depth or all)");
   // Run order is the canonical one, each preset once.
   std::vector<std::string> out;
   for (const char* p : kStudyPresets)

@@ -15,7 +15,7 @@
 namespace gpt2lab {
 
 // Presets in the order `--preset all` runs them.
-inline constexpr const char* kStudyPresets[] = {"grad-at-init", "norm", "init", "depth"};
+inline constexpr const char* kStudyPresets[] = {"grad-at-init", "lr-edge", "norm", "init", "depth"};
 
 // The dataset every run of a study trains on.
 struct StudyData {
@@ -42,7 +42,22 @@ struct RunSpec {
   GradAtInitSpec gai;        // kind == grad_at_init
 };
 
-// Throws Error for an unknown preset (naming the choices).
+// One stability-edge search of the lr-edge preset: a (placement, warmup,
+// clipping, seed) whose runs differ only in the peak learning rate, chosen
+// as the search goes (study/edge_search.h).
+struct EdgeSpec {
+  std::string name;          // probes are <name>-lr<rate>
+  nlohmann::json variables;  // norm, warmup, warmup_fraction, clip, seed, seed_index
+  TrainOptions train;        // all but the learning rate and out
+  std::vector<double> grid;
+  int refine = 0;
+};
+
+std::vector<EdgeSpec> plan_edges(const Budget& budget, const StudyData& data, int threads);
+RunSpec edge_probe(const EdgeSpec& e, double lr, const std::string& runs_dir);
+
+// Throws Error for an unknown preset (naming the choices). lr-edge has no
+// fixed runs (see plan_edges).
 std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget, const StudyData& data,
                                  const std::string& runs_dir, int threads);
 

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <memory>
 #include <optional>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,7 @@
 #include "study/analysis.h"
 #include "study/budget.h"
 #include "study/dataset.h"
+#include "study/edge_search.h"
 #include "study/grad_at_init.h"
 #include "study/plan.h"
 #include "train/run_dir.h"
@@ -38,6 +40,9 @@ using Json = nlohmann::ordered_json;
 
 constexpr const char* kStudyFile = "study.json";
 constexpr const char* kGradFile = "grad_at_init.json";
+// 2: seeds, lr-edge searches, recovery-aware divergence; runs of version 1
+// have other names and settings and do not mix with them.
+constexpr int kStudyVersion = 2;
 
 // A study writes study.json, runs/, data/, report.md, report.html and
 // figures/ into OUT: refused unless OUT is missing, empty, a study, or what a
@@ -105,6 +110,8 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   };
   check(j.is_object(), p.string() + ": not a JSON object" + fix);
   need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
+  need(!j.contains("version") || j["version"].is_number_integer(), "version", "an integer");
+  need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
   if (j.contains("budget")) {
     need(j["budget"].is_object(), "budget", "an object");
     need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");
@@ -139,6 +146,23 @@ double run_cost(const RunSpec& r) {
   const double steps = train ? static_cast<double>(r.train.steps) * r.train.accum : r.gai.batches;
   const double tokens = steps * (train ? r.train.batch_size * r.train.seq_len : r.gai.batch_size * r.gai.seq_len);
   return tokens * m.n_layer * static_cast<double>(m.n_embd) * m.n_embd;
+}
+
+// A preset's work item: a fixed run, or an lr-edge search whose runs are
+// chosen as it goes.
+using WorkItem = std::variant<RunSpec, EdgeSpec>;
+
+double item_cost(const WorkItem& w) {
+  if (const auto* r = std::get_if<RunSpec>(&w)) return run_cost(*r);
+  const auto& e = std::get<EdgeSpec>(w);
+  RunSpec probe;
+  probe.train = e.train;
+  return run_cost(probe) * max_probes(e.grid.size(), e.refine);
+}
+
+const std::string& item_name(const WorkItem& w) {
+  if (const auto* r = std::get_if<RunSpec>(&w)) return r->name;
+  return std::get<EdgeSpec>(w).name;
 }
 
 class Study {
@@ -177,19 +201,29 @@ class Study {
 
     check_budget_matches();
     data_ = ensure_study_data(o_.data, out_ / "data", budget_.vocab_size, o_.threads, log_);
+    unigram_ = unigram_baseline(data_.dir, data_.vocab_size);
     open_study_file();
 
-    std::vector<RunSpec> runs;
+    std::vector<WorkItem> items;
+    int searches = 0;
     for (const auto& p : o_.presets) {
-      auto planned = plan_preset(p, budget_, data_, (out_ / "runs").string(), o_.threads);
-      runs.insert(runs.end(), planned.begin(), planned.end());
+      if (p == "lr-edge") {
+        for (EdgeSpec& e : plan_edges(budget_, data_, o_.threads)) {
+          items.emplace_back(std::move(e));
+          ++searches;
+        }
+      } else {
+        for (RunSpec& r : plan_preset(p, budget_, data_, (out_ / "runs").string(), o_.threads))
+          items.emplace_back(std::move(r));
+      }
+      summary_.planned = static_cast<int>(items.size());
     }
-    summary_.planned = static_cast<int>(runs.size());
-    log_("study: budget " + budget_.name + ", " + std::to_string(runs.size()) + " runs (" + join_presets() + ") into " +
-         out_.string());
+    log_("study: budget " + budget_.name + ", " + std::to_string(items.size() - searches) + " runs" +
+         (searches ? " and " + std::to_string(searches) + " lr-edge searches" : std::string()) + ", " +
+         std::to_string(budget_.seeds.size()) + " seeds (" + join_presets() + ") into " + out_.string());
     if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
 
-    if (!run_all(runs)) return summary_;  // interrupted
+    if (!run_all(items)) return summary_;  // interrupted
     save_study_file();
     log_("study: " + std::to_string(summary_.ran) + " runs done now, " + std::to_string(summary_.already_done) +
          " found done; " + std::to_string(summary_.diverged) + " diverged; results in " + (out_ / kStudyFile).string());
@@ -204,27 +238,36 @@ class Study {
     return summary_;
   }
 
-  // Runs (or skips, when found done) every planned run, logging an ETA
-  // from the work measured so far; false when a signal interrupted it.
-  bool run_all(const std::vector<RunSpec>& runs) {
+  // Runs (or skips, when found done) every planned item, logging an ETA
+  // for the whole study from the work measured so far; false when a signal
+  // interrupted it.
+  bool run_all(const std::vector<WorkItem>& items) {
     double cost_left = 0, cost_done = 0, seconds_done = 0;
-    for (const RunSpec& r : runs) cost_left += run_cost(r);
-    for (size_t i = 0; i < runs.size(); ++i) {
-      const std::string tag = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " + runs[i].name;
+    for (const WorkItem& w : items) cost_left += item_cost(w);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string tag =
+          "[" + std::to_string(i + 1) + "/" + std::to_string(items.size()) + "] " + item_name(items[i]);
       if (!stop_requested()) {
         const int ran_before = summary_.ran;
         const auto t0 = std::chrono::steady_clock::now();
-        if (runs[i].kind == RunKind::grad_at_init)
-          do_grad_at_init(runs[i], tag);
-        else
-          do_train(runs[i], tag);
-        cost_left -= run_cost(runs[i]);
+        double cost = item_cost(items[i]);
+        if (const auto* e = std::get_if<EdgeSpec>(&items[i])) {
+          const int probes = run_edge(*e, tag);
+          RunSpec probe;
+          probe.train = e->train;
+          cost = run_cost(probe) * probes;
+        } else if (std::get<RunSpec>(items[i]).kind == RunKind::grad_at_init) {
+          do_grad_at_init(std::get<RunSpec>(items[i]), tag);
+        } else {
+          do_train(std::get<RunSpec>(items[i]), tag);
+        }
+        cost_left -= item_cost(items[i]);
         if (summary_.ran > ran_before) {  // measured work, not a run found done
-          cost_done += run_cost(runs[i]);
+          cost_done += cost;
           seconds_done += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          if (i + 1 < runs.size() && cost_done > 0)
-            log_("study: about " + seconds_text(seconds_done / cost_done * cost_left) + " left for " +
-                 std::to_string(runs.size() - i - 1) + " runs");
+          if (i + 1 < items.size() && cost_done > 0)
+            log_("study: about " + seconds_text(seconds_done / cost_done * cost_left) + " left for the study (" +
+                 std::to_string(items.size() - i - 1) + " items; lr-edge searches counted at their most probes)");
         }
       }
       if (stop_requested()) summary_.interrupted = true;
@@ -235,6 +278,64 @@ class Study {
       }
     }
     return true;
+  }
+
+  // One lr-edge search: replays the outcomes recorded so far, runs the next
+  // probe, and repeats until the search is done (or a signal stops it).
+  // Returns the probes this call trained.
+  int run_edge(const EdgeSpec& e, const std::string& tag) {
+    const std::string runs_dir = (out_ / "runs").string();
+    int trained = 0;
+    for (;;) {
+      const EdgeSearch s =
+          search_edge(e.grid, e.refine, [&](double lr) { return probe_outcome(edge_probe(e, lr, runs_dir)); });
+      record_edge(e, s);
+      if (!s.next || summary_.interrupted || stop_requested()) break;
+      const int ran_before = summary_.ran;
+      do_train(edge_probe(e, *s.next, runs_dir), tag + " lr " + nlohmann::json(*s.next).dump());
+      trained += summary_.ran > ran_before;
+    }
+    save_study_file();
+    return trained;
+  }
+
+  // true trained, false did not (diverged, or stayed at the unigram
+  // plateau), nullopt not run yet.
+  std::optional<bool> probe_outcome(const RunSpec& r) {
+    for (const auto& rec : study_["runs"])
+      if (rec.value("name", "") == r.name) {
+        const std::string status = rec.value("status", "");
+        if (status != "completed" && status != "diverged") return std::nullopt;
+        return rec.contains("outcome") && rec["outcome"].value("trains", false);
+      }
+    return std::nullopt;
+  }
+
+  void record_edge(const EdgeSpec& e, const EdgeSearch& s) {
+    Json rec = Json::object();
+    rec["name"] = e.name;
+    rec["preset"] = "lr-edge";
+    rec["setting"] = e.variables;
+    rec["grid"] = e.grid;
+    rec["refine"] = e.refine;
+    Json probes = Json::array();
+    const std::string runs_dir = (out_ / "runs").string();
+    for (double lr : s.probed) {
+      if (s.next && lr == *s.next) break;
+      const RunSpec r = edge_probe(e, lr, runs_dir);
+      probes.push_back({{"lr", lr}, {"trains", probe_outcome(r).value_or(false)}, {"run", r.name}});
+    }
+    rec["probes"] = probes;
+    rec["edge"] = s.edge ? Json(*s.edge) : Json(nullptr);
+    rec["failed"] = s.failed ? Json(*s.failed) : Json(nullptr);
+    rec["complete"] = !s.next.has_value();
+    if (!study_.contains("edges") || !study_["edges"].is_array()) study_["edges"] = Json::array();
+    for (auto& old : study_["edges"])
+      if (old.is_object() && old.value("name", "") == e.name) {
+        old = rec;
+        return;
+      }
+    study_["edges"].push_back(rec);
   }
 
  private:
@@ -256,6 +357,11 @@ class Study {
     const auto j = read_json_if_exists(out_ / kStudyFile);
     if (!j) return;
     validate_study_file(*j, out_ / kStudyFile);
+    const long version = j->contains("version") ? (*j)["version"].get<long>() : 1;
+    check(version == kStudyVersion, (out_ / kStudyFile).string() + " holds a study of format version " +
+                                        std::to_string(version) + " (this gpt2lab writes " +
+                                        std::to_string(kStudyVersion) +
+                                        ": seeds, lr-edge); its runs do not mix with new ones, so use another --out");
     if (!j->contains("budget")) return;
     const std::string had = (*j)["budget"].value("name", "");
     check(had == budget_.name, (out_ / kStudyFile).string() + " holds a study with budget '" + had + "', not '" +
@@ -286,12 +392,15 @@ class Study {
     } else {
       study_ = Json::object();
       study_["format"] = "gpt2lab study";
-      study_["version"] = 1;
+      study_["version"] = kStudyVersion;
       study_["created"] = now_utc();
       study_["runs"] = Json::array();
     }
     study_["budget"] = to_json(budget_);
     study_["data"] = data_json();
+    Json base = {{"uniform", std::log(static_cast<double>(data_.vocab_size))}};
+    if (unigram_) base["unigram_val"] = *unigram_;
+    study_["baselines"] = base;
     study_["threads"] = o_.threads > 0 ? o_.threads : hardware_threads();
     if (!o_.command.empty()) study_["command"] = o_.command;
     Json presets = study_.contains("presets") ? study_["presets"] : Json::array();
@@ -427,6 +536,13 @@ class Study {
     const fs::path dir = out_ / "runs" / r.name;
     rec["status"] = status;
     rec["outcome"] = outcome_from_metrics(dir, status);
+    Json& oc = rec["outcome"];
+    oc.update(Json(spikes_from_metrics(dir, r.train.max_loss)));
+    oc["max_loss"] = r.train.max_loss;
+    oc["max_loss_window"] = r.train.max_loss_window;
+    // Trained: completed, and learned more than token frequencies.
+    oc["trains"] = status == "completed" && oc.contains("val_loss") && oc["val_loss"].get<double>() < plateau_limit();
+    if (r.preset == "lr-edge") return;  // many short runs: their samples would say nothing
     std::error_code ec;
     const fs::path ckpt = dir / run_dir::kCheckpoint;
     if (!fs::exists(ckpt / kConfigFile, ec)) {
@@ -443,7 +559,7 @@ class Study {
     rec["symmetry"] = sym;
     if (tokenizer_) {
       const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
-                                       budget_.sample_temperature, budget_.sample_top_k, budget_.seed);
+                                       budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front());
       rec["sample"] = to_json(s);
     } else {
       rec["sample"] = nullptr;
@@ -458,7 +574,15 @@ class Study {
   StudyData data_;
   Json study_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::optional<double> unigram_;
   StudySummary summary_;
+
+  // A final val loss at or above this has not left the unigram plateau
+  // (without a val split to measure it on: the uniform loss).
+  double plateau_limit() const {
+    const double base = unigram_ ? *unigram_ : std::log(static_cast<double>(data_.vocab_size));
+    return base - budget_.trains_margin;
+  }
 };
 
 }  // namespace

@@ -2,12 +2,15 @@
 // measures, the hidden-unit symmetry measure, UTF-8 sanitizing, the plans.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
 #include <set>
 
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/model/gpt2.h"
 #include "study/analysis.h"
 #include "study/budget.h"
+#include "study/edge_search.h"
 #include "study/plan.h"
 #include "study/text_quality.h"
 
@@ -75,58 +78,147 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
   d.vocab_size = 4096;
   for (const char* name : {"quick", "full", "tiny"}) {
     const Budget b = budget_by_name(name);
+    ASSERT_GE(b.seeds.size(), 2u);
     std::set<std::string> names;
     size_t total = 0;
     for (const char* p : kStudyPresets) {
       const auto runs = plan_preset(p, b, d, "/out/runs", 2);
       total += runs.size();
+      std::map<std::string, std::set<uint64_t>> seeds_of;  // name without -s<i> -> seeds
       for (const auto& r : runs) {
         names.insert(r.name);
         EXPECT_EQ(r.preset, p);
+        const uint64_t seed = r.kind == RunKind::train ? r.train.seed : r.gai.seed;
+        EXPECT_EQ(r.variables.at("seed").get<uint64_t>(), seed);
+        seeds_of[r.name.substr(0, r.name.rfind("-s"))].insert(seed);
         if (r.kind == RunKind::train) {
           EXPECT_EQ(r.train.out, "/out/runs/" + r.name);
           EXPECT_EQ(r.train.model.vocab_size, 4096);
-          EXPECT_EQ(r.train.seed, b.seed) << "one seed: runs differ only in what the grid varies";
           EXPECT_EQ(r.train.grad_clip, 0.0);
+          EXPECT_GT(r.train.max_loss, std::log(4096.0)) << "divergence: above the initial loss";
+          EXPECT_GE(r.train.max_loss_window, 10) << "divergence waits for recovery";
         }
       }
+      for (const auto& [setting, seeds] : seeds_of) EXPECT_EQ(seeds.size(), b.seeds.size()) << setting;
       const std::string preset = p;
       size_t expected = 0;
-      if (preset == "grad-at-init") expected = b.gai_depths.size() * 2 * 4;
-      if (preset == "norm") expected = 8;
+      if (preset == "grad-at-init") expected = b.gai_depths.size() * 2 * 4 * 2;
+      if (preset == "norm") expected = 2 * b.norm_warmups.size() * 2;
       if (preset == "init") expected = 7 * b.init_norms.size();
       if (preset == "depth") expected = b.depths.size() * 4;
-      EXPECT_EQ(runs.size(), expected) << preset;
+      EXPECT_EQ(runs.size(), expected * b.seeds.size()) << preset;
     }
     EXPECT_EQ(names.size(), total) << "run names are unique in budget " << name;
+    const auto edges = plan_edges(b, d, 2);
+    EXPECT_EQ(edges.size(), 2 * 2 * b.edge.clips.size() * b.seeds.size());
   }
   const Budget full = budget_by_name("full");
+  EXPECT_EQ(full.seeds.size(), 3u);
+  EXPECT_GE(full.norm.steps, 1500);
   const auto norm = plan_preset("norm", full, d, "/o", 0);
-  int with_warmup = 0;
-  for (const auto& r : norm) {
-    with_warmup += r.train.schedule.warmup > 0;
-    if (r.train.schedule.warmup > 0) {
-      EXPECT_EQ(r.train.schedule.warmup, full.norm.steps / 20);
-    }
-    EXPECT_EQ(r.train.model.n_embd, 256);
-  }
-  EXPECT_EQ(with_warmup, 4);
+  std::set<long> warmups;
+  for (const auto& r : norm) warmups.insert(r.train.schedule.warmup);
+  EXPECT_EQ(warmups, (std::set<long>{0, full.norm.steps / 20, full.norm.steps / 4}));
   const auto init = plan_preset("init", full, d, "/o", 0);
-  EXPECT_EQ(init.size(), 14u) << "full runs the init schemes under Pre-LN and Post-LN";
+  EXPECT_EQ(init.size(), 14u * 3) << "full runs the init schemes under Pre-LN and Post-LN";
   for (const auto& r : init) {
-    if (r.name == "init-pre-gpt2") {
+    EXPECT_GE(r.train.model.n_layer, 24) << "deep enough for the residual scale to matter";
+    if (r.name.rfind("init-pre-gpt2-", 0) == 0) {
       EXPECT_TRUE(r.train.model.residual_scale);
     }
   }
+  // lr-edge: warmup {0, long} x clipping {off, 1} per placement and seed.
+  std::set<std::pair<long, double>> wc;
+  for (const EdgeSpec& e : plan_edges(full, d, 0)) {
+    wc.insert({e.train.schedule.warmup, e.train.grad_clip});
+    const RunSpec probe = edge_probe(e, 1.6e-3, "/o");
+    EXPECT_EQ(probe.name, e.name + "-lr1.6e-3");
+    EXPECT_EQ(probe.train.schedule.lr, 1.6e-3);
+    EXPECT_EQ(probe.train.out, "/o/" + probe.name);
+  }
+  EXPECT_EQ(wc.size(), 4u);
   EXPECT_THROW(budget_by_name("huge"), Error);
   EXPECT_THROW(plan_preset("width", full, d, "/o", 0), Error);
 }
 
 TEST(StudyPlan, ParsePresets) {
-  EXPECT_EQ(parse_presets("all").size(), 4u);
+  EXPECT_EQ(parse_presets("all").size(), 5u);
   EXPECT_EQ(parse_presets("depth,norm"), (std::vector<std::string>{"norm", "depth"}));
+  EXPECT_EQ(parse_presets("lr-edge,grad-at-init"), (std::vector<std::string>{"grad-at-init", "lr-edge"}));
   EXPECT_THROW(parse_presets("norm,bogus"), Error);
   EXPECT_THROW(parse_presets(""), Error);
+}
+
+// A stub trainer whose runs train exactly below a known edge.
+std::function<std::optional<bool>(double)> stub(double edge, std::vector<double>* runs) {
+  return [=](double lr) -> std::optional<bool> {
+    runs->push_back(lr);
+    return lr <= edge;
+  };
+}
+
+// Drives the search like the study: ask, run the probe, record, ask again.
+EdgeSearch drive(const std::vector<double>& grid, int refine, double true_edge, int* trained) {
+  std::map<double, bool> done;
+  *trained = 0;
+  for (;;) {
+    const EdgeSearch s = search_edge(grid, refine, [&](double lr) -> std::optional<bool> {
+      const auto it = done.find(lr);
+      if (it == done.end()) return std::nullopt;
+      return it->second;
+    });
+    if (!s.next) return s;
+    EXPECT_EQ(done.count(*s.next), 0u) << "a probe is never run twice";
+    done[*s.next] = *s.next <= true_edge;
+    ++*trained;
+  }
+}
+
+TEST(EdgeSearch, FindsAKnownEdgeOnTheGridAndRefinesIt) {
+  const std::vector<double> grid = {1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3, 3.2e-3, 6.4e-3, 1.28e-2, 2.56e-2};
+  for (size_t k = 0; k < grid.size(); ++k) {
+    int trained = 0;
+    const EdgeSearch s = drive(grid, 0, grid[k] * 1.01, &trained);
+    ASSERT_TRUE(s.edge);
+    EXPECT_EQ(*s.edge, grid[k]);
+    if (k + 1 < grid.size()) {
+      EXPECT_EQ(*s.failed, grid[k + 1]);
+    } else {
+      EXPECT_FALSE(s.failed);
+    }
+    EXPECT_LE(trained, max_probes(grid.size(), 0));
+  }
+  // Refined: the edge 2.5e-3 lies between 1.6e-3 and 3.2e-3; one geometric
+  // bisection probes 2.26e-3 (trains), a second 2.69e-3 (fails).
+  int trained = 0;
+  EdgeSearch s = drive(grid, 2, 2.5e-3, &trained);
+  EXPECT_EQ(*s.edge, 2.26e-3);
+  EXPECT_EQ(*s.failed, 2.69e-3);
+  EXPECT_EQ(trained, 3 + 2);  // 1.6e-3, 6.4e-3, 3.2e-3, then the refinements
+  // Nothing trains; everything trains.
+  s = drive(grid, 1, 1e-5, &trained);
+  EXPECT_FALSE(s.edge);
+  EXPECT_EQ(*s.failed, 1e-4);
+  s = drive(grid, 1, 1.0, &trained);
+  EXPECT_EQ(*s.edge, 2.56e-2);
+  EXPECT_FALSE(s.failed);
+}
+
+TEST(EdgeSearch, ReplayIsDeterministicAndResumes) {
+  const std::vector<double> grid = {1e-3, 2e-3, 4e-3, 8e-3};
+  std::vector<double> runs;
+  const EdgeSearch all = search_edge(grid, 1, stub(3e-3, &runs));
+  EXPECT_FALSE(all.next);
+  EXPECT_EQ(*all.edge, 2.83e-3);  // refined between 2e-3 and 4e-3
+  EXPECT_EQ(all.probed, runs);
+  // The same outcomes known up to the second probe: it asks for the third.
+  const EdgeSearch part = search_edge(grid, 1, [&](double lr) -> std::optional<bool> {
+    if (lr == runs[0] || lr == runs[1]) return lr <= 3e-3;
+    return std::nullopt;
+  });
+  EXPECT_EQ(*part.next, runs[2]);
+  EXPECT_THROW(search_edge({}, 0, stub(1, &runs)), Error);
+  EXPECT_THROW(search_edge({2e-3, 1e-3}, 0, stub(1, &runs)), Error);
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+#include "study/edge_search.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "gpt2lab/core/error.h"
+
+namespace gpt2lab {
+
+double geometric_midpoint(double a, double b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2e", std::sqrt(a * b));
+  return std::strtod(buf, nullptr);
+}
+
+int max_probes(size_t grid_points, int refine) {
+  int bisections = 0;
+  for (size_t span = grid_points + 1; span > 1; span = (span + 1) / 2) ++bisections;
+  return bisections + refine;
+}
+
+EdgeSearch search_edge(const std::vector<double>& grid, int refine,
+                       const std::function<std::optional<bool>(double)>& outcome) {
+  check(!grid.empty(), "lr-edge: the learning-rate grid is empty");
+  for (size_t i = 1; i < grid.size(); ++i) check(grid[i] > grid[i - 1], "lr-edge: the grid must ascend");
+  EdgeSearch s;
+  // Indices: lo trained (or -1), hi did not (or n).
+  long lo = -1, hi = static_cast<long>(grid.size());
+  while (hi - lo > 1) {
+    const long mid = lo + (hi - lo) / 2;
+    const double lr = grid[static_cast<size_t>(mid)];
+    s.probed.push_back(lr);
+    const std::optional<bool> o = outcome(lr);
+    if (!o) {
+      s.next = lr;
+      break;
+    }
+    (*o ? lo : hi) = mid;
+  }
+  if (lo >= 0) s.edge = grid[static_cast<size_t>(lo)];
+  if (hi < static_cast<long>(grid.size())) s.failed = grid[static_cast<size_t>(hi)];
+  if (s.next || !s.edge || !s.failed) return s;  // not done, or no bracket to refine
+  for (int i = 0; i < refine; ++i) {
+    const double lr = geometric_midpoint(*s.edge, *s.failed);
+    if (lr <= *s.edge || lr >= *s.failed) break;  // bracket narrower than the rounding
+    s.probed.push_back(lr);
+    const std::optional<bool> o = outcome(lr);
+    if (!o) {
+      s.next = lr;
+      break;
+    }
+    (*o ? s.edge : s.failed) = lr;
+  }
+  return s;
+}
+
+}  // namespace gpt2lab
