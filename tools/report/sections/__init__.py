@@ -7,7 +7,7 @@ and loss spikes (divergence) follow them, for every study.
 """
 from . import depth, divergence, grad_at_init, init, lr_edge, norm, samples
 
-PRESET_SECTIONS = [grad_at_init, norm, lr_edge, init, depth]
+PRESET_SECTIONS = [grad_at_init, lr_edge, norm, init, depth]
 BY_PRESET = {m.PRESET: m for m in PRESET_SECTIONS}
 
 __all__ = ["BY_PRESET", "PRESET_SECTIONS", "in_report_order", "divergence", "samples"]
