@@ -26,8 +26,12 @@ SECTIONS = ["# gpt2lab study report", "## Summary of findings", "## grad-at-init
 FIGURES = ["grad_at_init_profiles.png", "grad_at_init_residual.png", "norm_loss.png", "norm_grad_norm.png",
            "init_loss.png", "init_layer_grad_norms.png", "init_symmetry.png", "depth_final_loss.png",
            "depth_loss.png", "samples_quality.png"]
-# tiny budget: 2 depths x 2 norms x 4 inits; 8 norm runs; 7 init runs; 2 depths x 4 variants.
-EXPECTED_RUNS = 16 + 8 + 7 + 8
+# tiny budget, 2 seeds: 2 depths x 2 norms x 4 inits x 2 embedding scales;
+# 2 norms x 2 warmups x 2 lrs; 7 init runs; 2 depths x 4 variants. lr-edge:
+# 2 norms x 2 warmups x 1 clip searches, each a few probes.
+SEEDS = 2
+FIXED_RUNS = (32 + 8 + 7 + 8) * SEEDS
+EDGE_SEARCHES = 4 * SEEDS
 
 
 def make_corpus(path):
@@ -59,28 +63,46 @@ with harness.scratch() as tmp:
     with open(os.path.join(a, "study.json")) as f:
         s = json.load(f)
     runs = s["runs"]
-    expect(len(runs) == EXPECTED_RUNS, f"study.json records {len(runs)} runs (expected {EXPECTED_RUNS})")
-    expect(re.search(r"study: about \S+ left for \d+ runs", r.stderr) is not None, "the study logs an overall ETA")
+    edge_runs = [x for x in runs if x["preset"] == "lr-edge"]
+    expect(len(runs) - len(edge_runs) == FIXED_RUNS, f"study.json records {len(runs) - len(edge_runs)} fixed runs "
+           f"(expected {FIXED_RUNS})")
+    expect(len(s["edges"]) == EDGE_SEARCHES and all(e["complete"] for e in s["edges"]),
+           f"study.json records {EDGE_SEARCHES} complete lr-edge searches")
+    probes = sum(len(e["probes"]) for e in s["edges"])
+    expect(probes == len(edge_runs) and all(p["run"] in {x["name"] for x in edge_runs}
+                                            for e in s["edges"] for p in e["probes"]),
+           f"every probe of a search is a recorded run ({probes} probes, {len(edge_runs)} runs)")
+    expect(all(isinstance(x["outcome"].get("trains"), bool) and "spikes" in x["outcome"]
+               for x in runs if x["kind"] == "train"), "every training run records trains and spikes")
+    seeds = {}
+    for x in runs:
+        key = json.dumps({k: v for k, v in x["variables"].items() if k not in ("seed", "seed_index")}, sort_keys=True)
+        seeds.setdefault((x["preset"], key), set()).add(x["variables"]["seed"])
+    expect(all(len(v) == SEEDS for (preset, _), v in seeds.items() if preset != "lr-edge"),
+           f"every fixed setting runs at {SEEDS} seeds")
+    expect(s["version"] == 2 and "unigram_val" in s["baselines"], "study.json is version 2 with its baselines")
+    expect(re.search(r"study: about \S+ left for the study", r.stderr) is not None, "the study logs an overall ETA")
     report = open(os.path.join(a, "report.md")).read()
     expect(tmp not in report and "{\"" not in report,
            "the report names no absolute path of this machine and dumps no raw JSON")
     expect(all(x["status"] in ("completed", "diverged") for x in runs), "every run finished")
-    expect(s["presets"] == ["grad-at-init", "norm", "init", "depth"] and s["budget"]["name"] == "tiny",
+    expect(s["presets"] == ["grad-at-init", "lr-edge", "norm", "init", "depth"] and s["budget"]["name"] == "tiny",
            "study.json names the presets and budget")
     train_runs = [x for x in runs if x["kind"] == "train"]
     expect(all("config" in x and "outcome" in x and "variables" in x for x in train_runs),
            "every training run has config, variables and outcome")
     expect(all(os.path.exists(os.path.join(a, x["metrics"])) for x in train_runs), "every run has metrics.jsonl")
     expect(all(x.get("sample") and "distinct_2" in x["sample"] and "repeated_4gram_rate" in x["sample"]
-               for x in train_runs if x["status"] == "completed"), "every completed run has a text sample with measures")
+               for x in train_runs if x["status"] == "completed" and x["preset"] != "lr-edge"),
+           "every completed run has a text sample with measures")
     expect(all("val_ppl" in x["outcome"] for x in train_runs if x["status"] == "completed"),
            "every completed run has a validation perplexity")
     gai = [x for x in runs if x["kind"] == "grad-at-init"]
     expect(all(len(x["result"]["grad_norm"]["ffn"]) == x["variables"]["depth"] and
                len(x["result"]["residual_rms"]) == x["variables"]["depth"] + 1 for x in gai),
            "grad-at-init records per-layer gradient norms and residual RMS")
-    zero = [x for x in runs if x["name"] == "init-pre-zero"][0]
-    normal = [x for x in runs if x["name"] == "init-pre-normal"][0]
+    zero = [x for x in runs if x["name"] == "init-pre-zero-s1"][0]
+    normal = [x for x in runs if x["name"] == "init-pre-normal-s1"][0]
     expect(zero["symmetry"][0]["distinct_units"] == 1 and zero["symmetry"][0]["spread"] == 0.0,
            "zero init: the MLP hidden units stay identical (1 distinct unit, spread 0)")
     expect(normal["symmetry"][0]["distinct_units"] == normal["symmetry"][0]["units"],
@@ -103,7 +125,7 @@ with harness.scratch() as tmp:
     # 2. A rerun redoes nothing.
     mtimes = {x["name"]: os.path.getmtime(os.path.join(a, x["metrics"])) for x in train_runs}
     r = study(corpus, a, "--preset", "all", "--no-report")
-    expect(r.returncode == 0 and "0 runs done now, 39 found done" in r.stderr,
+    expect(r.returncode == 0 and f"0 runs done now, {FIXED_RUNS} found done" in r.stderr and "training" not in r.stderr,
            "rerunning a finished study redoes no run")
     expect(all(os.path.getmtime(os.path.join(a, x["metrics"])) == mtimes[x["name"]] for x in train_runs),
            "no run's metrics were rewritten")
@@ -125,7 +147,7 @@ with harness.scratch() as tmp:
            "--preset", "norm", "--no-report"]
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     for line in p.stderr:
-        if line.startswith("[4/8]") and "training" in line:
+        if line.startswith("[4/16]") and "training" in line:
             p.send_signal(signal.SIGTERM)
             break
     p.stderr.read()
@@ -147,11 +169,43 @@ with harness.scratch() as tmp:
            "finished runs were not redone")
     with open(os.path.join(b, "study.json")) as f:
         sb = json.load(f)
-    expect(len(sb["runs"]) == 8 and all(x["status"] in ("completed", "diverged") for x in sb["runs"]),
-           "after the resume all 8 norm runs are finished")
+    expect(len(sb["runs"]) == 16 and all(x["status"] in ("completed", "diverged") for x in sb["runs"]),
+           "after the resume all 16 norm runs (8 settings x 2 seeds) are finished")
     same = all(stable(read_metrics(os.path.join(b, x["dir"]))) == stable(read_metrics(os.path.join(a, x["dir"])))
                for x in sb["runs"])
     expect(same, "the interrupted-then-resumed study has the same metrics as the uninterrupted one")
+
+    # 3b. The same for lr-edge searches, whose runs are chosen as they go:
+    #     stopped inside a search, the rerun replays the recorded outcomes,
+    #     trains only the probes still missing, and ends with the same edges.
+    e = os.path.join(tmp, "e")
+    cmd = [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", e, "--threads", "1", "--quiet",
+           "--preset", "lr-edge", "--no-report"]
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    trained_before = 0
+    for line in p.stderr:
+        trained_before += ": training" in line
+        if line.startswith("[3/8]") and "training" in line:
+            p.send_signal(signal.SIGTERM)
+            break
+    p.stderr.read()
+    p.wait()
+    done_before = {n: os.path.getmtime(os.path.join(e, "runs", n, "metrics.jsonl"))
+                   for n in os.listdir(os.path.join(e, "runs"))
+                   if os.path.exists(os.path.join(e, "runs", n, "result.json"))
+                   and json.load(open(os.path.join(e, "runs", n, "result.json")))["status"] in ("completed", "diverged")}
+    r = harness.command(cmd)
+    with open(os.path.join(e, "study.json")) as f:
+        se = json.load(f)
+    total = sum(len(x["probes"]) for x in se["edges"])
+    again = r.stderr.count(": training") + r.stderr.count(": resuming")
+    expect(r.returncode == 0 and len(done_before) >= 2 and again == total - len(done_before),
+           f"the resumed lr-edge study trains only the {total - len(done_before)} missing probes of {total} "
+           f"(trained {again})")
+    expect(all(os.path.getmtime(os.path.join(e, "runs", n, "metrics.jsonl")) == t for n, t in done_before.items()),
+           "finished probes were not redone")
+    edges = lambda st: {x["name"]: (x["edge"], x["failed"], [p["lr"] for p in x["probes"]]) for x in st["edges"]}
+    expect(edges(se) == edges(s), "the interrupted-then-resumed searches probe and find the same edges")
 
     # 4. Clear errors.
     r = study(corpus, a, "--preset", "nonsense")
