@@ -32,6 +32,9 @@ void add(CLI::App& app) {
     std::printf("norm         %s (final LayerNorm %s)\n", to_string(c.norm), c.final_norm ? "on" : "off");
     std::printf("init         %s (residual scale %s)\n", to_string(c.init), c.residual_scale ? "on" : "off");
     std::printf("ln epsilon   %g\n", static_cast<double>(c.layer_norm_epsilon));
+    // Shown only when set: a GPT-2 checkpoint's info reads as it always did.
+    if (c.embedding_scale != EmbeddingScale::none)
+      std::printf("embedding    scale %s: (wte + wpe) x %g\n", to_string(c.embedding_scale), c.embedding_factor());
     const ParamLayout layout(c);
     struct Group {
       int count = 0;

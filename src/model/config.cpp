@@ -1,5 +1,6 @@
 #include "gpt2lab/model/config.h"
 
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,8 @@ const char* to_string(InitScheme s) {
   return "?";
 }
 
+const char* to_string(EmbeddingScale e) { return e == EmbeddingScale::none ? "none" : "sqrt"; }
+
 NormPlacement parse_norm(const std::string& s) {
   if (s == "pre") return NormPlacement::pre;
   if (s == "post") return NormPlacement::post;
@@ -32,6 +35,16 @@ InitScheme parse_init(const std::string& s) {
   for (InitScheme v : {InitScheme::normal, InitScheme::xavier, InitScheme::he, InitScheme::zero, InitScheme::gpt2})
     if (s == to_string(v)) return v;
   throw Error("init: '" + s + "' is not an init scheme (use normal, xavier, he, zero or gpt2)");
+}
+
+EmbeddingScale parse_embedding_scale(const std::string& s) {
+  if (s == "none") return EmbeddingScale::none;
+  if (s == "sqrt") return EmbeddingScale::sqrt;
+  throw Error("embedding_scale: '" + s + "' is not an embedding scale (use none or sqrt)");
+}
+
+double ModelConfig::embedding_factor() const {
+  return embedding_scale == EmbeddingScale::sqrt ? std::sqrt(static_cast<double>(n_embd)) : 1.0;
 }
 
 void ModelConfig::validate() const {
@@ -93,6 +106,9 @@ const std::vector<ModelField>& model_fields() {
        "Scale c_proj weights by 1/sqrt(2*n_layer): on, off, auto (on for gpt2 only)", "auto", {"on", "off", "auto"}},
       {"final_norm", "--final-norm",
        "Final LayerNorm before the LM head: on, off, auto (on for pre, off for post)", "auto", {"on", "off", "auto"}},
+      {"embedding_scale", "--embedding-scale",
+       "Blocks' input: none (GPT-2, wte + wpe) or sqrt (sqrt(n_embd) * (wte + wpe), Xiong et al. 2020)", "none",
+       {"none", "sqrt"}},
   };
   // clang-format on
   return fields;
@@ -116,6 +132,7 @@ ModelConfig config_from_fields(const std::map<std::string, std::string>& text) {
                     integer("vocab_size"), parse_norm(v["norm"]), parse_init(v["init"]));
     if (v["residual_scale"] != "auto") c.residual_scale = v["residual_scale"] == "on";
     if (v["final_norm"] != "auto") c.final_norm = v["final_norm"] == "on";
+    c.embedding_scale = parse_embedding_scale(v["embedding_scale"]);
     c.validate();
   } catch (const Error& e) {
     throw Error(std::string("invalid model flags: ") + e.what());
@@ -127,8 +144,9 @@ nlohmann::json to_json(const ModelConfig& c) {
   nlohmann::json j;
   // Hugging Face's GPT2LMHeadModel is Pre-LN with a final LayerNorm: a model
   // it cannot represent must not claim to be one (from_pretrained would load
-  // a Post-LN model as Pre-LN without a word). docs/design.md, file formats.
-  const bool hf_gpt2 = c.norm == NormPlacement::pre && c.final_norm;
+  // a Post-LN model as Pre-LN, or a scaled input as GPT-2's, without a
+  // word). docs/design.md, file formats.
+  const bool hf_gpt2 = c.norm == NormPlacement::pre && c.final_norm && c.embedding_scale == EmbeddingScale::none;
   j["architectures"] = {hf_gpt2 ? "GPT2LMHeadModel" : "Gpt2labLMHeadModel"};
   j["model_type"] = hf_gpt2 ? "gpt2" : "gpt2lab";
   j["activation_function"] = "gelu_new";
@@ -147,6 +165,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["init"] = to_string(c.init);
   j["residual_scale"] = c.residual_scale;
   j["final_norm"] = c.final_norm;
+  j["embedding_scale"] = to_string(c.embedding_scale);
   return j;
 }
 
@@ -154,6 +173,19 @@ namespace {
 
 int get_int(const nlohmann::json& j, const char* key, const std::string& where) {
   return static_cast<int>(json_int(j, key, where, 1, std::numeric_limits<int>::max()));
+}
+
+// A string field (absent: `dflt`) read by `parse`, whose Error names the
+// field and its choices.
+template <typename Parse>
+auto get_choice(const nlohmann::json& j, const char* key, const char* dflt, const std::string& where, Parse parse) {
+  const auto it = j.find(key);
+  check(it == j.end() || it->is_string(), where + ": field '" + key + "' must be a string");
+  try {
+    return parse(it == j.end() ? std::string(dflt) : it->get<std::string>());
+  } catch (const Error& e) {
+    throw Error(where + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -178,18 +210,10 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) 
     check(it->is_string() && (*it == "gelu_new" || *it == "gelu_pytorch_tanh"),
           where + ": activation_function must be gelu_new (GPT-2's tanh GELU)");
   }
-  auto get_string = [&](const char* key, const char* dflt) {
-    auto it = j.find(key);
-    if (it == j.end()) return std::string(dflt);
-    check(it->is_string(), where + ": field '" + key + "' must be a string");
-    return it->get<std::string>();
-  };
-  try {
-    c.norm = parse_norm(get_string("norm", "pre"));
-    c.init = parse_init(get_string("init", "gpt2"));
-  } catch (const Error& e) {
-    throw Error(where + ": " + e.what());
-  }
+  c.norm = get_choice(j, "norm", "pre", where, parse_norm);
+  c.init = get_choice(j, "init", "gpt2", where, parse_init);
+  // Checkpoints written before the field existed are GPT-2's: none.
+  c.embedding_scale = get_choice(j, "embedding_scale", "none", where, parse_embedding_scale);
   auto get_bool = [&](const char* key, bool dflt) {
     auto it = j.find(key);
     if (it == j.end()) return dflt;

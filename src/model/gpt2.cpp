@@ -132,7 +132,7 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
   const R* P = params_.data();
   Activations<R>& A = acts_;
 
-  encoder_forward(A.encoded, tokens, P + layout_.wte, P + layout_.wpe, B, T, C);
+  encoder_forward(A.encoded, tokens, P + layout_.wte, P + layout_.wpe, B, T, C, static_cast<R>(c.embedding_factor()));
   const R* x = A.encoded;
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerOffsets& o = layout_.layers[l];
@@ -245,7 +245,8 @@ void GPT2<R>::backward(R dloss) {
     }
     std::swap(dout, din);
   }
-  encoder_backward(G + layout_.wte, G + layout_.wpe, dout, tokens_.data(), B, T, C);
+  encoder_backward(G + layout_.wte, G + layout_.wpe, dout, tokens_.data(), B, T, C,
+                   static_cast<R>(c.embedding_factor()));
 }
 
 template struct Activations<float>;

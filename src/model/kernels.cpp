@@ -91,20 +91,21 @@ void column_sum_accumulate(R* dst, const R* src, int N, int C) {
 }  // namespace
 
 template <typename R>
-void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, int T, int C) {
+void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, int T, int C, R scale) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; ++b) {
     for (int t = 0; t < T; ++t) {
       R* o = out + (static_cast<size_t>(b) * T + t) * C;
       const R* e = wte + static_cast<size_t>(inp[b * T + t]) * C;
       const R* p = wpe + static_cast<size_t>(t) * C;
-      for (int c = 0; c < C; ++c) o[c] = e[c] + p[c];
+      // scale 1 leaves GPT-2's sum bit for bit (x * 1 is exact).
+      for (int c = 0; c < C; ++c) o[c] = scale * (e[c] + p[c]);
     }
   }
 }
 
 template <typename R>
-void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, int T, int C) {
+void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, int T, int C, R scale) {
   // Tokens repeat, so rows of dwte collide; splitting by channel blocks
   // instead keeps every write private to one thread, in a fixed order.
   constexpr int kBlock = 16;
@@ -118,8 +119,9 @@ void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, in
         R* e = dwte + static_cast<size_t>(inp[b * T + t]) * C;
         R* p = dwpe + static_cast<size_t>(t) * C;
         for (int c = c0; c < c1; ++c) {
-          e[c] += d[c];
-          p[c] += d[c];
+          const R g = scale * d[c];
+          e[c] += g;
+          p[c] += g;
         }
       }
     }
@@ -418,8 +420,8 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
 // R is a type name in a template argument list: it cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
 #define GPT2LAB_INSTANTIATE(R)                                                                                 \
-  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int);                         \
-  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int);                              \
+  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);                      \
+  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);                           \
   template void layernorm_forward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, R);                   \
   template void layernorm_backward<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int, int); \
   template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                            \

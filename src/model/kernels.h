@@ -26,11 +26,12 @@ class MatmulBf16Scope {
   bool previous_;
 };
 
-// out (B,T,C) = wte[inp[b,t]] + wpe[t]
+// out (B,T,C) = scale * (wte[inp[b,t]] + wpe[t]); scale is 1 for GPT-2
+// (ModelConfig::embedding_factor()). The backward adds scale * dout to both.
 template <typename R>
-void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, int T, int C);
+void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, int T, int C, R scale);
 template <typename R>
-void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, int T, int C);
+void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, int T, int C, R scale);
 
 // out (N,C) = (inp - mean) * rstd * weight + bias; mean, rstd (N) kept for backward.
 template <typename R>

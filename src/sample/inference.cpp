@@ -114,11 +114,14 @@ void InferenceSession::embed(std::span<const int> tokens) {
   const ParamLayout& lay = model_.layout();
   const float* P = model_.params();
   const int C = model_.config().n_embd;
+  // The float the full forward's encoder_forward multiplies by, so decoding
+  // sees the same block input bit for bit.
+  const auto scale = static_cast<float>(model_.config().embedding_factor());
   for (size_t i = 0; i < tokens.size(); ++i) {
     const float* e = P + lay.wte + static_cast<size_t>(tokens[i]) * C;
     const float* p = P + lay.wpe + (static_cast<size_t>(pos_) + i) * C;
     float* x = x_.data() + i * C;
-    for (int j = 0; j < C; ++j) x[j] = e[j] + p[j];
+    for (int j = 0; j < C; ++j) x[j] = scale * (e[j] + p[j]);
   }
 }
 

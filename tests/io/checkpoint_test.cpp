@@ -8,6 +8,7 @@
 
 #include "core/file.h"
 #include "gpt2lab/core/error.h"
+#include "io/llmc.h"
 #include "io/safetensors.h"
 
 namespace gpt2lab {
@@ -56,6 +57,40 @@ TEST_F(CheckpointTest, WeightsFileUsesHuggingFaceNamesAndConv1DShapes) {
   EXPECT_EQ(cfg["norm"], "pre");
   EXPECT_EQ(cfg["init"], "gpt2");
   EXPECT_EQ(cfg["residual_scale"], true);
+}
+
+TEST_F(CheckpointTest, EmbeddingScaleRoundTripsAndOldCheckpointsAreUnscaled) {
+  ModelConfig c = make_config(2, 2, 16, 8, 37, NormPlacement::pre, InitScheme::gpt2);
+  c.embedding_scale = EmbeddingScale::sqrt;
+  GPT2<float> m(c);
+  m.init_weights(11);
+  save_model(dir_ / "m", m, false);
+  auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
+  EXPECT_EQ(cfg["embedding_scale"], "sqrt");
+  EXPECT_EQ(load_config(dir_ / "m").embedding_scale, EmbeddingScale::sqrt);
+  // A checkpoint written before the field existed is GPT-2's.
+  cfg.erase("embedding_scale");
+  write_file_atomic(dir_ / "m" / kConfigFile, cfg.dump());
+  EXPECT_EQ(load_config(dir_ / "m").embedding_scale, EmbeddingScale::none);
+  save_model(dir_ / "plain", make_model(), false);
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "plain" / kConfigFile))["embedding_scale"], "none");
+}
+
+// Hugging Face's GPT-2 and llm.c would both run a scaled model as plain
+// GPT-2: the first is told it is not one, the second is not written.
+TEST_F(CheckpointTest, EmbeddingScaleIsNotExportedAsPlainGpt2) {
+  ModelConfig c = make_config(2, 2, 16, 8, 37, NormPlacement::pre, InitScheme::gpt2);
+  c.embedding_scale = EmbeddingScale::sqrt;
+  GPT2<float> m(c);
+  m.init_weights(11);
+  save_model(dir_ / "m", m, false);
+  const auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
+  EXPECT_EQ(cfg["model_type"], "gpt2lab");
+  EXPECT_EQ(cfg["architectures"], nlohmann::json::array({"Gpt2labLMHeadModel"}));
+  test::expect_refused([&] { save_llmc(dir_ / "m.bin", m, false); }, {"llm.c", "embedding_scale sqrt"});
+  EXPECT_FALSE(fs::exists(dir_ / "m.bin"));
+  save_model(dir_ / "plain", make_model(), false);
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "plain" / kConfigFile))["model_type"], "gpt2");
 }
 
 TEST_F(CheckpointTest, RefusesToClobberExistingData) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/threads.h"
 #include "gpt2lab/core/error.h"
 #include "gradcheck.h"
@@ -11,9 +13,10 @@
 namespace gpt2lab {
 namespace {
 
-ModelConfig tiny(NormPlacement norm, bool final_norm) {
+ModelConfig tiny(NormPlacement norm, bool final_norm, EmbeddingScale scale = EmbeddingScale::none) {
   ModelConfig c = make_config(2, 2, 8, 6, 11, norm, InitScheme::normal);
   c.final_norm = final_norm;
+  c.embedding_scale = scale;
   return c;
 }
 
@@ -55,6 +58,25 @@ TEST(ModelGrad, PreLNMatchesFiniteDifferences) { check_model_gradient(tiny(NormP
 TEST(ModelGrad, PostLNMatchesFiniteDifferences) { check_model_gradient(tiny(NormPlacement::post, false)); }
 
 TEST(ModelGrad, PostLNWithFinalNormMatchesFiniteDifferences) { check_model_gradient(tiny(NormPlacement::post, true)); }
+
+// The scale sits before the first block: wte and wpe must receive it in the
+// backward (wte twice over, as input and as the tied LM head).
+TEST(ModelGrad, SqrtEmbeddingScaleMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::pre, true, EmbeddingScale::sqrt));
+  check_model_gradient(tiny(NormPlacement::post, false, EmbeddingScale::sqrt));
+}
+
+TEST(Model, SqrtEmbeddingScaleMultipliesTheBlockInput) {
+  GPT2<double> plain(tiny(NormPlacement::pre, true));
+  GPT2<double> scaled(tiny(NormPlacement::pre, true, EmbeddingScale::sqrt));
+  randomize(plain, 4);
+  std::copy(plain.params(), plain.params() + plain.buffer_size(), scaled.params());
+  std::vector<int> tok = {3, 1, 4, 1, 5};
+  plain.forward(tok.data(), nullptr, 1, 5);
+  scaled.forward(tok.data(), nullptr, 1, 5);
+  EXPECT_EQ(scaled.config().embedding_factor(), std::sqrt(8.0));
+  for (int i = 0; i < 5 * 8; ++i) EXPECT_DOUBLE_EQ(scaled.residual(0)[i], std::sqrt(8.0) * plain.residual(0)[i]) << i;
+}
 
 TEST(Model, BackwardAccumulatesUntilZeroed) {
   GPT2<double> m(tiny(NormPlacement::pre, true));
@@ -109,6 +131,20 @@ TEST(Model, RejectsBadInputAtTheBoundary) {
   std::vector<int> long_seq(7, 0);
   EXPECT_THROW(m.forward(long_seq.data(), nullptr, 1, 7), Error);  // T > block_size 6
   EXPECT_THROW(m.backward(), Error);                               // no forward with targets
+}
+
+TEST(Config, EmbeddingScaleComesFromItsFlagText) {
+  EXPECT_EQ(config_from_fields({}).embedding_scale, EmbeddingScale::none);  // GPT-2 by default
+  EXPECT_EQ(config_from_fields({{"embedding_scale", "sqrt"}}).embedding_scale, EmbeddingScale::sqrt);
+  for (EmbeddingScale e : {EmbeddingScale::none, EmbeddingScale::sqrt})
+    EXPECT_EQ(parse_embedding_scale(to_string(e)), e);
+  try {
+    parse_embedding_scale("sqrt2");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("embedding_scale: 'sqrt2'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("none or sqrt"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Config, RejectsBadConfigsWithTheFieldName) {

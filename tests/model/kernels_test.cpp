@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "gradcheck.h"
 
 namespace gpt2lab {
@@ -15,17 +17,20 @@ using Vec = std::vector<double>;
 
 TEST(KernelGrad, Encoder) {
   const int B = 2, T = 3, C = 5, V = 4;
-  std::vector<int> inp = {0, 3, 3, 1, 0, 2};  // repeated ids collide in dwte
-  Vec wte = random_vector(V * C, 1), wpe = random_vector(T * C, 2), w = random_vector(B * T * C, 3);
-  Vec out(B * T * C);
-  auto f = [&] {
-    encoder_forward(out.data(), inp.data(), wte.data(), wpe.data(), B, T, C);
-    return dot(out, w);
-  };
-  Vec dwte(V * C, 0), dwpe(T * C, 0);
-  encoder_backward(dwte.data(), dwpe.data(), w.data(), inp.data(), B, T, C);
-  expect_gradient("wte", wte, dwte, f);
-  expect_gradient("wpe", wpe, dwpe, f);
+  std::vector<int> inp = {0, 3, 3, 1, 0, 2};    // repeated ids collide in dwte
+  for (double scale : {1.0, std::sqrt(5.0)}) {  // GPT-2's and embedding_scale sqrt's
+    Vec wte = random_vector(V * C, 1), wpe = random_vector(T * C, 2), w = random_vector(B * T * C, 3);
+    Vec out(B * T * C);
+    auto f = [&] {
+      encoder_forward(out.data(), inp.data(), wte.data(), wpe.data(), B, T, C, scale);
+      return dot(out, w);
+    };
+    Vec dwte(V * C, 0), dwpe(T * C, 0);
+    encoder_backward(dwte.data(), dwpe.data(), w.data(), inp.data(), B, T, C, scale);
+    SCOPED_TRACE(scale);
+    expect_gradient("wte", wte, dwte, f);
+    expect_gradient("wpe", wpe, dwpe, f);
+  }
 }
 
 TEST(KernelGrad, LayerNorm) {

@@ -74,6 +74,8 @@ class TorchGPT2:
         self.eps = cfg.get("layer_norm_epsilon", 1e-5)
         self.norm = cfg.get("norm", "pre")
         self.final_norm = cfg.get("final_norm", self.norm == "pre")
+        # Multiplies the sum wte + wpe (not wte alone); absent in GPT-2 configs.
+        self.embedding_factor = {"none": 1.0, "sqrt": math.sqrt(self.C)}[cfg.get("embedding_scale", "none")]
         self.p = {}
         for k, v in weights.items():
             k = k if k.startswith("transformer.") else "transformer." + k
@@ -110,6 +112,8 @@ class TorchGPT2:
     def forward(self, idx, targets=None):
         B, T = idx.shape
         x = self.w("wte.weight")[idx] + self.w("wpe.weight")[torch.arange(T)]
+        if self.embedding_factor != 1.0:
+            x = self.embedding_factor * x
         for i in range(self.L):
             if self.norm == "pre":
                 x = x + self.attn(self.ln(x, f"h.{i}.ln_1"), i)

@@ -11,9 +11,11 @@
 namespace gpt2lab {
 namespace {
 
-void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill) {
+void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill,
+                               EmbeddingScale scale = EmbeddingScale::none) {
   ModelConfig c = make_config(3, 4, 32, 24, 75, norm, InitScheme::he);  // he: large activations
   c.final_norm = final_norm;
+  c.embedding_scale = scale;
   GPT2<float> m(c);
   m.init_weights(17);
   const int T = 24;
@@ -34,7 +36,8 @@ void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill)
     }
     worst = std::max(worst, maxdiff / maxref);
   }
-  EXPECT_LE(worst, 1e-5) << "norm " << to_string(norm) << " prefill " << prefill;
+  EXPECT_LE(worst, 1e-5) << "norm " << to_string(norm) << " prefill " << prefill << " embedding_scale "
+                         << to_string(scale);
   EXPECT_EQ(s.position(), T);
   EXPECT_THROW(s.append(std::span<const int>(tokens.data(), 1)), Error);  // past block_size
 }
@@ -44,6 +47,13 @@ TEST(Inference, CachedDecodingEqualsFullForwardAtEveryPosition) {
     expect_cached_equals_full(NormPlacement::pre, true, prefill);
     expect_cached_equals_full(NormPlacement::post, false, prefill);
     expect_cached_equals_full(NormPlacement::post, true, prefill);
+  }
+}
+
+TEST(Inference, CachedDecodingEqualsFullForwardWithSqrtEmbeddingScale) {
+  for (int prefill : {1, 5, 24}) {
+    expect_cached_equals_full(NormPlacement::pre, true, prefill, EmbeddingScale::sqrt);
+    expect_cached_equals_full(NormPlacement::post, false, prefill, EmbeddingScale::sqrt);
   }
 }
 

@@ -30,10 +30,22 @@ enum class InitScheme {
   gpt2,    // normal + residual_scale (GPT-2's choice)
 };
 
+// What multiplies the blocks' input x = wte[tok] + wpe[pos]. The sum is
+// scaled, not wte alone (as Vaswani et al. do before adding fixed sinusoids):
+// with learned wte and wpe drawn alike, scaling both keeps GPT-2's balance of
+// token and position and changes only the input's magnitude, the quantity
+// Xiong et al. 2020 vary. The tied LM head reads wte unscaled.
+enum class EmbeddingScale {
+  none,  // GPT-2: x as is
+  sqrt,  // x * sqrt(n_embd), the original Transformer's sqrt(d_model)
+};
+
 const char* to_string(NormPlacement n);
 const char* to_string(InitScheme s);
-NormPlacement parse_norm(const std::string& s);  // throws Error
-InitScheme parse_init(const std::string& s);     // throws Error
+const char* to_string(EmbeddingScale e);
+NormPlacement parse_norm(const std::string& s);              // throws Error
+InitScheme parse_init(const std::string& s);                 // throws Error
+EmbeddingScale parse_embedding_scale(const std::string& s);  // throws Error
 
 struct ModelConfig {
   int n_layer = 12;
@@ -49,11 +61,14 @@ struct ModelConfig {
   // Final LayerNorm before the LM head. Pre-LN always has it; Post-LN
   // (whose last op already is a LayerNorm) does not by default.
   bool final_norm = true;
+  EmbeddingScale embedding_scale = EmbeddingScale::none;
 
   // Logits are computed over a vocab padded to a multiple of 64 (aligned
   // rows for the matmul); padded logits never enter the loss or sampling.
   int padded_vocab_size() const { return (vocab_size + 63) / 64 * 64; }
   int head_size() const { return n_embd / n_head; }
+  // The factor embedding_scale stands for: 1 or sqrt(n_embd).
+  double embedding_factor() const;
 
   // Throws Error with a message naming the bad field.
   void validate() const;
@@ -80,7 +95,7 @@ const std::vector<ModelField>& model_fields();
 ModelConfig config_from_fields(const std::map<std::string, std::string>& text);
 
 // config.json in Hugging Face GPT-2 keys plus ours (norm, init,
-// residual_scale, final_norm).
+// residual_scale, final_norm, embedding_scale).
 nlohmann::json to_json(const ModelConfig& c);
 // `where` names the source for error messages (e.g. the file path).
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& where);

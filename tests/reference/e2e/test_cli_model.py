@@ -17,6 +17,7 @@ with harness.scratch() as tmp:
            "info shows norm and init")
     # 100*32 + 16*32 + 2*(12*32*32 + 13*32) + 2*32
     expect("29,184" in r.stdout, "info counts the parameters (29,184)")
+    expect("embedding" not in r.stdout, "info of a GPT-2 input scale says nothing of it")
     r = gpt2lab("init", "--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--out", d)
     expect(r.returncode == 1 and "--force" in r.stderr, "init refuses to replace a checkpoint without --force")
     r = gpt2lab("init", "--n-head", "5", "--n-embd", "32", "--out", os.path.join(tmp, "x"))
@@ -26,6 +27,19 @@ with harness.scratch() as tmp:
     expect(r.returncode != 0 and "--norm" in r.stderr, "unknown --norm is refused")
     r = gpt2lab("init", "--init", "gpt2", "--residual-scale", "off", "--out", os.path.join(tmp, "z"))
     expect(r.returncode == 1 and "init normal" in r.stderr, "gpt2 without residual scale points to normal")
+    s = os.path.join(tmp, "scaled")
+    r = gpt2lab("init", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "8",
+                "--vocab-size", "50", "--embedding-scale", "sqrt", "--out", s)
+    expect(r.returncode == 0, "init --embedding-scale sqrt writes a checkpoint")
+    r = gpt2lab("info", s)
+    expect(r.returncode == 0 and "embedding    scale sqrt: (wte + wpe) x 4" in r.stdout,
+           f"info shows a scaled embedding: {r.stdout.strip()[-120:]}")
+    r = gpt2lab("convert", "--input", s, "--out", os.path.join(tmp, "scaled.bin"))
+    expect(r.returncode == 1 and "embedding_scale sqrt" in r.stderr
+           and not os.path.exists(os.path.join(tmp, "scaled.bin")), "a scaled-embedding model is not exported to llm.c")
+    r = gpt2lab("init", "--embedding-scale", "cube", "--out", os.path.join(tmp, "w"))
+    expect(r.returncode != 0 and "--embedding-scale" in r.stderr and not os.path.exists(os.path.join(tmp, "w")),
+           "unknown --embedding-scale is refused")
     r = gpt2lab("info", os.path.join(tmp, "nothing"))
     expect(r.returncode == 1 and "not a directory" in r.stderr, "info on a missing directory says so")
     with open(os.path.join(d, "model.safetensors"), "r+b") as f:

@@ -1,13 +1,15 @@
 """Oracle: gpt2lab's forward and backward against the PyTorch reference.
 
-For pre and post placement, every init scheme and two small configs (one with
+For pre and post placement, every init scheme, the block input scaled by
+sqrt(n_embd) (--embedding-scale sqrt) and two small configs (one with
 T = block_size, one with odd sizes), gpt2lab writes a checkpoint (`gpt2lab
 init`), the test tool runs forward + backward on a batch, and the reference
 loads the same checkpoint and batch. Logits and loss must match to 1e-5
 relative, every parameter gradient to 1e-4 relative (max-abs error over the
 tensor divided by the tensor's max-abs). A further case loads a checkpoint the
 reference wrote itself with random values in every tensor (biases and
-LayerNorm included, which the inits leave at 0/1) and ignored targets.
+LayerNorm included, which the inits leave at 0/1) and ignored targets, with
+and without the scale.
 """
 import os
 import sys
@@ -65,24 +67,28 @@ def main():
         for cname, (L, NH, C, block, V, B, T) in CONFIGS.items():
             tokens = rng.integers(0, V, size=(B, T))
             targets = rng.integers(0, V, size=(B, T))
-            cases = [(norm, init, None) for norm in ("pre", "post")
+            cases = [(norm, init, None, None) for norm in ("pre", "post")
                      for init in ("gpt2", "normal", "xavier", "he", "zero")]
-            cases.append(("post", "xavier", "on"))  # Post-LN with a final LayerNorm
-            for norm, init, final_norm in cases:
-                d = os.path.join(tmp, f"{cname}-{norm}-{init}-{final_norm}".replace("=", ""))
+            cases.append(("post", "xavier", "on", None))  # Post-LN with a final LayerNorm
+            cases += [(norm, "gpt2", None, "sqrt") for norm in ("pre", "post")]  # Xiong et al.'s input scale
+            for norm, init, final_norm, emb in cases:
+                d = os.path.join(tmp, f"{cname}-{norm}-{init}-{final_norm}-{emb}".replace("=", ""))
                 cmd = [BIN, "init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C),
                        "--block-size", str(block), "--vocab-size", str(V), "--norm", norm,
                        "--init", init, "--seed", "7", "--out", d]
                 if final_norm:
                     cmd += ["--final-norm", final_norm]
+                if emb:
+                    cmd += ["--embedding-scale", emb]
                 harness.command(cmd, check=True)
-                compare(f"{cname} {norm} {init}" + (" +ln_f" if final_norm else ""), d, tokens, targets, B, T)
+                label = f"{cname} {norm} {init}" + (" +ln_f" if final_norm else "") + (f" x{emb}" if emb else "")
+                compare(label, d, tokens, targets, B, T)
             # Random values in every tensor, written by the reference itself.
-            for norm in ("pre", "post"):
-                d = os.path.join(tmp, f"{cname}-{norm}-random")
+            for norm, emb in (("pre", "none"), ("post", "none"), ("pre", "sqrt"), ("post", "sqrt")):
+                d = os.path.join(tmp, f"{cname}-{norm}-{emb}-random")
                 harness.run("init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C),
                             "--block-size", str(block), "--vocab-size", str(V), "--norm", norm,
-                            "--init", "normal", "--out", d, check=True)
+                            "--init", "normal", "--embedding-scale", emb, "--out", d, check=True)
                 w = read_safetensors(os.path.join(d, "model.safetensors"))
                 for k in w:
                     scale = 0.2 if k.endswith("bias") else 0.1
@@ -91,7 +97,7 @@ def main():
                 write_safetensors(os.path.join(d, "model.safetensors"), w)
                 masked = targets.copy()
                 masked[0, : T // 3] = -1  # ignored positions
-                compare(f"{cname} {norm} random weights, ignore", d, tokens, masked, B, T)
+                compare(f"{cname} {norm} x{emb} random weights, ignore", d, tokens, masked, B, T)
     print(f"\n{checked} cases checked")
     if not harness.failures:
         print("all logits, losses and gradients match the PyTorch reference")
