@@ -322,8 +322,8 @@ def plateau_verdict(plateau):
         verdict = CONTRADICTED
     else:
         verdict = NOT_OBSERVED
-    numbers = ("left the plateau (seeds), no warmup → longest warmup: " + "; ".join(parts)) if parts else \
-        (FEW if signs else "no lr with and without warmup for both placements")
+    numbers = "left the plateau (seeds), no warmup → longest warmup: " + ("; ".join(parts) if parts else FEW if signs
+                                                                         else "no lr with both warmups")
     return verdict, numbers, details
 
 

@@ -210,7 +210,7 @@ with harness.scratch() as tmp:
     expect("Post-LN, no warmup: diverged in 0 of 6 runs; 6 loss spikes that recovered (the trainer's count)." in norm,
            "v2 norm: divergence and the trainer's spikes per placement and warmup")
     edge = section(mp, "lr-edge:")
-    expect("| Pre-LN | no | off | 3 | 1.6e-2 | 1.00 | 8e-3, 1.6e-2, ≥ 3.2e-2 | 3/3 |" in edge and
+    expect("| Pre-LN | no | off | 3 | 1.6e-2 (1 at its top) | 1.00 | 8e-3, 1.6e-2, ≥ 3.2e-2 | 3/3 |" in edge and
            "| Post-LN | 25% | 1 | 3 | 8e-3 | 1.00 | 4e-3, 8e-3, 1.6e-2 | 3/3 |" in edge,
            "v2 lr-edge: geometric mean, sd in octaves and the per-seed edges per placement × warmup × clipping")
     expect("0 of 24 searches are non-monotone" in edge, "v2 lr-edge: monotone searches are counted")

@@ -15,8 +15,10 @@ NAME = {"pre": "Pre-LN", "post": "Post-LN"}
 
 
 def seed_of(e):
+    """A search's seed as its run names give it: s1, s2, ... (seed index + 1)."""
     s = e["setting"]
-    return s.get("seed_index", s.get("seed", 0))
+    i = s.get("seed_index")
+    return f"s{i + 1}" if isinstance(i, int) else str(s.get("seed", "s1"))
 
 
 def edge_text(e):
@@ -44,6 +46,24 @@ def geo(values):
     if not xs:
         return None, None
     return 2 ** statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else None)
+
+
+def geo_text(es):
+    """The geometric mean of a setting's edges in words: '< lowest' when no
+    seed trained at any lr, '≥ top' when every seed trained at every lr, else
+    the mean, with how many seeds lie outside the grid."""
+    m, _ = geo([edge_log2(e) for e in es])
+    if m is None:
+        return "–"
+    below = sum(not isinstance(e.get("edge"), (int, float)) for e in es)
+    above = sum(isinstance(e.get("edge"), (int, float)) and e.get("failed") is None for e in es)
+    grid = sorted(e.get("grid") or [p["lr"] for p in e.get("probes", [])] for e in es)[0]
+    if below == len(es) and grid:
+        return f"< {fmt_lr(grid[0])}"
+    if above == len(es):
+        return f"≥ {fmt_lr(m)}"
+    out = [f"{below} below the grid"] * bool(below) + [f"{above} at its top"] * bool(above)
+    return fmt_lr(m) + (f" ({', '.join(out)})" if out else "")
 
 
 def draw(doc, st, findings):
@@ -74,9 +94,9 @@ def draw(doc, st, findings):
             es = g.get((norm, wf, clip))
             if not es:
                 continue
-            m, sd = geo([edge_log2(e) for e in es])
+            _, sd = geo([edge_log2(e) for e in es])
             rows.append([NAME.get(norm, norm), "no" if not wf else f"{wf:.0%}", f"{clip:g}" if clip else "off",
-                         len(es), fmt_lr(m) if m else "–", f"{sd:.2f}" if sd is not None else "–",
+                         len(es), geo_text(es), f"{sd:.2f}" if sd is not None else "–",
                          ", ".join(edge_text(e) for e in es),
                          f"{sum(bool(e.get('complete', True)) for e in es)}/{len(es)}"])
     doc.table(["placement", "warmup", "clipping", "seeds", "max stable lr (geometric mean)", "sd (octaves)",
@@ -130,7 +150,7 @@ def draw(doc, st, findings):
                             ms=6 if ok else 7, mew=1.8)
                 if isinstance(e.get("edge"), (int, float)):
                     ax.plot([e["edge"]], [y], "|", color=COLORS[norm], ms=16, mew=2)
-                ylabels.append(f"{norm} s{seed_of(e)}")
+                ylabels.append(f"{norm} {seed_of(e)}")
                 y += 1
         ax.set_xscale("log")
         ax.set_title(edge_label(wf, clip), fontsize=9)
@@ -158,9 +178,9 @@ def draw(doc, st, findings):
         for (wf, clip) in settings:
             es = g.get((norm, wf, clip))
             if es:
-                m, sd = geo([edge_log2(e) for e in es])
-                parts.append(f"{edge_label(wf, clip)} {fmt_lr(m) if m else '–'}"
-                             + (f" (sd {sd:.2f} octaves)" if sd is not None else ""))
+                _, sd = geo([edge_log2(e) for e in es])
+                parts.append(f"{edge_label(wf, clip)} {geo_text(es)}" + (f" (sd {sd:.2f} octaves)" if sd is not None
+                                                                         and not geo_text(es).startswith("<") else ""))
         if parts:
             f.append(f"{NAME[norm]} max stable lr (geometric mean over seeds): " + "; ".join(parts) + ".")
     every = [e for es in g.values() for e in es]
