@@ -102,6 +102,24 @@ def budget_rows(budget, prefix=""):
             rows.append((name, str(value)))
     return rows
 
+# What a study.json with missing or odd fields raises while a section reads it.
+DATA_ERRORS = (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError)
+
+
+def guarded(doc, section, st, findings):
+    """section.draw, or, where the study's data lacks what it needs, a note
+    in its place (and on stderr) instead of a report that is not written."""
+    blocks, figures = len(doc.blocks), len(doc.figures)
+    try:
+        section.draw(doc, st, findings)
+    except DATA_ERRORS as e:
+        matplotlib.pyplot.close("all")
+        del doc.blocks[blocks:], doc.figures[figures:]
+        name = getattr(section, "PRESET", section.__name__.rsplit(".", 1)[-1])
+        sys.stderr.write(f"report: section {name} could not be drawn ({type(e).__name__}: {e})\n")
+        doc.p(f"This section could not be drawn from this study's data ({type(e).__name__}: {e}).")
+
+
 def seeds_bullet(st):
     seeds = st.seeds()
     if len(seeds) > 1:
@@ -158,7 +176,11 @@ def main():
     findings = {}
     not_run = [section.PRESET for section in PRESET_SECTIONS
                if section.PRESET not in st.presets or not st.has(section.PRESET)]
-    st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st))}
+    try:
+        st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st))}
+    except DATA_ERRORS as e:  # a hand-edited or partial study.json
+        sys.stderr.write(f"report: the verdicts could not be computed ({type(e).__name__}: {e})\n")
+        st.verdicts = {}
     verdict_table(doc, st, not_run)
     summary_at = len(doc.blocks)
     if not_run:
@@ -169,7 +191,7 @@ def main():
         if section.PRESET in not_run:
             continue
         doc.h(2, section.TITLE)
-        section.draw(doc, st, findings)
+        guarded(doc, section, st, findings)
     for preset in [p for p in st.presets if p not in BY_PRESET]:
         sys.stderr.write(f"report: study.json names preset '{preset}', which this report does not know; "
                          "its section is left out\n")
@@ -178,9 +200,9 @@ def main():
               f"{', '.join(BY_PRESET)}); its runs appear only under Text samples and Divergence and loss "
               "spikes.")
     doc.h(2, "Text samples")
-    samples.draw(doc, st, findings)
+    guarded(doc, samples, st, findings)
     doc.h(2, "Divergence and loss spikes")
-    divergence.draw(doc, st, findings)
+    guarded(doc, divergence, st, findings)
     doc.h(2, "Method")
     doc.bullets([
         "Train loss curves are trailing moving averages over 1/40 of a run; validation points are the "

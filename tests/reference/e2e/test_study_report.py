@@ -261,6 +261,22 @@ with harness.scratch() as tmp:
            "## width: not drawn" in open(os.path.join(u, "report.md")).read(),
            "an unknown preset is skipped with a note")
 
+    # A run record without the fields a section reads: that section becomes
+    # a note, the rest of the report is still written.
+    for rec in s["runs"]:
+        if rec["preset"] == "depth":
+            rec.pop("config", None)
+    o = os.path.join(tmp, "odd")
+    os.makedirs(o)
+    with open(os.path.join(o, "study.json"), "w") as f:
+        json.dump(s, f)
+    r = harness.command([sys.executable, REPORT, o])
+    mo = open(os.path.join(o, "report.md")).read() if r.returncode == 0 else ""
+    expect(r.returncode == 0 and "section depth could not be drawn (KeyError: 'config')" in r.stderr and
+           "This section could not be drawn from this study's data (KeyError: 'config')." in section(mo, "depth:")
+           and "## Method" in mo and "| The residual scale matters more as depth grows |" in mo,
+           "a section whose data is incomplete is replaced by a note; the report is still written")
+
     # Missing study.json: exit 2 with a message; no matplotlib: exit 3.
     r = harness.command([sys.executable, REPORT, os.path.join(tmp, "none")])
     expect(r.returncode == 2 and "cannot read" in r.stderr, "no study.json -> exit 2 and a clear message")
