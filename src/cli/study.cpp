@@ -18,9 +18,9 @@ void add(CLI::App& app) {
   };
   auto f = std::make_shared<Flags>();
   auto* sub = app.add_subcommand("study",
-                                 "Run a reproducible study (Pre-LN vs Post-LN, init schemes, depth) and draw "
-                                 "its report");
-  sub->add_option("--preset", f->preset, "grad-at-init, norm, init, depth, all, or a comma-separated list")
+                                 "Run a reproducible study (Pre-LN vs Post-LN, learning-rate edge, warmup, init "
+                                 "schemes, depth; every setting at several seeds) and draw its report");
+  sub->add_option("--preset", f->preset, "grad-at-init, lr-edge, norm, init, depth, all, or a comma-separated list")
       ->capture_default_str();
   sub->add_option("--data", f->data,
                   "A folder of text files (the study trains its own BPE on it, cached in OUT/data) or a prepared "
@@ -28,7 +28,7 @@ void add(CLI::App& app) {
                       default_corpus_dir().string());
   sub->add_option("--out", f->out, "Study folder: study.json, runs/, report.md, report.html")->required();
   // tiny is for the tests: every preset and figure in seconds, numbers meaningless.
-  sub->add_option("--budget", f->budget, "quick (minutes, reduced sizes) or full (about an hour on 2 cores)")
+  sub->add_option("--budget", f->budget, "quick (every preset reduced, about ten minutes on 2 cores) or full (about an hour)")
       ->check(CLI::IsMember({"quick", "full", "tiny"}))
       ->capture_default_str();
   sub->add_flag("--no-report", f->no_report, "Do not run tools/report at the end");

@@ -48,6 +48,7 @@ Budget full_budget() {
   b.gai_batches = 4;
   b.edge.shape = shape(4, 4, 128, 8, 64, 300, 100, 8, 100, 300);
   b.edge.grid = doubling_grid(2e-4, 11);
+  b.edge.start = 3;  // 1.6e-3
   b.edge.refine = 1;
   b.norm = shape(4, 4, 128, 8, 64, 1500, 100, 8, 100, 500);
   b.norm_lr = 1e-3;
@@ -70,8 +71,9 @@ Budget quick_budget() {
   b.gai_depths = {2, 6, 12};
   b.gai = shape(0, 2, 64, 4, 64, 0, 0, 0, 0, 0);
   b.gai_batches = 2;
-  b.edge.shape = shape(2, 2, 64, 8, 64, 100, 50, 4, 50, 100);
-  b.edge.grid = doubling_grid(4e-4, 5);
+  b.edge.shape = shape(2, 2, 64, 8, 64, 300, 100, 4, 100, 300);
+  b.edge.grid = doubling_grid(2e-4, 11);
+  b.edge.start = 3;  // 1.6e-3
   b.edge.refine = 0;
   b.norm = shape(2, 2, 64, 8, 64, 300, 50, 4, 50, 300);
   b.init = shape(6, 2, 64, 8, 64, 120, 40, 4, 40, 120);
@@ -93,6 +95,7 @@ Budget tiny_budget() {
   b.gai_batches = 2;
   b.edge.shape = shape(1, 2, 32, 2, 16, 12, 6, 2, 6, 12);
   b.edge.grid = doubling_grid(1e-3, 4);
+  b.edge.start = 1;
   b.edge.refine = 1;
   b.edge.clips = {0.0};
   b.norm = shape(2, 2, 32, 2, 16, 12, 4, 2, 4, 4);
@@ -134,6 +137,7 @@ nlohmann::json to_json(const Budget& b) {
           {"lr_edge",
            {{"shape", shape_json(b.edge.shape)},
             {"grid", b.edge.grid},
+            {"start", b.edge.grid.empty() ? 0.0 : b.edge.grid[b.edge.start]},
             {"refine", b.edge.refine},
             {"warmup_fraction", b.edge.long_warmup_fraction},
             {"clips", b.edge.clips},

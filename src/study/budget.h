@@ -26,12 +26,14 @@ struct StudyShape {
 };
 
 // lr-edge: for each placement x warmup {0, long} x clipping, the largest
-// peak learning rate that trains, found per seed by bisection over `grid`
-// (geometric) and then `refine` geometric bisections between the last
-// learning rate that trained and the first that did not (study/edge_search.h).
+// peak learning rate that trains, found per seed by a search over `grid`
+// (geometric) that starts at grid[start], then `refine` geometric bisections
+// between the last rate that trained and the first that did not
+// (study/edge_search.h).
 struct EdgeBudget {
   StudyShape shape;
   std::vector<double> grid;  // ascending
+  size_t start = 0;          // index of the first probe: a rate that normally trains
   int refine = 1;
   double long_warmup_fraction = 0.25;  // the "long" warmup
   std::vector<double> clips = {0.0, 1.0};

@@ -195,6 +195,7 @@ std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int thr
           e.train.grad_clip = clip;
           set_lr(e.train, b.edge.grid.front(), w);
           e.grid = b.edge.grid;
+          e.start = b.edge.start;
           e.refine = b.edge.refine;
           out.push_back(std::move(e));
         }

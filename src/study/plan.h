@@ -50,6 +50,7 @@ struct EdgeSpec {
   nlohmann::json variables;  // norm, warmup, warmup_fraction, clip, seed, seed_index
   TrainOptions train;        // all but the learning rate and out
   std::vector<double> grid;
+  size_t start = 0;
   int refine = 0;
 };
 

@@ -157,7 +157,7 @@ double item_cost(const WorkItem& w) {
   const auto& e = std::get<EdgeSpec>(w);
   RunSpec probe;
   probe.train = e.train;
-  return run_cost(probe) * max_probes(e.grid.size(), e.refine);
+  return run_cost(probe) * expected_probes(e.grid.size(), e.start, e.refine);
 }
 
 const std::string& item_name(const WorkItem& w) {
@@ -267,7 +267,7 @@ class Study {
           seconds_done += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           if (i + 1 < items.size() && cost_done > 0)
             log_("study: about " + seconds_text(seconds_done / cost_done * cost_left) + " left for the study (" +
-                 std::to_string(items.size() - i - 1) + " items; lr-edge searches counted at their most probes)");
+                 std::to_string(items.size() - i - 1) + " items; lr-edge searches estimated)");
         }
       }
       if (stop_requested()) summary_.interrupted = true;
@@ -288,7 +288,7 @@ class Study {
     int trained = 0;
     for (;;) {
       const EdgeSearch s =
-          search_edge(e.grid, e.refine, [&](double lr) { return probe_outcome(edge_probe(e, lr, runs_dir)); });
+          search_edge(e.grid, e.start, e.refine, [&](double lr) { return probe_outcome(edge_probe(e, lr, runs_dir)); });
       record_edge(e, s);
       if (!s.next || summary_.interrupted || stop_requested()) break;
       const int ran_before = summary_.ran;
@@ -317,6 +317,7 @@ class Study {
     rec["preset"] = "lr-edge";
     rec["setting"] = e.variables;
     rec["grid"] = e.grid;
+    rec["start"] = e.grid[e.start];
     rec["refine"] = e.refine;
     Json probes = Json::array();
     const std::string runs_dir = (out_ / "runs").string();

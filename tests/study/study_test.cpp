@@ -1,11 +1,13 @@
 // Unit tests of the study harness pieces that need no training: text-quality
 // measures, the hidden-unit symmetry measure, UTF-8 sanitizing, the plans.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "core/file.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/model/gpt2.h"
 #include "study/analysis.h"
@@ -149,36 +151,38 @@ TEST(StudyPlan, ParsePresets) {
   EXPECT_THROW(parse_presets(""), Error);
 }
 
-// A stub trainer whose runs train exactly below a known edge.
-std::function<std::optional<bool>(double)> stub(double edge, std::vector<double>* runs) {
+// A stub trainer whose runs train exactly in [low, edge]: above the edge
+// they are unstable, below `low` too slow to leave the plateau.
+std::function<std::optional<bool>(double)> stub(double low, double edge, std::vector<double>* runs) {
   return [=](double lr) -> std::optional<bool> {
     runs->push_back(lr);
-    return lr <= edge;
+    return lr >= low && lr <= edge;
   };
 }
 
 // Drives the search like the study: ask, run the probe, record, ask again.
-EdgeSearch drive(const std::vector<double>& grid, int refine, double true_edge, int* trained) {
+EdgeSearch drive(const std::vector<double>& grid, size_t start, int refine, double low, double edge, int* trained) {
   std::map<double, bool> done;
   *trained = 0;
   for (;;) {
-    const EdgeSearch s = search_edge(grid, refine, [&](double lr) -> std::optional<bool> {
+    const EdgeSearch s = search_edge(grid, start, refine, [&](double lr) -> std::optional<bool> {
       const auto it = done.find(lr);
       if (it == done.end()) return std::nullopt;
       return it->second;
     });
     if (!s.next) return s;
     EXPECT_EQ(done.count(*s.next), 0u) << "a probe is never run twice";
-    done[*s.next] = *s.next <= true_edge;
+    done[*s.next] = *s.next >= low && *s.next <= edge;
     ++*trained;
   }
 }
 
 TEST(EdgeSearch, FindsAKnownEdgeOnTheGridAndRefinesIt) {
   const std::vector<double> grid = {1e-4, 2e-4, 4e-4, 8e-4, 1.6e-3, 3.2e-3, 6.4e-3, 1.28e-2, 2.56e-2};
+  const size_t start = 4;  // 1.6e-3
   for (size_t k = 0; k < grid.size(); ++k) {
     int trained = 0;
-    const EdgeSearch s = drive(grid, 0, grid[k] * 1.01, &trained);
+    const EdgeSearch s = drive(grid, start, 0, 0, grid[k] * 1.01, &trained);
     ASSERT_TRUE(s.edge);
     EXPECT_EQ(*s.edge, grid[k]);
     if (k + 1 < grid.size()) {
@@ -186,20 +190,30 @@ TEST(EdgeSearch, FindsAKnownEdgeOnTheGridAndRefinesIt) {
     } else {
       EXPECT_FALSE(s.failed);
     }
-    EXPECT_LE(trained, max_probes(grid.size(), 0));
+    if (k >= start) {
+      EXPECT_LE(trained, expected_probes(grid.size(), start, 0));
+    } else {
+      EXPECT_EQ(trained, static_cast<int>(start - k + 1)) << "below the start it steps down one point at a time";
+    }
   }
   // Refined: the edge 2.5e-3 lies between 1.6e-3 and 3.2e-3; one geometric
   // bisection probes 2.26e-3 (trains), a second 2.69e-3 (fails).
   int trained = 0;
-  EdgeSearch s = drive(grid, 2, 2.5e-3, &trained);
+  EdgeSearch s = drive(grid, start, 2, 0, 2.5e-3, &trained);
   EXPECT_EQ(*s.edge, 2.26e-3);
   EXPECT_EQ(*s.failed, 2.69e-3);
   EXPECT_EQ(trained, 3 + 2);  // 1.6e-3, 6.4e-3, 3.2e-3, then the refinements
+  // Too slow below 4e-4, unstable above 3.2e-3: the upper edge, whichever
+  // side a plain bisection over the grid would have landed on.
+  s = drive(grid, start, 0, 4e-4, 3.2e-3, &trained);
+  EXPECT_EQ(*s.edge, 3.2e-3);
+  EXPECT_EQ(*s.failed, 6.4e-3);
   // Nothing trains; everything trains.
-  s = drive(grid, 1, 1e-5, &trained);
+  s = drive(grid, start, 1, 1, 1e-5, &trained);
   EXPECT_FALSE(s.edge);
   EXPECT_EQ(*s.failed, 1e-4);
-  s = drive(grid, 1, 1.0, &trained);
+  EXPECT_EQ(trained, static_cast<int>(start + 1));
+  s = drive(grid, start, 1, 0, 1.0, &trained);
   EXPECT_EQ(*s.edge, 2.56e-2);
   EXPECT_FALSE(s.failed);
 }
@@ -207,18 +221,46 @@ TEST(EdgeSearch, FindsAKnownEdgeOnTheGridAndRefinesIt) {
 TEST(EdgeSearch, ReplayIsDeterministicAndResumes) {
   const std::vector<double> grid = {1e-3, 2e-3, 4e-3, 8e-3};
   std::vector<double> runs;
-  const EdgeSearch all = search_edge(grid, 1, stub(3e-3, &runs));
+  const EdgeSearch all = search_edge(grid, 0, 1, stub(0, 3e-3, &runs));
   EXPECT_FALSE(all.next);
   EXPECT_EQ(*all.edge, 2.83e-3);  // refined between 2e-3 and 4e-3
   EXPECT_EQ(all.probed, runs);
   // The same outcomes known up to the second probe: it asks for the third.
-  const EdgeSearch part = search_edge(grid, 1, [&](double lr) -> std::optional<bool> {
+  const EdgeSearch part = search_edge(grid, 0, 1, [&](double lr) -> std::optional<bool> {
     if (lr == runs[0] || lr == runs[1]) return lr <= 3e-3;
     return std::nullopt;
   });
   EXPECT_EQ(*part.next, runs[2]);
-  EXPECT_THROW(search_edge({}, 0, stub(1, &runs)), Error);
-  EXPECT_THROW(search_edge({2e-3, 1e-3}, 0, stub(1, &runs)), Error);
+  EXPECT_THROW(search_edge({}, 0, 0, stub(0, 1, &runs)), Error);
+  EXPECT_THROW(search_edge({2e-3, 1e-3}, 0, 0, stub(0, 1, &runs)), Error);
+  EXPECT_THROW(search_edge({1e-3}, 1, 0, stub(0, 1, &runs)), Error);
+}
+
+// The study's spike count on synthetic loss curves: excursions above the
+// limit that came back are spikes; the last one of a diverged run (it never
+// came back) is not.
+TEST(Spikes, CountsExcursionsThatRecovered) {
+  const fs::path dir = fs::temp_directory_path() / ("gpt2lab_spikes_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto curve = [&](const std::vector<double>& loss, bool diverged) {
+    std::string text;
+    for (size_t i = 0; i < loss.size(); ++i)
+      text += nlohmann::json({{"kind", "train"}, {"step", i}, {"loss", loss[i]}}).dump() + "\n";
+    if (diverged)
+      text += R"({"kind": "diverged", "step": 9, "diverged": true, "reason": "x", "loss": 12.0})"
+              "\n";
+    write_file_atomic(dir / "metrics.jsonl", text);
+    return spikes_from_metrics(dir, 9.0);
+  };
+  nlohmann::json s = curve({8, 7, 9.5, 9.7, 6, 5, 10, 4, 3}, false);
+  EXPECT_EQ(s["spikes"], 2);
+  EXPECT_EQ(s["spike_steps"], nlohmann::json({2, 6}));
+  s = curve({8, 7, 6, 5, 4}, false);
+  EXPECT_EQ(s["spikes"], 0);
+  s = curve({8, 9.5, 7, 10, 11, 12, 12, 12}, true);  // one spike, then divergence
+  EXPECT_EQ(s["spikes"], 1);
+  EXPECT_EQ(s["spike_steps"], nlohmann::json({1}));
+  fs::remove_all(dir);
 }
 
 }  // namespace
