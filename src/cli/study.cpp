@@ -28,7 +28,8 @@ void add(CLI::App& app) {
                       default_corpus_dir().string());
   sub->add_option("--out", f->out, "Study folder: study.json, runs/, report.md, report.html")->required();
   // tiny is for the tests: every preset and figure in seconds, numbers meaningless.
-  sub->add_option("--budget", f->budget, "quick (every preset reduced, about ten minutes on 2 cores) or full (about an hour)")
+  sub->add_option("--budget", f->budget,
+                  "quick (every preset reduced, about ten minutes on 2 cores) or full (about an hour)")
       ->check(CLI::IsMember({"quick", "full", "tiny"}))
       ->capture_default_str();
   sub->add_flag("--no-report", f->no_report, "Do not run tools/report at the end");
