@@ -29,6 +29,7 @@ StudyShape shape(int n_layer, int n_head, int n_embd, int batch_size, int seq_le
 // lr 1e-4 x 2^k up to 2.56e-2: nine points, ratio 2.
 std::vector<double> doubling_grid(double from, int points) {
   std::vector<double> g;
+  g.reserve(static_cast<size_t>(points));
   for (int i = 0; i < points; ++i) g.push_back(from * std::ldexp(1.0, i));
   return g;
 }

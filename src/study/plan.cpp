@@ -59,7 +59,7 @@ long fraction_of(double fraction, long steps) {
 
 // One copy of `proto` per seed of the budget, named <name>-s<i> (i from 1):
 // the seed changes the init and the batch order, nothing else.
-void add_seeds(std::vector<RunSpec>& runs, RunSpec proto, const Budget& b, const std::string& dir) {
+void add_seeds(std::vector<RunSpec>& runs, const RunSpec& proto, const Budget& b, const std::string& dir) {
   for (size_t i = 0; i < b.seeds.size(); ++i) {
     RunSpec r = proto;
     r.name += "-s" + std::to_string(i + 1);
@@ -96,7 +96,7 @@ std::vector<RunSpec> plan_grad_at_init(const Budget& b, const StudyData& data) {
           r.gai.batch_size = b.gai.batch_size;
           r.gai.seq_len = b.gai.seq_len;
           r.gai.batches = b.gai_batches;
-          add_seeds(runs, std::move(r), b, "");
+          add_seeds(runs, r, b, "");
         }
   return runs;
 }
@@ -118,7 +118,7 @@ std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std
                        {"lr_level", lr == b.norm_lr ? "normal" : "high"}};
         r.train = base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, threads);
         set_lr(r.train, lr, w);
-        add_seeds(runs, std::move(r), b, dir);
+        add_seeds(runs, r, b, dir);
       }
   return runs;
 }
@@ -148,7 +148,7 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
                      {"depth", b.init.n_layer}};
       r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, threads);
       set_lr(r.train, b.init_lr, warmup);
-      add_seeds(runs, std::move(r), b, dir);
+      add_seeds(runs, r, b, dir);
     }
   }
   return runs;
@@ -168,7 +168,7 @@ std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const st
         r.train =
             base_options(b, b.depth, depth, norm, scale ? InitScheme::gpt2 : InitScheme::normal, scale, data, threads);
         set_lr(r.train, b.depth_lr, 0);
-        add_seeds(runs, std::move(r), b, dir);
+        add_seeds(runs, r, b, dir);
       }
   return runs;
 }

@@ -165,7 +165,7 @@ EdgeSearch drive(const std::vector<double>& grid, size_t start, int refine, doub
   std::map<double, bool> done;
   *trained = 0;
   for (;;) {
-    const EdgeSearch s = search_edge(grid, start, refine, [&](double lr) -> std::optional<bool> {
+    EdgeSearch s = search_edge(grid, start, refine, [&](double lr) -> std::optional<bool> {
       const auto it = done.find(lr);
       if (it == done.end()) return std::nullopt;
       return it->second;
