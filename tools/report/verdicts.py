@@ -180,7 +180,7 @@ def gai_setting(post, pre):
     return "neither", d
 
 
-EMBEDDING_WORDS = {"none": "GPT-2's embeddings (N(0, 0.02))", "sqrt": "unit-scale embeddings (×√d, Xiong et al.'s)"}
+EMBEDDING_WORDS = {"none": "GPT-2's embeddings (N(0, 0.02))", "sqrt": "embeddings ×√d (the original Transformer's input scale)"}
 
 
 def gai_verdict(profiles):

@@ -1,6 +1,6 @@
 """grad-at-init: per-layer FFN gradient norms and residual RMS of freshly
 initialized models, against Xiong et al. (2020, Fig. 3), with GPT-2's
-embeddings and with unit-scale ones, over seeds."""
+embeddings and with them scaled by √d, over seeds."""
 import math
 import statistics
 
@@ -39,7 +39,9 @@ def draw(doc, st, findings):
           "plotted value is the L2 norm of the gradient of each layer's FFN weight matrices (mlp.c_fc and mlp.c_proj "
           "together, Xiong et al.'s W¹, W²), averaged over the batches; lines are the mean over seeds, bands ±1 sd. "
           "No training. Embedding settings: " +
-          "; ".join(f"'{e}' = {EMBEDDING_WORDS.get(e, e)}" for e in embs) + ".")
+          "; ".join(f"'{e}' = {EMBEDDING_WORDS.get(e, e)}" for e in embs) + "." +
+          (" With GPT-2's N(0, 0.02) tables, ×√d makes the block input √d times larger (its RMS is in the findings), "
+           "not of unit RMS as with the original Transformer's N(0, 1/d) embeddings." if "sqrt" in embs else ""))
 
     rows_per_emb = 2
     fig, axes = plt.subplots(rows_per_emb * len(embs), len(depths),
@@ -155,8 +157,8 @@ def draw(doc, st, findings):
         diffs = [Diff(b[k][0]["post"], a[k][0]["post"]) for k in both]
         higher, lower = sum(d.sign > 0 for d in diffs), sum(d.sign < 0 for d in diffs)
         f.append(f"Embedding settings compared over {len(both)} (depth, init) settings: the pattern appears with "
-                 f"unit-scale embeddings only in {only_sqrt}, with GPT-2's only in {only_none}; Post-LN's ratio is "
-                 f"higher with unit-scale embeddings in {higher}, lower in {lower}, within seed noise (or fewer than "
+                 f"embeddings ×√d only in {only_sqrt}, with GPT-2's only in {only_none}; Post-LN's ratio is "
+                 f"higher with embeddings ×√d in {higher}, lower in {lower}, within seed noise (or fewer than "
                  f"{MIN_SEEDS} seeds) in {len(both) - higher - lower}.")
     # Xiong et al.: Pre-LN gradients scale like 1/sqrt(L).
     if len(depths) >= 2:
