@@ -227,7 +227,10 @@ with harness.scratch() as tmp:
              ({"runs": [], "budget": 5}, "field 'budget' must be an object"),
              ({"runs": [], "presets": ["norm", 1]}, "field 'presets' must be an array of strings"),
              (bad_seconds, "field 'runs[2].seconds' must be a number"),
-             ([1, 2], "not a JSON object")]
+             ([1, 2], "not a JSON object"),
+             ({"runs": [], "version": 1}, "holds a study of format version 1"),
+             ({"runs": [], "version": "2"}, "field 'version' must be an integer"),
+             ({"runs": [], "edges": {}}, "field 'edges' must be an array")]
     for i, (doc, message) in enumerate(cases):
         d = os.path.join(tmp, f"damaged{i}")
         os.makedirs(d)
