@@ -16,8 +16,10 @@ namespace {
 
 class CheckpointTest : public test::ScratchDir {
  protected:
-  GPT2<float> make_model(NormPlacement norm = NormPlacement::pre) {
-    GPT2<float> m(make_config(2, 2, 16, 8, 37, norm, InitScheme::gpt2));
+  GPT2<float> make_model(NormPlacement norm = NormPlacement::pre, EmbeddingScale scale = EmbeddingScale::none) {
+    ModelConfig c = make_config(2, 2, 16, 8, 37, norm, InitScheme::gpt2);
+    c.embedding_scale = scale;
+    GPT2<float> m(c);
     m.init_weights(11);
     return m;
   }
@@ -60,10 +62,7 @@ TEST_F(CheckpointTest, WeightsFileUsesHuggingFaceNamesAndConv1DShapes) {
 }
 
 TEST_F(CheckpointTest, EmbeddingScaleRoundTripsAndOldCheckpointsAreUnscaled) {
-  ModelConfig c = make_config(2, 2, 16, 8, 37, NormPlacement::pre, InitScheme::gpt2);
-  c.embedding_scale = EmbeddingScale::sqrt;
-  GPT2<float> m(c);
-  m.init_weights(11);
+  const GPT2<float> m = make_model(NormPlacement::pre, EmbeddingScale::sqrt);
   save_model(dir_ / "m", m, false);
   auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
   EXPECT_EQ(cfg["embedding_scale"], "sqrt");
@@ -79,10 +78,7 @@ TEST_F(CheckpointTest, EmbeddingScaleRoundTripsAndOldCheckpointsAreUnscaled) {
 // Hugging Face's GPT-2 and llm.c would both run a scaled model as plain
 // GPT-2: the first is told it is not one, the second is not written.
 TEST_F(CheckpointTest, EmbeddingScaleIsNotExportedAsPlainGpt2) {
-  ModelConfig c = make_config(2, 2, 16, 8, 37, NormPlacement::pre, InitScheme::gpt2);
-  c.embedding_scale = EmbeddingScale::sqrt;
-  GPT2<float> m(c);
-  m.init_weights(11);
+  const GPT2<float> m = make_model(NormPlacement::pre, EmbeddingScale::sqrt);
   save_model(dir_ / "m", m, false);
   const auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
   EXPECT_EQ(cfg["model_type"], "gpt2lab");

@@ -172,6 +172,13 @@ def artefact_line(st, checks):
     return "To rule out a design artefact the study varied: " + "; ".join(checks) + "."
 
 
+def add_findings(doc, findings, preset, lines):
+    """A section's Findings list, also kept for the report's summary."""
+    doc.h(3, "Findings")
+    doc.bullets(lines)
+    findings[preset] = lines
+
+
 def seeds_note(st, groups):
     """'(n seeds per setting)' or the range."""
     ns = sorted({len(v) for v in groups.values()})
@@ -182,4 +189,4 @@ def seeds_note(st, groups):
 
 
 __all__ = ["describe", "max_loss", "setting_table", "clip_ylim", "plot_band", "plateau_line", "artefact_line",
-           "seeds_note", "warmup_fraction", "jump_spikes"]
+           "add_findings", "seeds_note", "warmup_fraction", "jump_spikes"]

@@ -2,7 +2,7 @@
 grows, over seeds."""
 import statistics
 
-from ..common import artefact_line, clip_ylim, plateau_line, plot_band, seeds_note, setting_table
+from ..common import add_findings, artefact_line, clip_ylim, plateau_line, plot_band, seeds_note, setting_table
 from ..evidence import artefact_checks, depth_groups, train_target
 from ..plot import plt
 from ..stats import fmt_lr, fmt_msd, mean_sd
@@ -128,6 +128,4 @@ def draw(doc, st, findings):
             f.append("Radford et al. (2019) scale the residual projections because their effect accumulates with "
                      "depth; where the verdict is 'not observed' or 'contradicted', this study does not show that. " +
                      artefact_line(st, artefact_checks(st)))
-    doc.h(3, "Findings")
-    doc.bullets(f)
-    findings[PRESET] = f
+    add_findings(doc, findings, PRESET, f)

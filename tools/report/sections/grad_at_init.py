@@ -4,6 +4,7 @@ embeddings and with them scaled by √d, over seeds."""
 import math
 import statistics
 
+from ..common import add_findings
 from ..evidence import gai_groups, gai_profiles
 from ..plot import INIT_COLORS, plt, ticker
 from ..stats import GROWS, fmt_msd
@@ -192,6 +193,4 @@ def draw(doc, st, findings):
     if v:
         f += [x for x in v.details.get(PRESET, []) if x not in f]
         f.append(v.line())
-    doc.h(3, "Findings")
-    doc.bullets(f)
-    findings[PRESET] = f
+    add_findings(doc, findings, PRESET, f)

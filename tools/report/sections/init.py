@@ -3,7 +3,7 @@ and the symmetry zero init never breaks, over seeds."""
 import math
 import statistics
 
-from ..common import artefact_line, clip_ylim, plateau_line, plot_band, seeds_note, setting_table
+from ..common import add_findings, artefact_line, clip_ylim, plateau_line, plot_band, seeds_note, setting_table
 from ..evidence import artefact_checks, init_groups, init_label, train_target
 from ..plot import INIT_COLORS, plt
 from ..stats import GROWS, fmt_lr, fmt_msd, fmt_ratio, plural
@@ -210,6 +210,4 @@ def draw(doc, st, findings):
             f.append(f"Radford et al. (2019) motivate the scaled init for deep models; at {cfg['model']['n_layer']} "
                      "layers this study does not show it beating every plain scheme. " +
                      artefact_line(st, artefact_checks(st)))
-    doc.h(3, "Findings")
-    doc.bullets(f)
-    findings[PRESET] = f
+    add_findings(doc, findings, PRESET, f)

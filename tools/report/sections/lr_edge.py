@@ -3,7 +3,7 @@ warmup × clipping, over seeds (Xiong et al. 2020: Pre-LN tolerates larger
 learning rates and needs no warmup)."""
 import statistics
 
-from ..common import artefact_line
+from ..common import add_findings, artefact_line
 from ..evidence import artefact_checks, edge_groups, edge_log2, finished
 from ..plot import COLORS, plt
 from ..stats import fmt_lr
@@ -222,9 +222,7 @@ def draw(doc, st, findings):
         f.append("Xiong et al. (2020) find Pre-LN trainable at larger learning rates and without warmup; where a "
                  "verdict above is 'not observed' or 'contradicted', this study does not show that. " +
                  artefact_line(st, artefact_checks(st)))
-    doc.h(3, "Findings")
-    doc.bullets(f)
-    findings[PRESET] = f
+    add_findings(doc, findings, PRESET, f)
 
 
 def edge_key(e):

@@ -3,7 +3,7 @@ seeds (Xiong et al. 2020)."""
 import math
 import statistics
 
-from ..common import artefact_line, clip_ylim, plot_band, seeds_note, setting_table
+from ..common import add_findings, artefact_line, clip_ylim, plot_band, seeds_note, setting_table
 from ..evidence import artefact_checks, left_plateau, norm_groups, train_target
 from ..plot import COLORS, plt
 from ..stats import fmt_lr, fmt_msd
@@ -132,6 +132,4 @@ def draw(doc, st, findings):
         k, vals = min(done, key=lambda kv: statistics.mean(kv[1]))
         f.append(f"Best setting: {label(k)}, validation loss {fmt_msd(vals)} (perplexity "
                  f"{math.exp(statistics.mean(vals)):.1f}).")
-    doc.h(3, "Findings")
-    doc.bullets(f)
-    findings[PRESET] = f
+    add_findings(doc, findings, PRESET, f)

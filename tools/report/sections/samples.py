@@ -1,5 +1,6 @@
 """Text samples: each run's continuation and its repetition measures, against
 validation perplexity."""
+from ..common import add_findings
 from ..plot import plt
 from ..stats import fmt, fmt_num, spearman
 
@@ -71,6 +72,4 @@ def draw(doc, st, findings):
     loops = [x for x in pts if x[2] > 0.2]
     if pts:
         f.append(f"{len(loops)} of {len(pts)} samples repeat more than 20% of their 4-grams.")
-    doc.h(3, "Findings")
-    doc.bullets(f)
-    findings["samples"] = f
+    add_findings(doc, findings, "samples", f)
