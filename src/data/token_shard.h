@@ -23,6 +23,15 @@ inline constexpr size_t kShardHeaderBytes = kShardHeaderInts * sizeof(int32_t);
 // does not fit uint16.
 void write_token_shard(const fs::path& path, std::span<const int> tokens);
 
+inline constexpr int32_t kMaskMagic = 20261101;
+inline constexpr int32_t kMaskVersion = 1;
+
+// The mask file that belongs to a shard: X.bin -> X.mask.
+fs::path mask_path_for(const fs::path& shard);
+
+// Writes a loss mask atomically; every value must be 0 or 1.
+void write_mask_shard(const fs::path& path, std::span<const uint8_t> mask);
+
 // A shard mapped read-only into memory; validated on open (magic, version,
 // count against the file size), with errors naming the file and the field.
 class TokenShard {
@@ -32,6 +41,8 @@ class TokenShard {
   const uint16_t* data() const { return tokens_; }
   std::span<const uint16_t> tokens() const { return {tokens_, count_}; }
   const fs::path& path() const { return path_; }
+  // The loss mask (one byte per token), or nullptr when the shard has none.
+  const uint8_t* mask() const { return mask_; }
 
   TokenShard(TokenShard&& o) noexcept;
   TokenShard& operator=(TokenShard&& o) noexcept;
@@ -46,6 +57,10 @@ class TokenShard {
   size_t map_bytes_ = 0;
   const uint16_t* tokens_ = nullptr;
   size_t count_ = 0;
+  void* mask_map_ = nullptr;
+  size_t mask_map_bytes_ = 0;
+  const uint8_t* mask_ = nullptr;
+  void open_mask();
 };
 
 }  // namespace gpt2lab

@@ -59,6 +59,12 @@ DataLoader::DataLoader(const std::vector<fs::path>& files, int B, int T, bool sh
 DataLoader::~DataLoader() = default;
 DataLoader::DataLoader(DataLoader&&) noexcept = default;
 
+bool DataLoader::masked() const {
+  for (const auto& s : shards_)
+    if (s->mask()) return true;
+  return false;
+}
+
 size_t DataLoader::num_tokens() const {
   size_t n = 0;
   for (const auto& s : shards_) n += s->size();
@@ -101,6 +107,13 @@ void DataLoader::next_batch(int* inputs, int* targets) {
   for (size_t i = 0; i < span; ++i) {
     inputs[i] = tok[i];
     targets[i] = tok[i + 1];
+  }
+  // A masked-out target becomes -1, which the loss skips (PyTorch's
+  // ignore_index): the mean is over the counted targets of the batch.
+  if (const uint8_t* mask = shards_[w.shard]->mask()) {
+    mask += w.start;
+    for (size_t i = 0; i < span; ++i)
+      if (!mask[i + 1]) targets[i] = -1;
   }
   ++counter_;
 }

@@ -8,6 +8,8 @@
 // order drawn from (seed, epoch). The loader's whole state is one counter, so
 // checkpoints resume it exactly. With world > 1 (data parallel), rank r takes
 // windows r, r + world, r + 2 world, ...: disjoint slices of each global batch.
+// A shard with a loss mask (token_shard.h) yields target -1 where the mask is
+// 0, so the loss is the mean over the counted targets only.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,7 @@ class DataLoader {
 
   size_t num_windows() const { return windows_.size(); }
   size_t num_tokens() const;
+  bool masked() const;  // some shard carries a loss mask
   // Largest token id in any shard (for validation against the vocab).
   int max_token() const;
 

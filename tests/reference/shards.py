@@ -14,6 +14,15 @@ def write_shard(path, tokens):
         f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
 
 
+def write_mask(path, mask):
+    """A loss mask beside a shard (X.bin -> X.mask): header then one 0/1 byte per token."""
+    header = np.zeros(256, dtype=np.int32)
+    header[0], header[1], header[2] = 20261101, 1, len(mask)
+    with open(path, "wb") as f:
+        f.write(header.tobytes())
+        f.write(np.asarray(mask, dtype=np.uint8).tobytes())
+
+
 def read_shard(path):
     raw = np.fromfile(path, dtype=np.uint8)
     header = raw[:1024].view(np.int32)
