@@ -10,7 +10,8 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libopenblas-openmp-dev libdnnl-dev libomp-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev
-  python3 python3-torch python3-numpy python3-matplotlib
+  python3 python3-torch python3-numpy python3-matplotlib python3-nltk
+  gettext
   nodejs npm
   libopenmpi-dev openmpi-bin
   libtcmalloc-minimal4
