@@ -17,23 +17,6 @@ namespace gpt2lab {
 
 namespace {
 
-// Shards under our names are ours only beside our meta.json: llm.c's own
-// data folders hold train.bin/val.bin too.
-void check_own_dataset(const fs::path& out) {
-  std::error_code ec;
-  if (!fs::exists(out / "train.bin", ec) && !fs::exists(out / "val.bin", ec) && !fs::exists(out / "meta.json", ec))
-    return;
-  bool ours = false;
-  try {
-    const nlohmann::json meta = read_json_file(out / "meta.json");
-    ours = meta.is_object() && meta.value("format", "") == "gpt2lab dataset";
-  } catch (const Error&) {
-  }
-  check(ours, "--out '" + out.string() +
-                  "' holds token shards or a meta.json that gpt2lab's prepare did not write (no gpt2lab meta.json); "
-                  "gpt2lab never replaces files it did not write, so choose a new or empty folder");
-}
-
 // Each document as <|endoftext|> followed by its tokens, encoded in parallel.
 std::vector<std::vector<int>> encode_documents(const std::vector<std::string>& texts, const Tokenizer& tok,
                                                int threads_wanted) {
@@ -99,6 +82,28 @@ void hold_out_tail(std::vector<int>& train, std::vector<int>& val, const Prepare
 
 }  // namespace
 
+const std::vector<std::string> kDatasetFiles = {"train.bin", "train.mask",  "val.bin",     "val.mask",
+                                                "meta.json", "train.jsonl", "valid.jsonl", "test.jsonl"};
+
+// Shards under our names are ours only beside our meta.json: llm.c's own
+// data folders hold train.bin/val.bin too.
+void check_own_dataset(const fs::path& out) {
+  std::error_code ec;
+  if (std::none_of(kDatasetFiles.begin(), kDatasetFiles.end(),
+                   [&](const std::string& name) { return fs::exists(fs::symlink_status(out / name, ec)); }))
+    return;
+  bool ours = false;
+  try {
+    const nlohmann::json meta = read_json_file(out / "meta.json");
+    ours = meta.is_object() && meta.value("format", "") == "gpt2lab dataset";
+  } catch (const Error&) {
+  }
+  check(ours, "--out '" + out.string() +
+                  "' holds token shards, pair files or a meta.json that gpt2lab's prepare did not write (no gpt2lab "
+                  "meta.json); "
+                  "gpt2lab never replaces files it did not write, so choose a new or empty folder");
+}
+
 PrepareSummary prepare_dataset(const PrepareOptions& o) {
   check(o.val_every >= 2, "--val-every must be at least 2 (got " + std::to_string(o.val_every) +
                               "); K means every K-th document "
@@ -111,7 +116,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   // Publishing swaps the whole folder: it must hold nothing but a dataset.
   // Checked now, and claimed (locked, checked again) only to publish, so that
   // a refused run leaves no folder behind.
-  const std::vector<std::string> ours = {"train.bin", "val.bin", "meta.json"};
+  const std::vector<std::string>& ours = kDatasetFiles;
   check_output_directory(o.out, ours, o.force, "a prepared dataset");
   check_own_dataset(o.out);
   check_output_apart(o.out, o.inputs);

@@ -41,4 +41,12 @@ struct PrepareSummary {
 
 PrepareSummary prepare_dataset(const PrepareOptions& options);
 
+// Every file a prepared dataset of any kind may hold (text or translation):
+// `--force` replaces a folder holding only these, whichever command wrote it.
+extern const std::vector<std::string> kDatasetFiles;
+
+// Throws unless `out` holds no dataset files or a dataset gpt2lab wrote (its
+// meta.json says so): llm.c's own data folders hold train.bin/val.bin too.
+void check_own_dataset(const fs::path& out);
+
 }  // namespace gpt2lab
