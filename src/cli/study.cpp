@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "core/data_dir.h"
 #include "data/prepare.h"
 #include "gpt2lab/core/error.h"
 #include "study/plan.h"
@@ -10,9 +11,16 @@
 namespace gpt2lab::cli {
 namespace {
 
+std::string catalogs_flags(const std::vector<std::string>& catalogs) {
+  std::string s;
+  for (const auto& c : catalogs) s += " --catalogs " + c;
+  return s;
+}
+
 void add(CLI::App& app) {
   struct Flags {
     std::string preset = "all", budget = "quick", data, out;
+    std::vector<std::string> catalogs;
     int threads = 0;
     bool no_report = false, quiet = false;
   };
@@ -20,12 +28,16 @@ void add(CLI::App& app) {
   auto* sub = app.add_subcommand("study",
                                  "Run a reproducible study (Pre-LN vs Post-LN, learning-rate edge, warmup, init "
                                  "schemes, depth; every setting at several seeds) and draw its report");
-  sub->add_option("--preset", f->preset, "grad-at-init, lr-edge, norm, init, depth, all, or a comma-separated list")
+  sub->add_option("--preset", f->preset,
+                  "grad-at-init, lr-edge, norm, init, depth, all (these five), translation, or a comma-separated list")
       ->capture_default_str();
   sub->add_option("--data", f->data,
                   "A folder of text files (the study trains its own BPE on it, cached in OUT/data) or a prepared "
                   "dataset (train.bin/val.bin); default: the State of the Union corpus, " +
                       default_corpus_dir().string());
+  sub->add_option("--catalogs", f->catalogs,
+                  "translation: gettext catalog folders or files (default: " +
+                      (data_directory() / "catalogs").string() + ", filled by scripts/fetch_translation.sh)");
   sub->add_option("--out", f->out, "Study folder: study.json, runs/, report.md, report.html")->required();
   // tiny is for the tests: every preset and figure in seconds, numbers meaningless.
   sub->add_option("--budget", f->budget,
@@ -45,11 +57,15 @@ void add(CLI::App& app) {
     o.budget = f->budget;
     o.data = f->data.empty() ? default_corpus_dir() : fs::path(f->data);
     o.out = f->out;
+    if (f->catalogs.empty())
+      o.catalogs = {data_directory() / "catalogs"};
+    else
+      o.catalogs.assign(f->catalogs.begin(), f->catalogs.end());
     o.threads = f->threads;
     o.report = !f->no_report;
     o.quiet = f->quiet;
     o.command = "gpt2lab study --preset " + f->preset + " --budget " + f->budget +
-                (f->data.empty() ? "" : " --data " + f->data) + " --out " + f->out +
+                (f->data.empty() ? "" : " --data " + f->data) + catalogs_flags(f->catalogs) + " --out " + f->out +
                 (f->threads ? " --threads " + std::to_string(f->threads) : "");
     o.log = [](const std::string& line) {
       std::fprintf(stderr, "%s\n", line.c_str());

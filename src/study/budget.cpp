@@ -58,6 +58,11 @@ Budget full_budget() {
   b.init_norms = {"pre", "post"};
   b.depths = {2, 6, 24};
   b.depth = shape(0, 2, 64, 8, 64, 250, 50, 8, 50, 250);
+  // B16 T64 L4 C128 ~50 ms/step: 24 runs from scratch of 1,000 steps, 6
+  // pre-training runs of 1,000 and 12 fine-tunings of 500, about 35 minutes.
+  b.mt.shape = shape(4, 4, 128, 16, 64, 1000, 100, 8, 100, 500);
+  b.mt.pretrain_steps = 1000;
+  b.mt.finetune_steps = 500;
   b.sample_tokens = 128;
   return b;
 }
@@ -81,6 +86,11 @@ Budget quick_budget() {
   b.init_norms = {"pre"};
   b.depths = {2, 6};
   b.depth = shape(0, 2, 64, 8, 64, 120, 40, 4, 40, 120);
+  b.mt.shape = shape(2, 2, 64, 8, 64, 300, 50, 4, 50, 300);
+  b.mt.pretrain_steps = 300;
+  b.mt.finetune_steps = 150;
+  b.mt.valid_pairs = 200;
+  b.mt.test_pairs = 200;
   b.sample_tokens = 64;
   return b;
 }
@@ -105,6 +115,11 @@ Budget tiny_budget() {
   b.init_norms = {"pre"};
   b.depths = {1, 2};
   b.depth = shape(0, 2, 32, 2, 16, 12, 4, 2, 4, 4);
+  b.mt.shape = shape(1, 2, 32, 2, 32, 12, 6, 2, 6, 12);
+  b.mt.pretrain_steps = 12;
+  b.mt.finetune_steps = 6;
+  b.mt.valid_pairs = 16;
+  b.mt.test_pairs = 6;
   b.sample_tokens = 16;
   return b;
 }
@@ -155,6 +170,18 @@ nlohmann::json to_json(const Budget& b) {
             {"warmup_fraction", b.init_warmup_fraction},
             {"norms", b.init_norms}}},
           {"depth", {{"depths", b.depths}, {"shape", shape_json(b.depth)}, {"lr", b.depth_lr}}},
+          {"translation",
+           {{"shape", shape_json(b.mt.shape)},
+            {"lr", b.mt.lr},
+            {"long_warmup_fraction", b.mt.long_warmup_fraction},
+            {"pretrain_steps", b.mt.pretrain_steps},
+            {"pretrain_warmup_fraction", b.mt.pretrain_warmup_fraction},
+            {"finetune_steps", b.mt.finetune_steps},
+            {"finetune_lr", b.mt.finetune_lr},
+            {"valid_pairs", b.mt.valid_pairs},
+            {"test_pairs", b.mt.test_pairs},
+            {"max_tokens", b.mt.max_tokens},
+            {"target", b.mt.target}}},
           {"grad_clip", b.grad_clip},
           {"max_loss_over_uniform", b.max_loss_over_uniform},
           {"max_loss_window_fraction", b.max_loss_window_fraction},

@@ -39,6 +39,23 @@ struct EdgeBudget {
   std::vector<double> clips = {0.0, 1.0};
 };
 
+// translation (machine translation, English -> French from Debian's gettext
+// catalogs; study/translation.h): from scratch, {pre, post} x warmup {0,
+// long} x init {gpt2, xavier}; and pre-trained on the text corpus ({pre,
+// post}, gpt2 init, warmup) then fine-tuned on the pairs with warmup {0,
+// long}. BLEU and chrF on `test_pairs` held-out pairs, greedy decoding.
+struct TranslationBudget {
+  StudyShape shape;  // from scratch and fine-tuning; pre-training uses it with pretrain_steps
+  double lr = 1e-3;
+  double long_warmup_fraction = 0.25;
+  long pretrain_steps = 0, finetune_steps = 0;
+  double pretrain_warmup_fraction = 0.05;
+  double finetune_lr = 5e-4;
+  int valid_pairs = 500, test_pairs = 1000;
+  int max_tokens = 48;  // per side, in GPT-2 tokens
+  std::string target = "fr";
+};
+
 struct Budget {
   std::string name;
   int vocab_size = 4096;  // of the BPE the study trains on a text corpus
@@ -70,6 +87,8 @@ struct Budget {
   std::vector<int> depths;
   StudyShape depth;  // n_layer ignored (from depths)
   double depth_lr = 1e-3;
+
+  TranslationBudget mt;
 
   // Training runs clip only where a preset varies clipping (lr-edge): the
   // instabilities under study are what clipping cures. Divergence waits for

@@ -173,7 +173,64 @@ std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const st
   return runs;
 }
 
+std::string warmup_tag(double fraction) { return "-w" + std::to_string(std::lround(fraction * 100)); }
+
 }  // namespace
+
+std::vector<RunSpec> plan_translation(const Budget& b, const StudyData& pairs, const StudyData& corpus,
+                                      const std::string& dir, int threads) {
+  const TranslationBudget& m = b.mt;
+  std::vector<RunSpec> runs;
+  const std::vector<double> warmups = {0.0, m.long_warmup_fraction};
+  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
+    RunSpec r;
+    r.preset = "translation";
+    r.name = std::string("mt-pretrain-") + to_string(norm);
+    StudyShape sh = m.shape;
+    sh.steps = m.pretrain_steps;
+    r.variables = {{"arm", "pretrain"}, {"norm", to_string(norm)}, {"init", "gpt2"}};
+    r.train = base_options(b, sh, sh.n_layer, norm, InitScheme::gpt2, true, corpus, threads);
+    set_lr(r.train, m.lr, fraction_of(m.pretrain_warmup_fraction, sh.steps));
+    add_seeds(runs, r, b, dir);
+  }
+  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
+    for (double fraction : warmups)
+      for (size_t i = 0; i < b.seeds.size(); ++i) {
+        RunSpec r;
+        r.preset = "translation";
+        r.name = std::string("mt-ft-") + to_string(norm) + warmup_tag(fraction) + "-s" + std::to_string(i + 1);
+        StudyShape sh = m.shape;
+        sh.steps = m.finetune_steps;
+        sh.save_every = sh.steps;
+        const long w = fraction_of(fraction, sh.steps);
+        r.variables = {{"arm", "finetune"},           {"norm", to_string(norm)}, {"init", "pretrained"}, {"warmup", w},
+                       {"warmup_fraction", fraction}, {"seed", b.seeds[i]},      {"seed_index", i}};
+        r.train = base_options(b, sh, sh.n_layer, norm, InitScheme::gpt2, true, pairs, threads);
+        r.train.init_from = join(dir, std::string("mt-pretrain-") + to_string(norm) + "-s" + std::to_string(i + 1));
+        r.train.seed = b.seeds[i];
+        set_lr(r.train, m.finetune_lr, w);
+        r.train.out = join(dir, r.name);
+        runs.push_back(std::move(r));
+      }
+  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
+    for (double fraction : warmups)
+      for (InitScheme init : {InitScheme::gpt2, InitScheme::xavier}) {
+        RunSpec r;
+        r.preset = "translation";
+        r.name = std::string("mt-scratch-") + to_string(norm) + "-" + to_string(init) + warmup_tag(fraction);
+        const long w = fraction_of(fraction, m.shape.steps);
+        r.variables = {{"arm", "scratch"},
+                       {"norm", to_string(norm)},
+                       {"init", to_string(init)},
+                       {"warmup", w},
+                       {"warmup_fraction", fraction}};
+        // gpt2 is normal + residual scale; xavier is the plain scheme.
+        r.train = base_options(b, m.shape, m.shape.n_layer, norm, init, init == InitScheme::gpt2, pairs, threads);
+        set_lr(r.train, m.lr, w);
+        add_seeds(runs, r, b, dir);
+      }
+  return runs;
+}
 
 std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int threads) {
   std::vector<EdgeSpec> out;
@@ -221,7 +278,7 @@ std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget
   if (preset == "init") return plan_init(budget, data, runs_dir, threads);
   if (preset == "depth") return plan_depth(budget, data, runs_dir, threads);
   if (preset == "lr-edge") return {};
-  throw Error("unknown preset '" + preset + "' (choose grad-at-init, lr-edge, norm, init, depth or all)");
+  throw Error("unknown preset '" + preset + "' (choose grad-at-init, lr-edge, norm, init, depth, all or translation)");
 }
 
 std::vector<std::string> parse_presets(const std::string& spec) {
@@ -234,14 +291,14 @@ std::vector<std::string> parse_presets(const std::string& spec) {
       continue;
     }
     bool known = false;
-    for (const char* p : kStudyPresets) known = known || item == p;
-    check(known, "unknown preset '" + item + "' (choose grad-at-init, lr-edge, norm, init, depth or all)");
+    for (const char* p : kPresetOrder) known = known || item == p;
+    check(known, "unknown preset '" + item + "' (choose grad-at-init, lr-edge, norm, init, depth, all or translation)");
     wanted.push_back(item);
   }
-  check(!wanted.empty(), "--preset is empty (choose grad-at-init, lr-edge, norm, init, depth or all)");
+  check(!wanted.empty(), "--preset is empty (choose grad-at-init, lr-edge, norm, init, depth, all or translation)");
   // Run order is the canonical one, each preset once.
   std::vector<std::string> out;
-  for (const char* p : kStudyPresets)
+  for (const char* p : kPresetOrder)
     for (const auto& w : wanted)
       if (w == p) {
         out.push_back(p);

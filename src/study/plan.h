@@ -16,6 +16,9 @@ namespace gpt2lab {
 
 // Presets in the order `--preset all` runs them.
 inline constexpr const char* kStudyPresets[] = {"grad-at-init", "lr-edge", "norm", "init", "depth"};
+// Every preset in run order: `all` plus translation, which needs the gettext
+// catalogs (scripts/fetch_translation.sh) and so is asked for by name.
+inline constexpr const char* kPresetOrder[] = {"grad-at-init", "lr-edge", "norm", "init", "depth", "translation"};
 
 // The dataset every run of a study trains on.
 struct StudyData {
@@ -57,8 +60,15 @@ struct EdgeSpec {
 std::vector<EdgeSpec> plan_edges(const Budget& budget, const StudyData& data, int threads);
 RunSpec edge_probe(const EdgeSpec& e, double lr, const std::string& runs_dir);
 
+// The translation preset (budget.h, TranslationBudget): `pairs` is the masked
+// translation dataset, `corpus` the text corpus under the same tokenizer for
+// pre-training. Pre-training runs come first: the fine-tunings start from
+// their checkpoints (train.init_from).
+std::vector<RunSpec> plan_translation(const Budget& budget, const StudyData& pairs, const StudyData& corpus,
+                                      const std::string& runs_dir, int threads);
+
 // Throws Error for an unknown preset (naming the choices). lr-edge has no
-// fixed runs (see plan_edges).
+// fixed runs (see plan_edges), translation its own planner.
 std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget, const StudyData& data,
                                  const std::string& runs_dir, int threads);
 

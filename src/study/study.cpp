@@ -30,6 +30,7 @@
 #include "study/edge_search.h"
 #include "study/grad_at_init.h"
 #include "study/plan.h"
+#include "study/translation.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {
@@ -202,6 +203,8 @@ class Study {
     check_budget_matches();
     data_ = ensure_study_data(o_.data, out_ / "data", budget_.vocab_size, o_.threads, log_);
     unigram_ = unigram_baseline(data_.dir, data_.vocab_size);
+    if (std::find(o_.presets.begin(), o_.presets.end(), "translation") != o_.presets.end())
+      mt_ = ensure_translation_data(o_.data, o_.catalogs, out_ / "translation-data", budget_, o_.threads, log_);
     open_study_file();
 
     std::vector<WorkItem> items;
@@ -212,6 +215,9 @@ class Study {
           items.emplace_back(std::move(e));
           ++searches;
         }
+      } else if (p == "translation") {
+        for (RunSpec& r : plan_translation(budget_, mt_->pairs, mt_->corpus, (out_ / "runs").string(), o_.threads))
+          items.emplace_back(std::move(r));
       } else {
         for (RunSpec& r : plan_preset(p, budget_, data_, (out_ / "runs").string(), o_.threads))
           items.emplace_back(std::move(r));
@@ -408,9 +414,10 @@ class Study {
     for (const auto& p : o_.presets)
       if (std::find(presets.begin(), presets.end(), Json(p)) == presets.end()) presets.push_back(p);
     Json ordered = Json::array();
-    for (const char* p : kStudyPresets)
+    for (const char* p : kPresetOrder)
       if (std::find(presets.begin(), presets.end(), Json(p)) != presets.end()) ordered.push_back(p);
     study_["presets"] = ordered;
+    if (mt_) study_["translation_data"] = mt_->summary;
   }
 
   void save_study_file() {
@@ -496,14 +503,18 @@ class Study {
       return;
     }
 
+    if (!r.train.init_from.empty() && !resume && !pretrained(r, rec, tag)) return;
     TrainOptions t = r.train;
     t.resume = resume;
     t.force = !resume;  // a folder without config.json holds nothing to keep
     t.quiet = o_.quiet;
+    const std::string init =
+        t.init_from.empty() ? "init " + std::string(to_string(t.model.init)) + (t.model.residual_scale ? "+scale" : "")
+                            : "from " + fs::path(t.init_from).filename().string();
     log_(tag + (resume ? ": resuming" : ": training") + " (L" + std::to_string(t.model.n_layer) + " C" +
-         std::to_string(t.model.n_embd) + ", " + to_string(t.model.norm) + "-LN, init " + to_string(t.model.init) +
-         (t.model.residual_scale ? "+scale" : "") + ", lr " + nlohmann::json(t.schedule.lr).dump() + ", warmup " +
-         std::to_string(t.schedule.warmup) + ", " + std::to_string(t.steps) + " steps)");
+         std::to_string(t.model.n_embd) + ", " + to_string(t.model.norm) + "-LN, " + init + ", lr " +
+         nlohmann::json(t.schedule.lr).dump() + ", warmup " + std::to_string(t.schedule.warmup) + ", " +
+         std::to_string(t.steps) + " steps)");
     const auto t0 = std::chrono::steady_clock::now();
     TrainResult result = train(t, t.quiet ? ProgressFn{} : stderr_progress(t.log_every));
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -532,6 +543,32 @@ class Study {
     log_(tag + ": " + what + " in " + seconds_text(secs));
   }
 
+  // A fine-tuning starts from a completed pre-training run only; otherwise
+  // it is recorded as skipped (and retried when the study is rerun).
+  bool pretrained(const RunSpec& r, Json& rec, const std::string& tag) {
+    const auto res = run_dir::read_result(r.train.init_from);
+    const std::string status = res && res->contains("status") && (*res)["status"].is_string()
+                                   ? (*res)["status"].get<std::string>()
+                                   : "missing";
+    if (status == "completed") return true;
+    rec["status"] = "skipped";
+    rec["note"] = "its pre-training run " + fs::path(r.train.init_from).filename().string() + " is " + status;
+    save_study_file();
+    log_(tag + ": skipped (" + rec["note"].get<std::string>() + ")");
+    return false;
+  }
+
+  // BLEU/chrF of a finished translation run (not of a pre-training run).
+  void translation_scores(const RunSpec& r, Json& rec, const fs::path& ckpt) {
+    if (r.variables.value("arm", "") == "pretrain") return;
+    const fs::path dir = out_ / "runs" / r.name;
+    rec["translation"] = translation_outcome(ckpt, *mt_, budget_, dir / "translation-test.json");
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ": BLEU %.2f, chrF %.2f", rec["translation"]["bleu"].get<double>(),
+                  rec["translation"]["chrf"].get<double>());
+    log_(r.name + buf);
+  }
+
   // Outcome, hidden-unit symmetry and text sample of a finished run.
   void analyse(const RunSpec& r, Json& rec, const std::string& status) {
     const fs::path dir = out_ / "runs" / r.name;
@@ -542,7 +579,9 @@ class Study {
     oc["max_loss"] = r.train.max_loss;
     oc["max_loss_window"] = r.train.max_loss_window;
     // Trained: completed, and learned more than token frequencies.
-    oc["trains"] = status == "completed" && oc.contains("val_loss") && oc["val_loss"].get<double>() < plateau_limit();
+    // (Translation runs have their own data: BLEU says whether they learned.)
+    oc["trains"] = status == "completed" && oc.contains("val_loss") &&
+                   (r.preset == "translation" || oc["val_loss"].get<double>() < plateau_limit());
     if (r.preset == "lr-edge") return;  // many short runs: their samples would say nothing
     std::error_code ec;
     const fs::path ckpt = dir / run_dir::kCheckpoint;
@@ -558,6 +597,11 @@ class Study {
     sym.push_back(Json(to_json(hidden_unit_spread(model, 0))));
     if (L > 1) sym.push_back(Json(to_json(hidden_unit_spread(model, L - 1))));
     rec["symmetry"] = sym;
+    if (r.preset == "translation") {  // its own tokenizer and task: scored, not sampled
+      rec["sample"] = nullptr;
+      if (status == "completed") translation_scores(r, rec, ckpt);
+      return;
+    }
     if (tokenizer_) {
       const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
                                        budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front());
@@ -576,6 +620,7 @@ class Study {
   Json study_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::optional<double> unigram_;
+  std::optional<TranslationStudyData> mt_;
   StudySummary summary_;
 
   // A final val loss at or above this has not left the unigram plateau

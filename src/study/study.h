@@ -28,6 +28,9 @@ struct StudyOptions {
   std::vector<std::string> presets;  // from parse_presets
   std::string budget = "quick";
   fs::path data;  // text corpus or prepared dataset
+  // translation preset: gettext catalogs (folders or files; see
+  // data/translation_dataset.h), default data/catalogs.
+  std::vector<fs::path> catalogs;
   fs::path out;
   int threads = 0;
   bool report = true;                           // run tools/report at the end
