@@ -181,6 +181,8 @@ std::vector<fs::path> find_catalogs(const std::vector<fs::path>& paths, const st
       found.push_back(root);  // named explicitly: taken whatever its folder
       continue;
     }
+    check(fs::is_directory(root, ec), "catalogs path '" + root.string() +
+                                          "' is neither a folder nor a regular file (a catalog is a .mo or .po file)");
     for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied);
          it != fs::recursive_directory_iterator(); ++it) {
       const fs::path& p = it->path();

@@ -32,6 +32,7 @@ nlohmann::json source_record(const std::vector<fs::path>& docs, const PreparedPa
 // sources and targets (one document per 1,000 pairs).
 std::vector<std::string> bpe_documents(const std::vector<fs::path>& docs, const PairSplit& split) {
   std::vector<std::string> texts;
+  texts.reserve(docs.size() + split.train.size() / 1000 + 1);
   for (const auto& p : docs) texts.push_back(read_file(p));
   std::string chunk;
   for (size_t i = 0; i < split.train.size(); ++i) {

@@ -124,6 +124,9 @@ def bad_input(tmp, cats):
 
     out = os.path.join(tmp, "bad")
     refused(["--catalogs", os.path.join(tmp, "nowhere")], "does not exist", "a missing catalogs folder", out)
+    fifo = os.path.join(tmp, "pipe.mo")
+    os.mkfifo(fifo)
+    refused(["--catalogs", fifo], "neither a folder nor a regular file", "a FIFO named as a catalog", out)
     refused(["--catalogs", cats, "--target", "es"], "languages found: de, fr", "a language with no catalogs", out)
     broken = os.path.join(tmp, "broken", "fr", "LC_MESSAGES")
     os.makedirs(broken)
