@@ -8,10 +8,16 @@ from .evidence import PLATEAU_MARGIN, left_plateau, tokens_to_target, warmup_fra
 from .stats import count_spikes, fmt, fmt_lr, fmt_msd, fmt_tokens
 
 
+# The translation preset's arms, as a setting names them.
+ARM_WORDS = {"scratch": "from scratch", "finetune": "fine-tuned", "pretrain": "pre-training"}
+
+
 def describe(r):
     """A run's setting in words (its seed left out)."""
     v = r.get("variables", {})
     parts = []
+    if v.get("arm") in ARM_WORDS:
+        parts.append(ARM_WORDS[v["arm"]])
     if "embedding_scale" in v:
         parts.append(f"embedding {v['embedding_scale']}")
     for k in ("depth", "norm", "init"):

@@ -264,6 +264,59 @@ def depth_deltas(st):
     return sorted(out, key=lambda x: (x["norm"], x["depth"]))
 
 
+# ---------------------------------------------------------------- translation
+
+MT_ARMS = ("scratch", "finetune", "pretrain")
+MT_MEASURES = ("bleu", "chrf")
+
+
+def mt_key(r):
+    """A translation run's setting: (arm, init, norm, warmup fraction; None
+    for pre-training, whose warmup is the budget's and not varied)."""
+    v = r["variables"]
+    arm = v.get("arm")
+    return arm, v.get("init"), v.get("norm"), None if arm == "pretrain" else warmup_fraction(r)
+
+
+def mt_order(key):
+    arm, init, norm, wf = key
+    return (MT_ARMS.index(arm) if arm in MT_ARMS else len(MT_ARMS), str(init), wf or 0.0,
+            {"pre": 0, "post": 1}.get(norm, 2))
+
+
+def mt_groups(st):
+    """{(arm, init, norm, warmup fraction): [runs, by seed]} over every
+    translation run whatever its status (a skipped fine-tune is counted,
+    not scored), scratch first, then fine-tuning, then pre-training."""
+    g = groups(st, st.preset_runs("translation"), mt_key)
+    return {k: g[k] for k in sorted(g, key=mt_order)}
+
+
+def mt_score(r, measure):
+    """A run's test score (BLEU or chrF, 0..100) for comparisons over
+    seeds: its translation record's; 0 for a diverged run (it translates
+    nothing); None for a run that was skipped, interrupted or not scored."""
+    t = r.get("translation")
+    if isinstance(t, dict) and isinstance(t.get(measure), (int, float)) and math.isfinite(t[measure]):
+        return float(t[measure])
+    return 0.0 if r.get("status") == "diverged" else None
+
+
+def mt_inputs(st):
+    """verdicts' translation cells: per scratch and fine-tune setting, the
+    seed indices and each measure per seed (mt_score)."""
+    out = []
+    for (arm, init, norm, wf), rs in mt_groups(st).items():
+        if arm not in ("scratch", "finetune"):
+            continue
+        cell = {"arm": arm, "init": init, "norm": norm, "warmup_fraction": wf,
+                "seeds": [st.seed_index(r) for r in rs]}
+        for m in MT_MEASURES:
+            cell[m] = [mt_score(r, m) for r in rs]
+        out.append(cell)
+    return out
+
+
 def gather(st):
     """Every plain input verdicts.evaluate() takes, from the study, with why
     an input is empty."""
@@ -277,12 +330,12 @@ def gather(st):
     else:
         if st.unigram is None:
             why["plateau"] = "no unigram baseline (study.json has none and the shards are not at hand)"
-    for key, preset in (("inits", "init"), ("depth_deltas", "depth")):
+    for key, preset in (("inits", "init"), ("depth_deltas", "depth"), ("mt", "translation")):
         if not finished(st, preset):
             why[key] = f"{preset} not run"
     return {"profiles": gai_profiles(st), "edges": edge_inputs(st), "plateau": norm_plateau(st),
             "times": norm_times(st), "finals": norm_finals(st), "inits": init_inputs(st),
-            "depth_deltas": depth_deltas(st), "why": why}
+            "depth_deltas": depth_deltas(st), "mt": mt_inputs(st), "why": why}
 
 
 # ---------------------------------------------------------------- design artefacts

@@ -1,4 +1,4 @@
-"""The study's six claims and their verdicts, from plain numbers.
+"""The study's claims and their verdicts, from plain numbers.
 
 Every function here takes lists and dicts of numbers (no Study, no files),
 so that the sections' findings and the verdict table at the top of the
@@ -47,6 +47,9 @@ CLAIMS = [
     ("better-final", "Pre-LN reaches better final performance", ("norm",)),
     ("gpt2-init", "GPT-2's scaled init beats zero / normal / Xavier / He", ("init",)),
     ("scale-depth", "The residual scale matters more as depth grows", ("depth",)),
+    ("mt-no-warmup", "Pre-LN translates better than Post-LN without warmup (Xiong et al.)", ("translation",)),
+    ("mt-warmup", "Warmup is needed by Post-LN, not by Pre-LN (translation)", ("translation",)),
+    ("mt-pretrain-gap", "Pre-training narrows the placement gap (translation)", ("translation",)),
 ]
 CLAIM_TEXT = {k: text for k, text, _ in CLAIMS}
 CLAIM_SECTIONS = {k: secs for k, _, secs in CLAIMS}
@@ -481,12 +484,185 @@ def _msd(xs):
     return f"{statistics.mean(xs):+.3f} ± {statistics.stdev(xs):.3f}"
 
 
+# ---------------------------------------------------------------- translation
+
+MT_MEASURES = (("bleu", "BLEU"), ("chrf", "chrF"))
+NO_GAP = "no gap"
+
+
+def score(x):
+    return f"{x:.2f}"
+
+
+def mt_index(cells):
+    """{(arm, init, norm, warmup fraction): cell} of evidence.mt_inputs()."""
+    return {(c["arm"], c["init"], c["norm"], c["warmup_fraction"]): c for c in cells}
+
+
+def mt_settings(cell, arm):
+    """(inits, warmup fractions) of an arm's settings, sorted."""
+    keys = [k for k in cell if k[0] == arm]
+    return sorted({k[1] for k in keys}, key=str), sorted({k[3] for k in keys if k[3] is not None})
+
+
+def mt_diffs(cell, a, b):
+    """{measure label: Diff of two settings' per-seed scores}, or None when
+    a setting is missing."""
+    if a not in cell or b not in cell:
+        return None
+    return {label: Diff(cell[a][m], cell[b][m]) for m, label in MT_MEASURES}
+
+
+def mt_text(diffs):
+    return ", ".join(f"{label} {d.text(score)}" for label, d in diffs.items())
+
+
+def mt_decide(signs, name, up, down, what):
+    """Per measure, the majority of its settings' signs (+1, −1, 0; None:
+    too few seeds; NO_GAP: nothing to compare, see mt_gap_sign), the
+    measures combined by combine(). Returns (verdict, numbers)."""
+    vs, parts = [], []
+    for label, ss in signs.items():
+        ints = [x for x in ss if isinstance(x, int)]
+        n = len(ints)
+        if n:
+            v, text = majority(ints), f"{up} in {ints.count(1)}, {down} in {ints.count(-1)} of {n} {what}"
+        elif NO_GAP in ss:
+            v, text = NOT_OBSERVED, "no resolved placement gap"
+        else:
+            v, text = NOT_TESTED, FEW
+        vs.append(v)
+        parts.append(f"{label} {text} [{v}]")
+    return combine(vs), f"{name}: " + "; ".join(parts)
+
+
+def mt_no_warmup_verdict(cells, why=None):
+    """Claim 7. From scratch without warmup, per init: Pre-LN's test scores
+    against Post-LN's (higher is better). Per measure (BLEU, chrF) the
+    majority of the inits decides; the measures combined by combine()."""
+    cell = mt_index(cells)
+    inits, warmups = mt_settings(cell, "scratch")
+    if 0.0 not in warmups:
+        return Verdict("mt-no-warmup", NOT_TESTED, why or "no translation run from scratch without warmup")
+    signs, details = {label: [] for _, label in MT_MEASURES}, []
+    for init in inits:
+        ds = mt_diffs(cell, ("scratch", init, "pre", 0.0), ("scratch", init, "post", 0.0))
+        if ds is None:
+            continue
+        for label, d in ds.items():
+            signs[label].append(d.sign if d.enough else None)
+        details.append(f"From scratch without warmup, init {init}, test Pre-LN vs Post-LN: {mt_text(ds)}.")
+    verdict, numbers = mt_decide(signs, "from scratch, no warmup", "Pre-LN higher", "lower", "inits")
+    return Verdict("mt-no-warmup", verdict, numbers, details)
+
+
+def mt_warmup_sign(post, pre):
+    """One init's warmup effect (Diffs: with warmup − without): −1 when
+    warmup resolved raises Pre-LN's score (Pre-LN needs it too), +1 when it
+    raises Post-LN's and not Pre-LN's, 0 otherwise, None with too few
+    seeds."""
+    if not post.enough or not pre.enough:
+        return None
+    if pre.sign > 0:
+        return -1
+    return 1 if post.sign > 0 else 0
+
+
+WARMUP_WORDS = {1: "warmup helps Post-LN and not Pre-LN", -1: "Pre-LN needs warmup too",
+                0: "no warmup dependence that separates the placements", None: FEW}
+
+
+def mt_warmup_verdict(cells, why=None):
+    """Claim 8. From scratch, per init: the longest warmup against none for
+    each placement (mt_warmup_sign). Per measure the majority of the inits
+    decides; the measures combined by combine()."""
+    cell = mt_index(cells)
+    inits, warmups = mt_settings(cell, "scratch")
+    if len(warmups) < 2 or 0.0 not in warmups:
+        return Verdict("mt-warmup", NOT_TESTED, why or "no translation runs from scratch with and without warmup")
+    long = warmups[-1]
+    signs, details = {label: [] for _, label in MT_MEASURES}, []
+    for init in inits:
+        d = {n: mt_diffs(cell, ("scratch", init, n, long), ("scratch", init, n, 0.0)) for n in ("post", "pre")}
+        if None in d.values():
+            continue
+        words = []
+        for _, label in MT_MEASURES:
+            sign = mt_warmup_sign(d["post"][label], d["pre"][label])
+            signs[label].append(sign)
+            words.append(f"{label}: {WARMUP_WORDS[sign]}")
+        details.append(f"From scratch, init {init}, test scores with {warmup_label(long)} vs without: Post-LN "
+                       f"{mt_text(d['post'])}; Pre-LN {mt_text(d['pre'])} ({'; '.join(words)}).")
+    verdict, numbers = mt_decide(signs, f"from scratch, {warmup_label(long)} vs none", "the pattern",
+                                 "Pre-LN needing it", "inits")
+    return Verdict("mt-warmup", verdict, numbers, details)
+
+
+def mt_gaps(cell, arm, init, wf, measure):
+    """Per seed index: Pre-LN's score − Post-LN's (seeds paired by index)."""
+    pre, post = cell[(arm, init, "pre", wf)], cell[(arm, init, "post", wf)]
+    b = {i: x for i, x in zip(post["seeds"], post[measure]) if x is not None}
+    return [x - b[i] for i, x in zip(pre["seeds"], pre[measure]) if x is not None and i in b]
+
+
+def mt_gap_sign(scratch, tuned, gap):
+    """One warmup setting and measure: +1 when |Pre − Post| per seed is
+    resolved larger from scratch than after pre-training (pre-training
+    narrows the gap), −1 when resolved larger after it, 0 when within seed
+    noise; NO_GAP when neither arm has a resolved Pre-LN vs Post-LN
+    difference (nothing to narrow); None with too few seeds."""
+    if not gap.enough:
+        return None
+    if not scratch.resolved and not tuned.resolved:
+        return NO_GAP
+    return gap.sign
+
+
+GAP_WORDS = {1: "the placement matters more from scratch", -1: "the placement matters more after pre-training",
+             0: "the two gaps are within seed noise of each other", NO_GAP: "no placement gap in either",
+             None: FEW}
+
+
+def mt_pretrain_gap_verdict(cells, why=None):
+    """Claim 9. Per warmup setting the fine-tunings share with the runs
+    from scratch (init gpt2, the init the pre-training used): the placement
+    gap |Pre − Post| per seed from scratch against after pre-training
+    (mt_gap_sign). Per measure the majority of the settings with a gap
+    decides (settings compared but none with a gap: not observed); the
+    measures combined by combine()."""
+    cell = mt_index(cells)
+    inits, warmups = mt_settings(cell, "scratch")
+    _, tuned = mt_settings(cell, "finetune")
+    init = "gpt2" if "gpt2" in inits else (inits[0] if inits else None)
+    signs, details = {label: [] for _, label in MT_MEASURES}, []
+    for wf in [w for w in warmups if w in tuned]:
+        ks = [(arm, i, n, wf) for arm, i in (("scratch", init), ("finetune", "pretrained")) for n in ("pre", "post")]
+        if not all(k in cell for k in ks):
+            continue
+        ds, df = mt_diffs(cell, ks[0], ks[1]), mt_diffs(cell, ks[2], ks[3])
+        parts = []
+        for m, label in MT_MEASURES:
+            gap = Diff([abs(x) for x in mt_gaps(cell, "scratch", init, wf, m)],
+                       [abs(x) for x in mt_gaps(cell, "finetune", "pretrained", wf, m)])
+            sign = mt_gap_sign(ds[label], df[label], gap)
+            signs[label].append(sign)
+            parts.append(f"{label} {gap.text(score)}: {GAP_WORDS[sign]}")
+        details.append(f"{warmup_label(wf).capitalize()}, test Pre-LN vs Post-LN from scratch (init {init}): "
+                       f"{mt_text(ds)}; after pre-training: {mt_text(df)}. The gap |Pre − Post| per seed (paired by "
+                       f"seed), from scratch vs after pre-training: {'; '.join(parts)}.")
+    if not details:
+        return Verdict("mt-pretrain-gap", NOT_TESTED, why or "no translation runs both from scratch and fine-tuned")
+    verdict, numbers = mt_decide(signs, "|Pre − Post| from scratch vs after pre-training", "narrower after",
+                                 "wider", "warmup settings with a placement gap")
+    return Verdict("mt-pretrain-gap", verdict, numbers, details)
+
+
 # ---------------------------------------------------------------- all
 
 def evaluate(inputs):
     """Every claim's Verdict, in CLAIMS order, from the plain inputs of
     evidence.gather(): {"profiles", "edges", "plateau", "times", "finals",
-    "inits", "depth_deltas"} (a missing key: that measure was not run), and
+    "inits", "depth_deltas", "mt"} (a missing key: that measure was not run), and
     "why": {key: why that input is empty} for the numbers column."""
     why = inputs.get("why") or {}
     get = lambda k: inputs.get(k) or []  # noqa: E731
@@ -497,4 +673,7 @@ def evaluate(inputs):
         better_final_verdict(get("finals"), why.get("finals")),
         gpt2_init_verdict(get("inits"), why.get("inits")),
         scale_depth_verdict(get("depth_deltas"), why.get("depth_deltas")),
+        mt_no_warmup_verdict(get("mt"), why.get("mt")),
+        mt_warmup_verdict(get("mt"), why.get("mt")),
+        mt_pretrain_gap_verdict(get("mt"), why.get("mt")),
     ]

@@ -1,6 +1,6 @@
 """A synthetic "study v2" folder (study.json version 2 + each run's
 metrics.jsonl) for the report tests: every preset (grad-at-init, norm,
-lr-edge, init, depth) with seeds, in the schema `gpt2lab study` writes, and
+lr-edge, init, depth, translation) with seeds, in the schema `gpt2lab study` writes, and
 every number chosen by the caller, so that a test can make each of the
 report's verdicts come out either way.
 
@@ -21,11 +21,43 @@ UNIGRAM = 5.0  # both splits: the plateau is val loss > 4.9, the train target 4.
 STEPS, EVAL_EVERY, DIAG_EVERY = 40, 10, 10
 BATCH, SEQ = 2, 16
 GRID = [1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2]
-PRESETS = ["grad-at-init", "lr-edge", "norm", "init", "depth"]
+PRESETS = ["grad-at-init", "lr-edge", "norm", "init", "depth", "translation"]
 NORM_WARMUPS = [0.0, 0.05, 0.25]
 NORM_LRS = {"normal": 1e-3, "high": 4e-3}
 INITS = [("zero", False), ("normal", False), ("gpt2", True), ("xavier", False), ("xavier", True), ("he", False)]
 STUCK = 5.05  # a final loss on the plateau
+MT_WARMUPS = [0.0, 0.25]
+MT_INITS = ["gpt2", "xavier"]
+MT_EXAMPLES = 5
+
+
+def mt_jitter(norm, i, size=1.0):
+    """A translation seed's offset; Post-LN's in another phase than
+    Pre-LN's, so that the per-seed placement gaps vary."""
+    return jitter(i if norm == "pre" else i + 1, size)
+
+
+def mt_paper(arm, norm, init, wf, i):
+    """Test BLEU (None: the run diverges) as Xiong et al. have it: Post-LN
+    from scratch without warmup far below the rest (one xavier seed
+    diverges), warmup closes the gap, pre-training closes it too."""
+    j = mt_jitter(norm, i)
+    if arm == "finetune":
+        return (25.0 if norm == "pre" else 24.5) + j
+    if norm == "post" and not wf:
+        return None if (init == "xavier" and i == 2) else 8.0 + j
+    return 20.0 + j
+
+
+def mt_against(arm, norm, init, wf, i):
+    """Every translation claim reversed: Pre-LN needs warmup, Post-LN does
+    not, and after pre-training Pre-LN falls further behind."""
+    j = mt_jitter(norm, i)
+    if arm == "finetune":
+        return (5.0 if norm == "pre" else 25.0) + j
+    if norm == "pre" and not wf:
+        return 8.0 + j
+    return 20.0 + j
 
 
 def jitter(i, size):
@@ -63,6 +95,11 @@ class World:
         self.probe = None
         # Trainer spikes (outcome.spikes) per (preset, norm).
         self.spikes = lambda preset, norm: 1 if norm == "post" else 0
+        # translation: test BLEU per (arm, norm, init, warmup fraction, i)
+        # (None: the run diverges; chrF is 10 + 2·BLEU), and which
+        # pre-training runs diverge (their fine-tunings are then skipped).
+        self.mt_bleu = mt_paper
+        self.mt_pretrain_diverges = lambda norm, i: False
         for k, v in kw.items():
             setattr(self, k, v)
 
@@ -81,7 +118,8 @@ class World:
             init_final=lambda norm, label, i: {"zero": 5.0, "normal": 3.9, "gpt2": 4.2, "xavier": 4.3,
                                                "xavier+scale": 4.1, "he": 4.4}[label] + jitter(i, 0.02),
             depth_final=lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.05 * (10 - depth)) +
-            jitter(i + (0 if scale else 1), 0.01))
+            jitter(i + (0 if scale else 1), 0.01),
+            mt_bleu=mt_against)
         for k, v in kw.items():
             setattr(w, k, v)
         return w
@@ -94,7 +132,8 @@ class World:
             norm_run=lambda norm, wf, level, i: (4.2 + (0.005 if norm == "post" else 0) + jitter(i, 0.05), 10 + 3 * i),
             init_final=lambda norm, label, i: (5.0 if label == "zero" else 4.1) + jitter(i, 0.05),
             depth_final=lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.01) +
-            jitter(i + (0 if scale else 1), 0.05))
+            jitter(i + (0 if scale else 1), 0.05),
+            mt_bleu=lambda arm, norm, init, wf, i: 15.0 + (0.1 if norm == "post" else 0) + mt_jitter(norm, i))
         for k, v in kw.items():
             setattr(w, k, v)
         return w
@@ -169,6 +208,72 @@ def train_run(out, name, preset, variables, final, tau, diverge_at=None, spikes=
 
 def seed_vars(w, i):
     return {"seed": 1337 + i, "seed_index": i}
+
+
+def mt_record(arm, norm, wf, i, bleu):
+    """A completed run's "translation" record; its example hypotheses name
+    the run, so that a test can find them side by side."""
+    tag = f"{arm}-{norm}-w{int(wf * 100)}-s{i}"
+    return {"bleu": bleu, "chrf": 10.0 + 2 * bleu, "bleu_precisions": [bleu + 20, bleu + 10, bleu, bleu / 2],
+            "brevity_penalty": 1.0, "pairs": 10, "hit_length_cap": 1 if norm == "post" else 0, "seconds": 0.1,
+            "hypotheses": "translation-test.json",
+            "examples": [{"source": f"Open file {k}", "reference": f"Ouvrir le fichier {k}",
+                          "hypothesis": f"hyp {tag} #{k}"} for k in range(MT_EXAMPLES)]}
+
+
+def mt_run(out, w, arm, norm, init, wf, i):
+    """One translation training run (scratch or fine-tune) with its scores;
+    a diverged one has none."""
+    bleu = w.mt_bleu(arm, norm, init, wf, i)
+    warmup = round(wf * STEPS)
+    tag = f"{norm}-{init}-w{int(wf * 100)}" if arm == "scratch" else f"{norm}-w{int(wf * 100)}"
+    name = f"mt-{'scratch' if arm == 'scratch' else 'ft'}-{tag}-s{i + 1}"
+    v = {"arm": arm, "norm": norm, "init": init, "warmup": warmup, "warmup_fraction": wf, **seed_vars(w, i)}
+    if arm == "finetune" and w.mt_pretrain_diverges(norm, i):
+        return {"name": name, "preset": "translation", "kind": "train", "variables": v,
+                "config": {"model": {"n_layer": 2, "n_embd": 32, "n_head": 2}, "steps": STEPS},
+                "dir": f"runs/{name}", "metrics": f"runs/{name}/metrics.jsonl", "status": "skipped",
+                "note": f"its pre-training run mt-pretrain-{norm}-s{i + 1} is diverged"}
+    final = 5.0 - (bleu or 0) / 20
+    rec = train_run(out, name, "translation", v, final, 8, None if bleu is not None else 12, warmup=warmup)
+    rec["sample"] = None
+    if bleu is not None:
+        rec["translation"] = mt_record(arm, norm, wf, i, bleu)
+    return rec
+
+
+def mt_runs(out, w):
+    runs = []
+    for norm in ("pre", "post"):
+        for i in range(w.seeds):
+            div = 12 if w.mt_pretrain_diverges(norm, i) else None
+            rec = train_run(out, f"mt-pretrain-{norm}-s{i + 1}", "translation",
+                            {"arm": "pretrain", "norm": norm, "init": "gpt2", **seed_vars(w, i)},
+                            (4.0 if norm == "pre" else 4.1) + jitter(i, 0.02), 8, div, warmup=2)
+            rec["sample"] = None
+            runs.append(rec)
+    for arm, inits in (("finetune", ["pretrained"]), ("scratch", MT_INITS)):
+        for norm in ("pre", "post"):
+            for wf in MT_WARMUPS:
+                for init in inits:
+                    runs += [mt_run(out, w, arm, norm, init, wf, i) for i in range(w.seeds)]
+    return runs
+
+
+MT_DATA = {"pairs": {"train": 900, "valid": 40, "test": 10}, "tokens": {"train": 30000, "val": 1200},
+           "cleaning": {"entries": 1200, "header": 3, "obsolete": 20, "fuzzy": 30, "untranslated": 40,
+                        "plural_pairs": 13, "whitespace_normalized": 50, "not_utf8": 0, "empty": 0,
+                        "identical": 70, "extracted": 1050, "duplicates": 60, "too_long": 40,
+                        "with_format_specifiers": 90, "kept": 950, "alternative_references_dropped": 0},
+           "catalogs": 3, "packages": [{"package": "coreutils", "version": "9.1-1", "sha256": "0" * 64},
+                                       {"package": "tar", "version": "1.34", "sha256": "1" * 64}],
+           "translation": {"source_name": "English", "target_name": "French", "source_language": "en",
+                           "target_language": "fr", "prompt": "<|endoftext|>English: {source}\nFrench:",
+                           "completion": " {target}<|endoftext|>"},
+           "tokenizer": "t sha256:1"}
+MT_BUDGET = {"shape": {"n_layer": 2, "n_embd": 32, "steps": STEPS}, "lr": 1e-3, "long_warmup_fraction": 0.25,
+             "pretrain_steps": STEPS, "pretrain_warmup_fraction": 0.05, "finetune_steps": STEPS, "finetune_lr": 5e-4,
+             "valid_pairs": 40, "test_pairs": 10, "max_tokens": 48, "target": "fr"}
 
 
 def make_study(out, w=None):
@@ -256,16 +361,20 @@ def make_study(out, w=None):
                                                                    "residual_scale": scale, **seed_vars(w, i)},
                                               w.depth_final(norm, scale, depth, i), 10, n_layer=depth,
                                               spikes=w.spikes("depth", norm)))
+    if "translation" in w.presets:
+        runs += mt_runs(out, w)
     seeds_list = [1337 + i for i in seeds]
     study = {"format": "gpt2lab study", "version": w.version, "created": "t0", "updated": "t1", "threads": 2,
              "presets": w.presets, "command": "gpt2lab study --preset all --budget tiny --out /somewhere/study",
              "budget": {"name": "tiny", "seed": 1337, "seeds": seeds_list,
                         "lr_edge": {"grid": GRID, "warmup_fraction": 0.25, "clips": [0, 1.0], "margin": 0.1},
                         "norm": {"warmups": NORM_WARMUPS, "lrs": list(NORM_LRS.values())},
-                        "sample": {"tokens": 16, "temperature": 0.8, "top_k": 40}},
+                        "sample": {"tokens": 16, "temperature": 0.8, "top_k": 40}, "translation": MT_BUDGET},
              "data": {"dir": "data", "tokenizer": "t", "tokenizer_identity": "t sha256:0", "vocab_size": VOCAB},
              "baselines": {"uniform": UNIFORM, "unigram_val": UNIGRAM, "unigram_train": UNIGRAM},
              "runs": runs, "edges": edges}
+    if "translation" in w.presets:
+        study["translation_data"] = MT_DATA
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "study.json"), "w") as f:
         json.dump(study, f)

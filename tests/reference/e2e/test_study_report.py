@@ -2,13 +2,16 @@
 findings are computed from the data, so changing the data changes them
 (divergence counts, the Xiong et al. verdict, the zero-init symmetry,
 rankings, seed noise), a "study v2" with seeds gets mean ± sd tables, seed
-bands and the lr-edge section (tests/reference/e2e/synthetic_study.py
-writes it), a study written before seeds (version 1, one run per setting)
+bands, the lr-edge section and the translation section (BLEU/chrF per
+setting, examples side by side, its three verdicts; a diverged seed counts
+as BLEU 0, a skipped fine-tuning is counted)
+(tests/reference/e2e/synthetic_study.py writes it), a study written before seeds (version 1, one run per setting)
 still renders with every comparison "not tested", and a study that ran
 only some presets names the others once."""
 import json
 import math
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -172,7 +175,7 @@ with harness.scratch() as tmp:
     expect("norm: 0 of 8 runs diverged; 4 relative-jump spikes." in mb,
            "v1: relative-jump spikes are counted from the metrics")
     verdicts = section(ma, "Verdicts")
-    expect(verdicts.count("| not tested |") == 6 and "fewer than 3 seeds per setting" in verdicts,
+    expect(verdicts.count("| not tested |") == 9 and "fewer than 3 seeds per setting" in verdicts,
            "v1: every verdict is 'not tested' (fewer than 3 seeds)")
     expect("One seed per setting" in ma, "v1: Method says there is one seed per setting")
     expect(ma != mb, "different data, different report")
@@ -181,8 +184,9 @@ with harness.scratch() as tmp:
     c = os.path.join(tmp, "c")
     make_v1_study(c, post_grows=True, post_nowarmup_diverges=True, zero_distinct=1, gpt2_better=True, presets=["norm"])
     mc = report(c)
-    expect(mc.count("Not run in this study: grad-at-init, lr-edge, init, depth") == 1 and "## init:" not in mc
-           and "## norm:" in mc and "## Text samples" in mc and "init (not run)" in mc,
+    expect(mc.count("Not run in this study: grad-at-init, lr-edge, init, depth, translation") == 1 and "## init:" not
+           in mc and "## norm:" in mc and "## Text samples" in mc and "init (not run)" in mc and
+           "## translation:" not in mc and "| translation not run | translation (not run) |" in mc,
            "a partial study draws its own sections and names the others once, with no empty sections")
 
     # 2. A study v2 with seeds.
@@ -191,11 +195,13 @@ with harness.scratch() as tmp:
     mp = report(p)
     for title in ("grad-at-init: gradient norms at initialization", "norm: Pre-LN vs Post-LN, warmup and learning rate",
                   "lr-edge: learning-rate stability edge", "init: initialization schemes and the residual scale",
-                  "depth: Pre-LN vs Post-LN as depth grows", "Text samples", "Divergence and loss spikes", "Method"):
+                  "depth: Pre-LN vs Post-LN as depth grows", "translation: Pre-LN vs Post-LN on machine translation",
+                  "Text samples", "Divergence and loss spikes", "Method"):
         expect(f"\n## {title}\n" in mp, f"v2: section '{title}'")
     figures = ["grad_at_init_profiles.png", "grad_at_init_residual.png", "norm_loss.png", "norm_grad_norm.png",
                "lr_edge.png", "lr_edge_probes.png", "init_loss.png", "init_layer_grad_norms.png", "init_symmetry.png",
-               "depth_final_loss.png", "depth_loss.png", "samples_quality.png"]
+               "depth_final_loss.png", "depth_loss.png", "samples_quality.png", "translation_val_loss.png",
+               "translation_scores.png"]
     expect(all(f"(figures/{f})" in mp and os.path.getsize(os.path.join(p, "figures", f)) > 1000 for f in figures),
            "v2: every figure, the two lr-edge ones included")
     expect("/somewhere" not in mp and "--out ." in mp, "v2: no absolute path (the command's --out is shown as .)")
@@ -232,13 +238,82 @@ with harness.scratch() as tmp:
            "v2: diverged runs, the trainer's spikes and the relative-jump spikes per preset")
     expect("3 seeds per setting (1337, 1338, 1339)" in mp, "v2 Method: the seeds")
 
+    # The translation section, from the same synthetic study.
+    mt = section(mp, "translation:")
+    expect("900 train, 40 valid and 10 test pairs" in mt and "3 gettext catalogs of 2 Debian packages" in mt
+           and "Packages: coreutils 9.1-1, tar 1.34." in mt and "Tokenizer: t sha256:1" in mt,
+           "translation: pair counts per split, catalogs, packages and tokenizer")
+    expect("```\n<|endoftext|>English: {source}\nFrench: {target}<|endoftext|>\n```" in mt,
+           "translation: the prompt format")
+    expect("| too_long | 40 | dropped: a side over the length cap |" in mt and "| kept | 950 |" in mt
+           and "The counts reconcile" in mt, "translation: every cleaning rule with its count, reconciled")
+    post_xavier = [syn.mt_paper("scratch", "post", "xavier", 0.0, i) for i in range(3)]
+    done = [x for x in post_xavier if x is not None]
+    expect(f"| from scratch, Post-LN, init xavier, no warmup | 3 | 2/3 | 1/3 | 0 | "
+           f"{statistics.mean(done):.2f} ± {statistics.stdev(done):.2f} [2 seeds] | "
+           f"{statistics.mean(10 + 2 * x for x in done):.2f} ± {statistics.stdev([10 + 2 * x for x in done]):.2f} "
+           f"[2 seeds] |" in mt and
+           "| from scratch, Post-LN, init gpt2, no warmup | 3 | 3/3 | 0/3 | 0 | 8.00 ± 1.00 | 26.00 ± 2.00 | "
+           "4.600 ± 0.050 | 3/30 |" in mt and
+           "| pre-training, Pre-LN | 3 | 3/3 | 0/3 | 0 | – | – | 4.000 ± 0.020 |" in mt,
+           "translation: BLEU, chrF, val loss mean ± sd per setting over the seeds that completed")
+    as_zero = [x or 0.0 for x in post_xavier]
+    expect(f"init xavier, test Pre-LN vs Post-LN: BLEU 20.00 ± 1.00 vs {statistics.mean(as_zero):.2f} ± "
+           f"{statistics.stdev(as_zero):.2f} (Δ +{20 - statistics.mean(as_zero):.2f}" in mt,
+           "translation: comparisons count a diverged seed as BLEU 0")
+    expect("| from scratch, init gpt2, no warmup | Open file 0 | Ouvrir le fichier 0 | hyp scratch-pre-w0-s0 #0 | "
+           "hyp scratch-post-w0-s0 #0 |" in mt and "| fine-tuned, warmup 25% | Open file 2 | Ouvrir le fichier 2 | "
+           "hyp finetune-pre-w25-s0 #2 | hyp finetune-post-w25-s0 #2 |" in mt and "Open file 3" not in mt,
+           "translation: the first seed's examples side by side, Pre-LN and Post-LN, without and with warmup")
+    expect("BLEU 12.00 ± 1.73 vs 1.17 ± 1.15 (Δ +10.83, 2·pooled sd 2.94): the placement matters more from "
+           "scratch" in mt,
+           "translation: the placement gap |Pre − Post| from scratch vs after pre-training, per seed")
+    expect("Post-LN 8.00 ± 1.00 → 20.00 ± 1.00; Pre-LN 20.00 ± 1.00 → 20.00 ± 1.00; this matches Xiong et "
+           "al.'s pattern (confirmed)" in mt and "[translation] Xiong et al. (2020)" in section(mp, "Summary"),
+           "translation: the comparison with Xiong et al., in the section and the summary")
+    top = section(mp, "Verdicts")
+    expect(all(f"| {claim} | confirmed |" in top for claim in (
+        "Pre-LN translates better than Post-LN without warmup (Xiong et al.)",
+        "Warmup is needed by Post-LN, not by Pre-LN (translation)",
+        "Pre-training narrows the placement gap (translation)")) and
+           "[translation](#translation-pre-ln-vs-post-ln-on-machine-translation)" in top,
+           "translation: its three verdict rows, linked to the section")
+    expect(all(f"(figures/{f})" in mt for f in ("translation_val_loss.png", "translation_scores.png")),
+           "translation: the loss curves and the score bars are in its section")
+    syn.make_study(os.path.join(tmp, "against"), syn.World.against())
+    ma_ = report(os.path.join(tmp, "against"))
+    expect("this disagrees with (or does not show) Xiong et al. (2020)'s result (contradicted)" in ma_ and
+           "BLEU Pre-LN higher in 0, lower in 2 of 2 inits [contradicted]" in ma_,
+           "translation, reversed data: the comparison with Xiong et al. says it disagrees")
+
+    # A pre-training that diverged: its fine-tunings are skipped, counted and named.
+    sk = os.path.join(tmp, "skipped")
+    syn.make_study(sk, syn.World.paper(presets=["translation"], mt_pretrain_diverges=lambda norm, i: norm == "post"
+                                       and i == 0))
+    ms = report(sk)
+    mts = section(ms, "translation:")
+    left = [syn.mt_paper("finetune", "post", "pretrained", 0.0, i) for i in (1, 2)]
+    expect(f"| fine-tuned, Post-LN, no warmup | 3 | 2/3 | 0/3 | 1 (skipped) | {statistics.mean(left):.2f} ± "
+           f"{statistics.stdev(left):.2f} [2 seeds] |" in mts and
+           "| pre-training, Post-LN | 3 | 2/3 | 1/3 | 0 |" in mts and
+           "Skipped: mt-ft-post-w0-s1 (its pre-training run mt-pretrain-post-s1 is diverged); mt-ft-post-w25-s1"
+           in mts,
+           "translation: skipped fine-tunings are counted and named, the rest still drawn")
+    expect("| Pre-training narrows the placement gap (translation) | not tested |" in ms and
+           "| Pre-LN translates better than Post-LN without warmup (Xiong et al.) | confirmed |" in ms and
+           "Not run in this study: grad-at-init, lr-edge, norm, init, depth (" in ms,
+           "translation alone: two seeds left after a skip are too few for the gap claim; other presets not run")
+
     # Seed noise: equal settings are said to be equal.
     n = os.path.join(tmp, "noise")
     syn.make_study(n, syn.World.noise())
     mn = report(n)
     expect("within seed noise" in section(mn, "norm:") and "within seed noise" in section(mn, "init:")
            and "within seed noise" in section(mn, "depth:"), "noise: the comparisons say 'within seed noise'")
-    expect(section(mn, "Verdicts").count("| not observed at this scale |") == 6, "noise: no verdict is stated")
+    expect(section(mn, "Verdicts").count("| not observed at this scale |") == 9, "noise: no verdict is stated")
+    expect("BLEU no resolved placement gap [not observed at this scale]" in section(mn, "Verdicts") and
+           "no placement gap in either" in section(mn, "translation:"),
+           "noise: no placement gap from scratch or after pre-training, so nothing narrows")
 
     # A non-monotone search (an lr trains above one that did not) is shown.
     nm = os.path.join(tmp, "nonmonotone")
