@@ -85,6 +85,21 @@ void hold_out_tail(std::vector<int>& train, std::vector<int>& val, const Prepare
 const std::vector<std::string> kDatasetFiles = {"train.bin", "train.mask",  "val.bin",     "val.mask",
                                                 "meta.json", "train.jsonl", "valid.jsonl", "test.jsonl"};
 
+void publish_dataset(const fs::path& out, bool force, const std::string& command,
+                     const std::function<void(const fs::path& staging)>& write) {
+  DirectoryLock lock = claim_output_directory(out, kDatasetFiles, force, "a prepared dataset", command);
+  const fs::path staging = make_staging_directory(out);
+  try {
+    write(staging);
+    publish_directory(staging, out);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    lock.abandon();
+    throw;
+  }
+}
+
 // Shards under our names are ours only beside our meta.json: llm.c's own
 // data folders hold train.bin/val.bin too.
 void check_own_dataset(const fs::path& out) {
@@ -157,19 +172,11 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
   summary.val_tokens = static_cast<int64_t>(val.size());
 
   const nlohmann::ordered_json meta = dataset_meta(o, tok, summary, sources);
-  DirectoryLock lock = claim_output_directory(o.out, ours, o.force, "a prepared dataset", "prepare");
-  const fs::path staging = make_staging_directory(o.out);
-  try {
+  publish_dataset(o.out, o.force, "prepare", [&](const fs::path& staging) {
     write_token_shard(staging / "train.bin", train);
     write_token_shard(staging / "val.bin", val);
     write_file_atomic(staging / "meta.json", meta.dump(2) + "\n");
-    publish_directory(staging, o.out);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(staging, ec);
-    lock.abandon();
-    throw;
-  }
+  });
   return summary;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,12 @@ PrepareSummary prepare_dataset(const PrepareOptions& options);
 // Every file a prepared dataset of any kind may hold (text or translation):
 // `--force` replaces a folder holding only these, whichever command wrote it.
 extern const std::vector<std::string> kDatasetFiles;
+
+// Claims `out` (kDatasetFiles; see core/lock.h), has `write` fill a staging
+// folder, and publishes it in one rename; on any failure the staging folder
+// is removed and `out` is left as it was.
+void publish_dataset(const fs::path& out, bool force, const std::string& command,
+                     const std::function<void(const fs::path& staging)>& write);
 
 // Throws unless `out` holds no dataset files or a dataset gpt2lab wrote (its
 // meta.json says so): llm.c's own data folders hold train.bin/val.bin too.

@@ -246,10 +246,7 @@ TranslationSummary write_translation_dataset(const PreparedPairs& pp, const Tran
   meta["catalogs"] = pp.catalogs;
   meta["packages"] = read_packages(o.catalogs);
 
-  DirectoryLock lock =
-      claim_output_directory(o.out, kDatasetFiles, o.force, "a prepared dataset", "prepare-translation");
-  const fs::path staging = make_staging_directory(o.out);
-  try {
+  publish_dataset(o.out, o.force, "prepare-translation", [&](const fs::path& staging) {
     write_token_shard(staging / "train.bin", train.tokens);
     write_mask_shard(staging / "train.mask", train.mask);
     write_token_shard(staging / "val.bin", val.tokens);
@@ -258,13 +255,7 @@ TranslationSummary write_translation_dataset(const PreparedPairs& pp, const Tran
     write_file_atomic(staging / "valid.jsonl", valid_jsonl);
     write_file_atomic(staging / "test.jsonl", test_jsonl);
     write_file_atomic(staging / "meta.json", meta.dump(2) + "\n");
-    publish_directory(staging, o.out);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(staging, ec);
-    lock.abandon();
-    throw;
-  }
+  });
   return s;
 }
 
@@ -300,6 +291,13 @@ TranslationDataset load_translation_dataset(const fs::path& dir, const std::stri
   d.format = {t["source_name"].get<std::string>(), t["target_name"].get<std::string>()};
   const fs::path file = dir / (split + ".jsonl");
   const std::string text = read_file(file);
+  // The pairs are scored against what prepare wrote: an edited or swapped
+  // file would give scores of other data under this dataset's name.
+  const nlohmann::json& hashes = d.meta.value("pair_files", nlohmann::json::object());
+  const std::string want = hashes.is_object() ? hashes.value(split + ".jsonl", "") : "";
+  check(want.empty() || want == sha256_hex(text),
+        file.string() + " has changed since prepare-translation wrote it (its SHA-256 is not the one in " +
+            meta_path.string() + "); prepare the dataset again");
   size_t pos = 0;
   for (int line = 1; pos < text.size(); ++line) {
     size_t end = text.find('\n', pos);

@@ -75,6 +75,20 @@ StudyData from_prepared(const fs::path& dir, const std::function<void(const std:
 
 }  // namespace
 
+bool cache_holds(const fs::path& source_file, const nlohmann::json& source, const std::string& what) {
+  std::error_code ec;
+  if (!fs::exists(source_file, ec)) return false;
+  nlohmann::json cached(nlohmann::json::value_t::discarded);
+  try {
+    cached = read_json_file(source_file);
+  } catch (const Error&) {
+  }
+  check(!cached.is_discarded() && cached == source,
+        "'" + source_file.parent_path().string() + "' holds data prepared from " + what + " (" + source_file.string() +
+            ": " + (cached.is_discarded() ? "unreadable" : cached.dump()) + "); use another --out for this one");
+  return true;
+}
+
 StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, int vocab_size, int threads,
                             const std::function<void(const std::string&)>& log) {
   std::error_code ec;
@@ -101,16 +115,7 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
                                  {"vocab_size", vocab_size}};
   const fs::path tok_dir = out_data / "tokenizer", ds_dir = out_data / "dataset";
   const fs::path source_file = out_data / "source.json";
-  if (fs::exists(source_file, ec)) {
-    nlohmann::json cached(nlohmann::json::value_t::discarded);
-    try {
-      cached = read_json_file(source_file);
-    } catch (const Error&) {
-    }
-    check(!cached.is_discarded() && cached == source,
-          "'" + out_data.string() + "' holds data prepared from another corpus or vocabulary (" + source_file.string() +
-              ": " + (cached.is_discarded() ? "unreadable" : cached.dump()) + "); use another --out for this one");
-  } else {
+  if (!cache_holds(source_file, source, "another corpus or vocabulary")) {
     log("study: training a " + std::to_string(vocab_size) + "-token BPE on " + std::to_string(docs.size()) +
         " documents of " + data.string() + " and preparing shards in " + out_data.string());
     fs::create_directories(out_data);

@@ -15,11 +15,19 @@
 #include <functional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "study/plan.h"
 
 namespace gpt2lab {
 
 namespace fs = std::filesystem;
+
+// A study's data cache is complete when its source.json (written last) is
+// there: true when it records `source`, false when there is none yet; an
+// Error when it records other data (`what` names it: "another corpus or
+// vocabulary"), since the cache of one study folder is not redone silently.
+bool cache_holds(const fs::path& source_file, const nlohmann::json& source, const std::string& what);
 
 // out_data: the cache folder (OUT/data). Throws Error when --data is missing
 // or when out_data was prepared from another corpus or vocabulary size.

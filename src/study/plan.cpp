@@ -207,6 +207,13 @@ std::vector<RunSpec> plan_translation(const Budget& b, const StudyData& pairs, c
                        {"warmup_fraction", fraction}, {"seed", b.seeds[i]},      {"seed_index", i}};
         r.train = base_options(b, sh, sh.n_layer, norm, InitScheme::gpt2, true, pairs, threads);
         r.train.init_from = join(dir, std::string("mt-pretrain-") + to_string(norm) + "-s" + std::to_string(i + 1));
+        // A pre-trained model starts on the pairs far above ln V (a Post-LN
+        // model left on the English unigram plateau starts at ~10.7 nats on
+        // French): the ln V + margin rule that marks divergence from scratch
+        // would call its first steps divergence. Only a non-finite loss ends a
+        // fine-tuning.
+        r.train.max_loss = 0;
+        r.train.max_loss_window = 0;
         r.train.seed = b.seeds[i];
         set_lr(r.train, m.finetune_lr, w);
         r.train.out = join(dir, r.name);

@@ -8,6 +8,7 @@
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "sample/translate.h"
+#include "study/dataset.h"
 #include "tokenizer/sha256.h"
 #include "tokenizer/trainer.h"
 
@@ -103,16 +104,7 @@ TranslationStudyData ensure_translation_data(const fs::path& corpus_arg, const s
   const PreparedPairs pp = collect_translation_pairs(po, Tokenizer::resolve("gpt2"));
   const nlohmann::json source = source_record(docs, pp, b);
   const fs::path source_file = out_dir / "source.json";
-  if (fs::exists(source_file, ec)) {
-    nlohmann::json cached(nlohmann::json::value_t::discarded);
-    try {
-      cached = read_json_file(source_file);
-    } catch (const Error&) {
-    }
-    check(!cached.is_discarded() && cached == source,
-          "'" + out_dir.string() + "' holds translation data built from another corpus, catalog set or budget (" +
-              source_file.string() + "); use another --out for this one");
-  } else {
+  if (!cache_holds(source_file, source, "another corpus, catalog set or budget")) {
     fs::create_directories(out_dir);
     build(docs, corpus, pp, po, out_dir, b, threads, log);
     write_file_atomic(source_file, source.dump(2) + "\n");  // last: the cache is complete

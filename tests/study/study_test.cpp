@@ -143,8 +143,50 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
   EXPECT_THROW(plan_preset("width", full, d, "/o", 0), Error);
 }
 
+TEST(StudyPlan, TranslationGrid) {
+  StudyData pairs, corpus;
+  pairs.dir = "/mt/pairs";
+  corpus.dir = "/mt/corpus";
+  pairs.vocab_size = corpus.vocab_size = 4096;
+  for (const char* name : {"quick", "full", "tiny"}) {
+    const Budget b = budget_by_name(name);
+    const size_t S = b.seeds.size();
+    const auto runs = plan_translation(b, pairs, corpus, "/out/runs", 2);
+    ASSERT_EQ(runs.size(), (2 + 2 * 2 + 2 * 2 * 2) * S) << name;
+    std::set<std::string> names;
+    size_t pretrained = 0;
+    for (const auto& r : runs) {
+      EXPECT_TRUE(names.insert(r.name).second) << r.name;
+      EXPECT_EQ(r.preset, "translation");
+      const std::string arm = r.variables.at("arm");
+      EXPECT_EQ(r.train.out, "/out/runs/" + r.name);
+      EXPECT_EQ(r.train.data, arm == "pretrain" ? "/mt/corpus" : "/mt/pairs") << r.name;
+      if (arm == "pretrain") {
+        ++pretrained;
+        EXPECT_EQ(r.train.steps, b.mt.pretrain_steps);
+      } else {
+        EXPECT_EQ(pretrained, 2 * S) << "every pre-training comes before " << r.name;
+      }
+      if (arm == "finetune") {
+        // From the pre-training of the same placement and seed.
+        const std::string seed = r.name.substr(r.name.rfind("-s"));
+        EXPECT_EQ(r.train.init_from, "/out/runs/mt-pretrain-" + r.variables.at("norm").get<std::string>() + seed);
+        EXPECT_EQ(r.train.steps, b.mt.finetune_steps);
+        EXPECT_EQ(r.train.max_loss, 0.0) << "a pre-trained model may start above ln V";
+      } else {
+        EXPECT_TRUE(r.train.init_from.empty());
+        EXPECT_GT(r.train.max_loss, std::log(4096.0));
+      }
+      if (arm == "scratch") {
+        EXPECT_EQ(r.train.model.residual_scale, r.variables.at("init") == "gpt2");
+      }
+    }
+  }
+}
+
 TEST(StudyPlan, ParsePresets) {
   EXPECT_EQ(parse_presets("all").size(), 5u);
+  EXPECT_EQ(parse_presets("translation,norm"), (std::vector<std::string>{"norm", "translation"}));
   EXPECT_EQ(parse_presets("depth,norm"), (std::vector<std::string>{"norm", "depth"}));
   EXPECT_EQ(parse_presets("lr-edge,grad-at-init"), (std::vector<std::string>{"grad-at-init", "lr-edge"}));
   EXPECT_THROW(parse_presets("norm,bogus"), Error);

@@ -189,6 +189,14 @@ def train_and_eval(tmp, d, meta):
     r = gpt2lab("eval-translation", "--model", run, "--data", other, "--out", os.path.join(tmp, "x.json"))
     expect(r.returncode == 1 and "tokenizer" in r.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
            f"a model trained with another tokenizer is refused: {r.stderr.strip()[-200:]}")
+    test_file = os.path.join(d, "test.jsonl")
+    kept = open(test_file, "rb").read()
+    with open(test_file, "ab") as f:
+        f.write(b'{"source": "Extra", "target": "En plus"}\n')
+    r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", os.path.join(tmp, "y.json"))
+    expect(r.returncode == 1 and "has changed since" in r.stderr, f"an edited test.jsonl is refused: {r.stderr[-200:]}")
+    with open(test_file, "wb") as f:
+        f.write(kept)
     r = gpt2lab("eval-translation", "--model", run, "--data", os.path.join(tmp, "corpus"))
     expect(r.returncode == 1 and "not a translation dataset" in r.stderr, "a folder that is not a translation dataset")
 
