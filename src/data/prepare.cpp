@@ -48,15 +48,7 @@ nlohmann::ordered_json dataset_meta(const PrepareOptions& o, const Tokenizer& to
         {"format",
          "llm.c token shard: 256 x int32 header (magic 20240520, "
          "version 1, token count), then uint16 tokens"}}},
-      // Resolved: a relative path would be read against whichever directory
-      // train runs in.
-      {"tokenizer",
-       {{"spec", o.tokenizer == "gpt2" ? o.tokenizer : fs::absolute(o.tokenizer).lexically_normal().string()},
-        {"name", tok.name()},
-        {"identity", tok.identity()},
-        {"sha256", tok.content_hash()},
-        {"vocab_size", tok.vocab_size()},
-        {"eot_id", tok.eot_id()}}},
+      {"tokenizer", tokenizer_meta(o.tokenizer, tok)},
       {"document_separator", "<|endoftext|> before each document"},
       {"val_split", o.val_fraction > 0 || o.val_tokens > 0
                         ? nlohmann::ordered_json{{"by", "tokens"}, {"held_out", summary.val_tokens}}
@@ -84,6 +76,15 @@ void hold_out_tail(std::vector<int>& train, std::vector<int>& val, const Prepare
 
 const std::vector<std::string> kDatasetFiles = {"train.bin", "train.mask",  "val.bin",     "val.mask",
                                                 "meta.json", "train.jsonl", "valid.jsonl", "test.jsonl"};
+
+nlohmann::ordered_json tokenizer_meta(const std::string& spec, const Tokenizer& tok) {
+  return {{"spec", spec == "gpt2" ? spec : fs::absolute(spec).lexically_normal().string()},
+          {"name", tok.name()},
+          {"identity", tok.identity()},
+          {"sha256", tok.content_hash()},
+          {"vocab_size", tok.vocab_size()},
+          {"eot_id", tok.eot_id()}};
+}
 
 void publish_dataset(const fs::path& out, bool force, const std::string& command,
                      const std::function<void(const fs::path& staging)>& write) {

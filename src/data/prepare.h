@@ -15,12 +15,15 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/data_dir.h"   // default_corpus_dir, default_dataset_dir
 #include "core/documents.h"  // list_documents
 
 namespace gpt2lab {
 
 namespace fs = std::filesystem;
+class Tokenizer;
 
 struct PrepareOptions {
   std::vector<fs::path> inputs;    // files, or folders (recursive; hidden files skipped)
@@ -45,6 +48,11 @@ PrepareSummary prepare_dataset(const PrepareOptions& options);
 // Every file a prepared dataset of any kind may hold (text or translation):
 // `--force` replaces a folder holding only these, whichever command wrote it.
 extern const std::vector<std::string> kDatasetFiles;
+
+// meta.json's "tokenizer" record: the spec (resolved: a relative path would
+// be read against whichever directory train runs in), identity, sha256,
+// vocabulary size and <|endoftext|> id.
+nlohmann::ordered_json tokenizer_meta(const std::string& spec, const Tokenizer& tok);
 
 // Claims `out` (kDatasetFiles; see core/lock.h), has `write` fill a staging
 // folder, and publishes it in one rename; on any failure the staging folder

@@ -6,21 +6,21 @@ import os
 import numpy as np
 
 
-def write_shard(path, tokens):
+def _write_with_header(path, magic, values, dtype):
     header = np.zeros(256, dtype=np.int32)
-    header[0], header[1], header[2] = 20240520, 1, len(tokens)
+    header[0], header[1], header[2] = magic, 1, len(values)
     with open(path, "wb") as f:
         f.write(header.tobytes())
-        f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
+        f.write(np.asarray(values, dtype=dtype).tobytes())
+
+
+def write_shard(path, tokens):
+    _write_with_header(path, 20240520, tokens, np.uint16)
 
 
 def write_mask(path, mask):
     """A loss mask beside a shard (X.bin -> X.mask): header then one 0/1 byte per token."""
-    header = np.zeros(256, dtype=np.int32)
-    header[0], header[1], header[2] = 20261101, 1, len(mask)
-    with open(path, "wb") as f:
-        f.write(header.tobytes())
-        f.write(np.asarray(mask, dtype=np.uint8).tobytes())
+    _write_with_header(path, 20261101, mask, np.uint8)
 
 
 def read_shard(path):
