@@ -32,6 +32,18 @@ void add_threads_flag(CLI::App* sub, int& threads) {
       ->capture_default_str();
 }
 
+void add_weights_flag(CLI::App* sub, WeightType& weights) {
+  auto* w = sub->add_option_function<std::string>(
+                   "--weights", [&weights](const std::string& s) { weights = parse_weight_type(s); },
+                   "Weights decoding reads: f32 (exact), bf16 (half the bytes), int8 (about a quarter; per-32 "
+                   "scales like ggml's q8_0). Default f32")
+                ->check(CLI::IsMember({"f32", "bf16", "int8"}));
+  sub->add_flag_callback(
+         "--bf16", [&weights] { weights = WeightType::bf16; },
+         "Same as --weights bf16 (about 2x faster decoding; logits differ by bf16 rounding)")
+      ->excludes(w);
+}
+
 namespace {
 
 // CLI11 converts numbers leniently: hex (0x10), and 64-bit values that

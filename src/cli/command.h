@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "gpt2lab/model/weight_type.h"
+
 namespace gpt2lab::cli {
 
 struct Command {
@@ -27,6 +29,10 @@ struct Registrar {
 
 // --threads N, the same in every subcommand; applied before the command runs.
 void add_threads_flag(CLI::App* sub, int& threads);
+
+// --weights f32|bf16|int8 (what decoding reads), and --bf16 for
+// --weights bf16; the same in every command that decodes.
+void add_weights_flag(CLI::App* sub, WeightType& weights);
 
 // Validator for unsigned 64-bit flags (--seed): a plain decimal that fits.
 // CLI11's own conversion saturates (-1 and 2^64 both became 2^64 - 1).

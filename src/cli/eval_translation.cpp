@@ -103,7 +103,7 @@ void add(CLI::App& app) {
   sub->add_option("--limit", f->options.limit, "Translate only the first N pairs (0 = all)")
       ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
-  sub->add_flag("--bf16", f->options.bf16_weights, "Decode with bf16 copies of the weights");
+  add_weights_flag(sub, f->options.weights);
   sub->add_option("--examples", f->examples, "Examples shown in the terminal")->capture_default_str();
   sub->add_flag("--json", f->json, "Scores as one JSON object on stdout instead of the report");
   add_threads_flag(sub, f->threads);

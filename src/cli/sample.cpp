@@ -152,8 +152,7 @@ void add_flags(CLI::App* sub, SampleFlags& f) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   sub->add_flag("--stop-at-eot", o->s.stop_at_eot, "Stop at <|endoftext|>");
-  sub->add_flag("--bf16", o->s.bf16_weights,
-                "Decode with bf16 weights (about 2x faster; logits differ by bf16 rounding)");
+  add_weights_flag(sub, o->s.weights);
   sub->add_option("--tokenizer", o->tokenizer,
                   "gpt2 or a directory with encoder.json + vocab.bpe (default: the one recorded with the model)");
   sub->add_option("--context", o->context,

@@ -1,20 +1,30 @@
-// bf16 weight kernels for memory-bound single-row (decode) work: weights are
-// stored as bf16 (half the bytes of fp32), widened to fp32 in registers and
-// accumulated in fp32. AVX-512 where the compiler targets it, scalar otherwise.
+// bf16 (the top half of an fp32): conversions. The kernels that read bf16
+// are in gemm_bf16.* (training, prefill) and packed_matvec.* (decode).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace gpt2lab {
 
+inline float bf16_to_float(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Round to nearest even; a NaN stays a (quiet) NaN.
+inline uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
 // Round-to-nearest-even conversion of n floats.
 void to_bf16(uint16_t* dst, const float* src, size_t n);
-
-// out (OC) = x (IC) @ W (IC,OC) + bias (OC, may be null); W in bf16, row-major.
-void matvec_bf16(float* out, const float* x, const uint16_t* W, const float* bias, int IC, int OC);
-
-// logits (Vp) = wte (Vp,C) @ x (C); wte in bf16, row-major.
-void lm_head_bf16(float* logits, const float* x, const uint16_t* wte, int Vp, int C);
 
 }  // namespace gpt2lab

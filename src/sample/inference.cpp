@@ -1,13 +1,14 @@
 #include "gpt2lab/sample/inference.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
 #include "gpt2lab/core/error.h"
-#include "model/bf16.h"
 #include "model/gemm_bf16.h"
 #include "model/kernels.h"
+#include "model/packed_matvec.h"
 #include "model/vecmath.h"
 
 namespace gpt2lab {
@@ -58,31 +59,43 @@ void attention_cached(float* out, const float* qkv, const float* k_cache, const 
 
 }  // namespace
 
+class DecodeWeights {
+ public:
+  DecodeWeights(const GPT2<float>& model, WeightType type) : type_(type) {
+    const ModelConfig& c = model.config();
+    const ParamLayout& lay = model.layout();
+    const float* P = model.params();
+    const int C = c.n_embd;
+    for (int l = 0; l < c.n_layer; ++l) {
+      const LayerOffsets& o = lay.layers[l];
+      layers_.push_back({PackedMatrix(P + o.c_attn_w, C, 3 * C, type), PackedMatrix(P + o.attn_proj_w, C, C, type),
+                         PackedMatrix(P + o.c_fc_w, C, 4 * C, type), PackedMatrix(P + o.mlp_proj_w, 4 * C, C, type)});
+    }
+    head_ = PackedMatrix(P + lay.wte, C, c.vocab_size, type, /*transposed=*/true);
+  }
+  WeightType type() const { return type_; }
+  const PackedMatrix& matrix(int layer, int which) const { return layers_[layer][which]; }
+  const PackedMatrix& head() const { return head_; }
+
+ private:
+  WeightType type_;
+  std::vector<std::array<PackedMatrix, 4>> layers_;  // c_attn, attn_proj, c_fc, mlp_proj
+  PackedMatrix head_;
+};
+
+std::shared_ptr<const DecodeWeights> pack_decode_weights(const GPT2<float>& model, WeightType type) {
+  return std::make_shared<const DecodeWeights>(model, type);
+}
+
 InferenceSession::InferenceSession(const GPT2<float>& model, InferenceOptions options)
-    : model_(model), options_(options) {
+    : model_(model), options_(std::move(options)) {
   const ModelConfig& c = model.config();
   const size_t cache = static_cast<size_t>(c.n_layer) * c.block_size * c.n_embd;
   k_cache_.assign(cache, 0.0f);
   v_cache_.assign(cache, 0.0f);
   logits_.assign(c.padded_vocab_size(), 0.0f);
-  if (options_.bf16_weights) {
-    const ParamLayout& lay = model.layout();
-    const float* P = model.params();
-    const size_t C = c.n_embd;
-    auto copy = [&](std::vector<uint16_t>& dst, size_t offset, size_t n) {
-      dst.resize(n);
-      to_bf16(dst.data(), P + offset, n);
-    };
-    bf16_layers_.resize(c.n_layer);
-    for (int l = 0; l < c.n_layer; ++l) {
-      const LayerOffsets& o = lay.layers[l];
-      copy(bf16_layers_[l].c_attn, o.c_attn_w, C * 3 * C);
-      copy(bf16_layers_[l].attn_proj, o.attn_proj_w, C * C);
-      copy(bf16_layers_[l].c_fc, o.c_fc_w, C * 4 * C);
-      copy(bf16_layers_[l].mlp_proj, o.mlp_proj_w, 4 * C * C);
-    }
-    copy(bf16_wte_, lay.wte, static_cast<size_t>(c.padded_vocab_size()) * C);
-  }
+  if (!options_.packed) options_.packed = pack_decode_weights(model, options_.weights);
+  check(options_.packed->type() == options_.weights, "InferenceSession: the packed weights are not of the type asked");
 }
 
 void InferenceSession::reserve_rows(int n) {
@@ -100,14 +113,18 @@ void InferenceSession::reserve_rows(int n) {
   rows_ = n;
 }
 
-// One row with bf16 weights: the memory-bound matrix-vector path; else the GEMM.
-void InferenceSession::linear(float* out, const float* inp, const std::vector<uint16_t>* w16, size_t w, size_t b, int n,
-                              int IC, int OC, bool bf16) const {
+// One row: the memory-bound matrix-vector product on the packed weights;
+// several (prefill): the GEMM on the model's own.
+void InferenceSession::linear(float* out, const float* inp, int layer, int which, int n) const {
+  const LayerOffsets& o = model_.layout().layers[layer];
+  const size_t w[] = {o.c_attn_w, o.attn_proj_w, o.c_fc_w, o.mlp_proj_w};
+  const size_t b[] = {o.c_attn_b, o.attn_proj_b, o.c_fc_b, o.mlp_proj_b};
   const float* P = model_.params();
-  if (bf16)
-    matvec_bf16(out, inp, w16->data(), P + b, IC, OC);
+  const PackedMatrix& m = options_.packed->matrix(layer, which);
+  if (n == 1)
+    m.matvec(out, inp, P + b[which]);
   else
-    matmul_forward(out, inp, P + w, P + b, n, IC, OC);
+    matmul_forward(out, inp, P + w[which], P + b[which], n, m.rows(), m.cols());
 }
 
 void InferenceSession::embed(std::span<const int> tokens) {
@@ -127,13 +144,12 @@ void InferenceSession::embed(std::span<const int> tokens) {
 
 // The attention sublayer on `inp` into proj_; the new keys and values go
 // into the layer's cache at pos_.
-void InferenceSession::attention(int l, int n, const float* inp, const Bf16Layer* w16, bool bf16) {
+void InferenceSession::attention(int l, int n, const float* inp) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd, NH = c.n_head;
-  const LayerOffsets& o = model_.layout().layers[l];
   float* kc = k_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
   float* vc = v_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
-  linear(qkv_.data(), inp, w16 ? &w16->c_attn : nullptr, o.c_attn_w, o.c_attn_b, n, C, 3 * C, bf16);
+  linear(qkv_.data(), inp, l, 0, n);
   for (int i = 0; i < n; ++i) {
     const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
     std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
@@ -146,39 +162,37 @@ void InferenceSession::attention(int l, int n, const float* inp, const Bf16Layer
   } else {
     attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
   }
-  linear(proj_.data(), atty_.data(), w16 ? &w16->attn_proj : nullptr, o.attn_proj_w, o.attn_proj_b, n, C, C, bf16);
+  linear(proj_.data(), atty_.data(), l, 1, n);
 }
 
 // The MLP sublayer on `inp` into proj_.
-void InferenceSession::mlp(int l, int n, const float* inp, const Bf16Layer* w16, bool bf16) {
+void InferenceSession::mlp(int l, int n, const float* inp) {
   const int C = model_.config().n_embd;
-  const LayerOffsets& o = model_.layout().layers[l];
-  linear(fch_.data(), inp, w16 ? &w16->c_fc : nullptr, o.c_fc_w, o.c_fc_b, n, C, 4 * C, bf16);
+  linear(fch_.data(), inp, l, 2, n);
   gelu_forward(gelu_.data(), fch_.data(), static_cast<long>(n) * C * 4);
-  linear(proj_.data(), gelu_.data(), w16 ? &w16->mlp_proj : nullptr, o.mlp_proj_w, o.mlp_proj_b, n, 4 * C, C, bf16);
+  linear(proj_.data(), gelu_.data(), l, 3, n);
 }
 
-void InferenceSession::block(int l, int n, bool bf16) {
+void InferenceSession::block(int l, int n) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd;
   const long NC = static_cast<long>(n) * C;
   const float eps = c.layer_norm_epsilon;
   const LayerOffsets& o = model_.layout().layers[l];
   const float* P = model_.params();
-  const Bf16Layer* w16 = bf16 ? &bf16_layers_[l] : nullptr;
   float* x = x_.data();
   if (c.norm == NormPlacement::pre) {
     layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
-    attention(l, n, ln_.data(), w16, bf16);
+    attention(l, n, ln_.data());
     accumulate(x, proj_.data(), NC);
     layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
-    mlp(l, n, ln_.data(), w16, bf16);
+    mlp(l, n, ln_.data());
     accumulate(x, proj_.data(), NC);
   } else {
-    attention(l, n, x, w16, bf16);
+    attention(l, n, x);
     accumulate(x, proj_.data(), NC);
     layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
-    mlp(l, n, x, w16, bf16);
+    mlp(l, n, x);
     accumulate(x, proj_.data(), NC);
     layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
   }
@@ -196,11 +210,12 @@ const float* InferenceSession::append(std::span<const int> tokens) {
   const int C = c.n_embd;
   const ParamLayout& lay = model_.layout();
   const float* P = model_.params();
-  const bool bf16 = options_.bf16_weights && n == 1;
-  // Prefill with --bf16: matmul inputs in bf16 on the AVX512-BF16 GEMM.
-  const MatmulBf16Scope prefill_precision(options_.bf16_weights && n > 1 && bf16_gemm_available());
+  // Prefill with bf16 or int8 weights: matmul inputs in bf16 on the
+  // AVX512-BF16 GEMM.
+  const bool reduced = options_.weights != WeightType::f32;
+  const MatmulBf16Scope prefill_precision(reduced && n > 1 && bf16_gemm_available());
   embed(tokens);
-  for (int l = 0; l < c.n_layer; ++l) block(l, n, bf16);
+  for (int l = 0; l < c.n_layer; ++l) block(l, n);
   // Only the last position's logits are needed to continue.
   const float* last = x_.data() + static_cast<size_t>(n - 1) * C;
   if (c.final_norm) {
@@ -208,10 +223,7 @@ const float* InferenceSession::append(std::span<const int> tokens) {
                       c.layer_norm_epsilon);
     last = ln_.data();
   }
-  if (bf16)
-    lm_head_bf16(logits_.data(), last, bf16_wte_.data(), c.padded_vocab_size(), C);
-  else
-    lm_head_forward(logits_.data(), last, P + lay.wte, 1, C, c.padded_vocab_size());
+  options_.packed->head().matvec(logits_.data(), last, nullptr);
   pos_ += n;
   return logits_.data();
 }

@@ -69,7 +69,8 @@ std::vector<std::string> translate(const GPT2<float>& model, const Tokenizer& to
   validate(sampling);
   std::vector<std::string> out(pairs.size());
   std::vector<int64_t> generated(pairs.size()), capped(pairs.size());
-  const InferenceOptions io{o.bf16_weights};
+  // One packed copy of the weights, read by every thread's session.
+  const InferenceOptions io{o.weights, pack_decode_weights(model, o.weights)};
 #pragma omp parallel
   {
     // One cache per thread; sentences spread dynamically (lengths differ).

@@ -20,6 +20,7 @@
 
 #include "data/translation_dataset.h"
 #include "gpt2lab/model/gpt2.h"
+#include "gpt2lab/model/weight_type.h"
 #include "sample/translation_metrics.h"
 
 namespace gpt2lab {
@@ -32,7 +33,7 @@ struct TranslateOptions {
   float temperature = 0;   // 0: greedy
   uint64_t seed = 1337;    // for temperature > 0; sentence i uses seed + i
   int limit = 0;           // > 0: only the first `limit` pairs
-  bool bf16_weights = false;
+  WeightType weights = WeightType::f32;  // what decode steps read (sample/inference.h)
 };
 
 struct TranslationEval {

@@ -57,30 +57,39 @@ TEST(Inference, CachedDecodingEqualsFullForwardWithSqrtEmbeddingScale) {
   }
 }
 
-TEST(Inference, Bf16WeightsStayCloseToF32) {
+// The largest logit difference from f32 over a prompt and six decode steps,
+// relative to the largest |logit|.
+double relative_logit_error(WeightType t) {
   GPT2<float> m(make_config(2, 4, 64, 16, 300, NormPlacement::pre, InitScheme::gpt2));
   m.init_weights(2);
-  InferenceSession f32(m), b16(m, InferenceOptions{true});
+  InferenceSession f32(m), other(m, InferenceOptions{t, nullptr});
   std::vector<int> prompt = {5, 9, 200, 17};
   const float* a = f32.append(prompt);
-  const float* b = b16.append(prompt);  // prefill: bf16 matmul inputs, fp32 accumulation
+  const float* b = other.append(prompt);  // prefill: bf16 matmul inputs, fp32 accumulation
   double worst = 0, scale = 0;
-  for (int v = 0; v < 300; ++v) {
-    worst = std::max(worst, std::abs(double(a[v]) - b[v]));
-    scale = std::max(scale, std::abs(double(a[v])));
-  }
-  for (int step = 0; step < 6; ++step) {
-    const int next = (step * 37) % 300;
-    a = f32.append(std::span<const int>(&next, 1));
-    b = b16.append(std::span<const int>(&next, 1));
+  for (int step = 0; step <= 6; ++step) {
+    if (step > 0) {
+      const int next = (step * 37) % 300;
+      a = f32.append(std::span<const int>(&next, 1));
+      b = other.append(std::span<const int>(&next, 1));
+    }
     for (int v = 0; v < 300; ++v) {
       worst = std::max(worst, std::abs(double(a[v]) - b[v]));
       scale = std::max(scale, std::abs(double(a[v])));
     }
   }
+  EXPECT_GT(worst, 0.0) << weight_type_name(t);  // the reduced path really ran
+  return worst / scale;
+}
+
+TEST(Inference, Bf16WeightsStayCloseToF32) {
   // bf16 keeps 8 significant bits: relative error of order 2^-8 at most.
-  EXPECT_LT(worst / scale, 1.0 / 64);
-  EXPECT_GT(worst, 0.0);  // the bf16 path really ran
+  EXPECT_LT(relative_logit_error(WeightType::bf16), 1.0 / 64);
+}
+
+TEST(Inference, Int8WeightsStayCloseToF32) {
+  // int8 codes per 32 weights: relative error of order 1/254 per weight.
+  EXPECT_LT(relative_logit_error(WeightType::int8), 1.0 / 32);
 }
 
 std::vector<double> dist(std::vector<float> logits, SamplingOptions o, std::vector<int> hist = {}) {

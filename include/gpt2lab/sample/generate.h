@@ -11,6 +11,7 @@
 
 #include "gpt2lab/core/rng.h"
 #include "gpt2lab/model/gpt2.h"
+#include "gpt2lab/model/weight_type.h"
 
 namespace gpt2lab {
 
@@ -30,7 +31,7 @@ struct SamplingOptions {
   bool stop_at_eot = false;
   int eot_id = 50256;  // ignored when outside the vocab
   ContextPolicy context = ContextPolicy::stop;
-  bool bf16_weights = false;  // decode with bf16 copies of the weights
+  WeightType weights = WeightType::f32;  // what decode steps read (sample/inference.h)
 };
 
 // Draws the next token from raw logits (V of them) of one position. `history`

@@ -8,18 +8,31 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gpt2lab/model/gpt2.h"
+#include "gpt2lab/model/weight_type.h"
 
 namespace gpt2lab {
 
+// Decode steps read the matmul weights in a WeightType (model/weight_type.h)
+// from a copy laid out for streaming (model/packed_matvec.h), kept beside
+// the model's own weights whatever the type. With bf16 and int8 the
+// prompt's matmuls (prefill) run with bf16 inputs and fp32 accumulation.
+//
+// A model's weights packed for decoding, shareable (read-only) among the
+// sessions of that model, e.g. one session per thread.
+class DecodeWeights;
+std::shared_ptr<const DecodeWeights> pack_decode_weights(const GPT2<float>& model, WeightType type);
+
 struct InferenceOptions {
-  // Keep a bf16 copy of the matmul weights and use it for single-row
-  // (decode) steps: half the bytes per token on a memory-bound path; prefill
-  // then runs its matmuls with bf16 inputs and fp32 accumulation.
-  bool bf16_weights = false;
+  WeightType weights = WeightType::f32;
+  // Packed by pack_decode_weights for this model and type; packed by the
+  // session itself when null.
+  std::shared_ptr<const DecodeWeights> packed;
 };
 
 class InferenceSession {
@@ -37,23 +50,17 @@ class InferenceSession {
   void reserve_rows(int n);
   // append()'s parts, for n new rows: token + position embeddings into x_,
   // one transformer block (filling the caches at pos_), the last row's logits.
-  struct Bf16Layer;
+  // Matmul `which` of a layer (0 c_attn, 1 attn_proj, 2 c_fc, 3 mlp_proj).
   void embed(std::span<const int> tokens);
-  void block(int layer, int n, bool bf16);
-  void attention(int layer, int n, const float* inp, const Bf16Layer* w16, bool bf16);
-  void mlp(int layer, int n, const float* inp, const Bf16Layer* w16, bool bf16);
-  void linear(float* out, const float* inp, const std::vector<uint16_t>* w16, size_t w, size_t b, int n, int IC, int OC,
-              bool bf16) const;
+  void block(int layer, int n);
+  void attention(int layer, int n, const float* inp);
+  void mlp(int layer, int n, const float* inp);
+  void linear(float* out, const float* inp, int layer, int which, int n) const;
   const GPT2<float>& model_;
   InferenceOptions options_;
   int pos_ = 0, rows_ = 0;
   std::vector<float> k_cache_, v_cache_;  // (L, block_size, C) each
-  struct Bf16Layer {
-    std::vector<uint16_t> c_attn, attn_proj, c_fc, mlp_proj;
-  };
-  std::vector<Bf16Layer> bf16_layers_;
-  std::vector<uint16_t> bf16_wte_;
-  std::vector<float> att_;  // (NH, n, n) probabilities of a batched prefill
+  std::vector<float> att_;                // (NH, n, n) probabilities of a batched prefill
   std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, proj_, fch_, gelu_, logits_;
 };
 

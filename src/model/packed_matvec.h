@@ -1,0 +1,60 @@
+// Weights laid out for decoding: out = x W + b for one row x at a time.
+//
+// Decoding one token reads every weight once and does two flops per weight,
+// so its speed is the memory bandwidth over the bytes per weight. A
+// PackedMatrix stores W (IC x OC) in column blocks of kCols: each block's IC
+// rows are contiguous, so a thread streams one linear range of memory per
+// block instead of IC short strided pieces, and the blocks are shared out
+// among the threads. Three storage types:
+//   f32   4 bytes per weight, exact;
+//   bf16  2 bytes, rounded to nearest even;
+//   int8  1 byte + a bf16 scale per kGroup rows of each column (1.0625
+//         bytes): symmetric, scale = max|w| / 127 over the group, the
+//         granularity of ggml's q8_0 (32 weights per scale). x is taken to
+//         int16 per group of kGroup (error <= max|x| / 65534, unlike
+//         q8_0's int8 activations), each group's products summed exactly
+//         in int32 (AVX512-VNNI vpdpwssd), then scaled into fp32.
+// f32 and bf16 accumulate in fp32.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpt2lab/model/weight_type.h"
+
+namespace gpt2lab {
+
+class PackedMatrix {
+ public:
+  static constexpr int kCols = 64;
+  static constexpr int kGroup = 32;
+
+  PackedMatrix() = default;
+  // W is (IC, OC) row-major, or (OC, IC) row-major when `transposed` (the
+  // tied LM head: wte is (V, C)).
+  PackedMatrix(const float* W, int IC, int OC, WeightType type, bool transposed = false);
+
+  // out (OC) = x (IC) @ W + bias (OC, may be null). Parallel over column
+  // blocks (OpenMP).
+  void matvec(float* out, const float* x, const float* bias) const;
+
+  int rows() const { return ic_; }
+  int cols() const { return oc_; }
+  WeightType type() const { return type_; }
+  size_t bytes() const;  // what one matvec reads
+
+ private:
+  size_t block_elems() const { return static_cast<size_t>(icp_) * kCols; }
+  void block_f32(float* out, const float* x, int blk) const;
+  void block_bf16(float* out, const float* x, int blk) const;
+  void block_int8(float* out, const int16_t* xq, const float* xs, int blk) const;
+  int ic_ = 0, oc_ = 0, icp_ = 0, blocks_ = 0;  // icp_: IC rounded up to kGroup
+  WeightType type_ = WeightType::f32;
+  std::vector<float> f32_;
+  std::vector<uint16_t> bf16_, scales_;  // scales_: (blocks, groups, kCols) bf16
+  std::vector<int8_t> q_;
+};
+
+}  // namespace gpt2lab
