@@ -2,22 +2,74 @@
 // Everything but process set-up is the library cli::run (cli/app.h).
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "cli/app.h"
 #include "core/signals.h"
 
 namespace {
 
-// OpenMP's default lets idle threads spin between parallel regions. On a
-// machine shared with other work (CI, a study beside a benchmark, several
-// MPI ranks on few cores) a spinning thread takes the core from the thread
-// it waits for: measured here, a training step ran 1.47x faster with passive
-// waiting under load. libgomp reads OMP_WAIT_POLICY when it is loaded, before
-// main, so to change the default the program re-executes itself once with
-// the variable set. A user's own OMP_WAIT_POLICY is left alone.
-void prefer_passive_openmp_waiting(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GPT2LAB_REEXECED")) return;
+// How OpenMP threads wait between parallel regions, chosen per workload
+// from measurements (docs/performance.md, "How threads wait"):
+//   - libgomp's default spins a while (bounded) before sleeping. Decoding
+//     runs ~100 short parallel regions per token, and waking a sleeping
+//     thread for each made decode 1.4-1.7x slower than spinning (41,116
+//     context switches over 128 tokens against 142).
+//   - A spinning thread takes the core from the thread it waits for when
+//     the machine is shared: a training step ran 1.6x slower with spinning
+//     beside one busy process, and only 8 % faster with it on an idle one.
+// So the commands that decode (sample, eval-translation) keep libgomp's
+// bounded spin when no other work is runnable as they start; everything
+// else, and any command on a busy machine, waits passively. libgomp reads
+// the policy when it is loaded, before main, so for that the program
+// re-executes itself once with OMP_WAIT_POLICY=PASSIVE. A user's own
+// OMP_WAIT_POLICY or GOMP_SPINCOUNT is left alone.
+
+int requested_threads(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) return std::atoi(argv[i + 1]);
+    if (!std::strncmp(argv[i], "--threads=", 10)) return std::atoi(argv[i] + 10);
+  }
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  return env ? std::atoi(env) : 0;
+}
+
+// Runnable tasks besides this one, the most seen in 10 looks 2 ms apart
+// (/proc/stat's procs_running counts this process too).
+int other_runnable_tasks() {
+  int most = 0;
+  for (int look = 0; look < 10; ++look) {
+    std::ifstream stat("/proc/stat");
+    std::string key;
+    int value = 0;
+    while (stat >> key) {
+      if (key == "procs_running" && stat >> value) break;
+      stat.ignore(1 << 20, '\n');
+    }
+    most = std::max(most, value - 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return most;
+}
+
+bool spin_while_waiting(int argc, char** argv) {
+  const char* command = argc > 1 ? argv[1] : "";
+  if (std::strcmp(command, "sample") != 0 && std::strcmp(command, "eval-translation") != 0) return false;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = requested_threads(argc, argv);
+  if (threads <= 0 || threads > cores) threads = cores;
+  return other_runnable_tasks() + threads <= cores;
+}
+
+void choose_openmp_waiting(int argc, char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT") || std::getenv("GPT2LAB_REEXECED")) return;
+  if (spin_while_waiting(argc, argv)) return;
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   setenv("GPT2LAB_REEXECED", "1", 1);
   execv("/proc/self/exe", argv);
@@ -27,7 +79,7 @@ void prefer_passive_openmp_waiting(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  prefer_passive_openmp_waiting(argv);
+  choose_openmp_waiting(argc, argv);
   gpt2lab::start_signal_watcher();  // before any thread exists: see core/signals.h
   return gpt2lab::cli::run(argc, argv);
 }

@@ -35,12 +35,17 @@ struct SampleFlags {
   CLI::Option *prompt_flag = nullptr, *prompt_file_flag = nullptr, *prompt_ids_flag = nullptr;
 };
 
-// "sample: 8 prompt tokens, 128 new in 1.52 s: 84.2 tok/s (first token
-// after 0.041 s)": the figures llama.cpp prints, on stderr.
+// The prompt (prefill) and generation (decode) rates, as llama.cpp prints
+// them, on stderr. The first token's time is the prompt's: its logits come
+// out of the prefill; every later token is one decode step.
 void report_speed(size_t prompt_tokens, size_t new_tokens, double first_s, double total_s) {
-  const double rate = new_tokens > 1 && total_s > first_s ? (new_tokens - 1) / (total_s - first_s) : 0;
-  std::fprintf(stderr, "sample: %zu prompt tokens, %zu new in %.2f s: %.1f tok/s (first token after %.3f s)\n",
-               prompt_tokens, new_tokens, total_s, rate, first_s);
+  const double prompt_rate = first_s > 0 ? prompt_tokens / first_s : 0;
+  std::fprintf(stderr, "sample: prompt     %5zu tokens in %9.2f ms (%8.1f tok/s)\n", prompt_tokens, first_s * 1e3,
+               prompt_rate);
+  if (new_tokens < 2) return;
+  const double decode_s = total_s - first_s, steps = static_cast<double>(new_tokens - 1);
+  std::fprintf(stderr, "sample: generation %5zu tokens in %9.2f ms (%8.1f tok/s, %.2f ms/token)\n", new_tokens - 1,
+               decode_s * 1e3, decode_s > 0 ? steps / decode_s : 0, decode_s / steps * 1e3);
 }
 
 // One sample on stdout (text streamed as it is drawn, up to a stop string).
@@ -116,7 +121,8 @@ void run_sample(SampleFlags& o) {
     prompt = tok->encode(prompt_text, /*allow_special=*/true);
   }
   check(!prompt.empty(), "the prompt is empty (start with \"<|endoftext|>\" for unconditional samples)");
-  check_generation(c, prompt, o.s);  // before the prompt is printed
+  check_generation(c, prompt, o.s);                      // before the prompt is printed
+  o.s.packed = pack_decode_weights(model, o.s.weights);  // once, and outside the timings
   write_samples(o, model, tok.get(), prompt, prompt_text);
 }
 

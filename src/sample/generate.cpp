@@ -112,7 +112,7 @@ std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt,
     if (notice) notice("prompt longer than the context: keeping its last " + std::to_string(keep_on_slide) + " tokens");
     seq.erase(seq.begin(), seq.end() - keep_on_slide);
   }
-  InferenceSession session(model, InferenceOptions{o.weights, nullptr});
+  InferenceSession session(model, InferenceOptions{o.weights, o.packed});
   Rng rng(o.seed);
   const size_t V = static_cast<size_t>(c.vocab_size);
   const float* logits = session.append(seq);

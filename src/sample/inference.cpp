@@ -91,8 +91,8 @@ InferenceSession::InferenceSession(const GPT2<float>& model, InferenceOptions op
     : model_(model), options_(std::move(options)) {
   const ModelConfig& c = model.config();
   const size_t cache = static_cast<size_t>(c.n_layer) * c.block_size * c.n_embd;
-  k_cache_.assign(cache, 0.0f);
-  v_cache_.assign(cache, 0.0f);
+  k_cache_.reset(new float[cache]);
+  v_cache_.reset(new float[cache]);
   logits_.assign(c.padded_vocab_size(), 0.0f);
   if (!options_.packed) options_.packed = pack_decode_weights(model, options_.weights);
   check(options_.packed->type() == options_.weights, "InferenceSession: the packed weights are not of the type asked");
@@ -147,8 +147,8 @@ void InferenceSession::embed(std::span<const int> tokens) {
 void InferenceSession::attention(int l, int n, const float* inp) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd, NH = c.n_head;
-  float* kc = k_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
-  float* vc = v_cache_.data() + static_cast<size_t>(l) * c.block_size * C;
+  float* kc = k_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
+  float* vc = v_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
   linear(qkv_.data(), inp, l, 0, n);
   for (int i = 0; i < n; ++i) {
     const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
@@ -226,6 +226,28 @@ const float* InferenceSession::append(std::span<const int> tokens) {
   options_.packed->head().matvec(logits_.data(), last, nullptr);
   pos_ += n;
   return logits_.data();
+}
+
+double decoding_loss(InferenceSession& session, const int* inputs, const int* targets, int B, int T) {
+  const int V = session.vocab_size();
+  double sum = 0;
+  long counted = 0;
+  for (int b = 0; b < B; ++b) {
+    session.reset();
+    for (int t = 0; t < T; ++t) {
+      const size_t i = static_cast<size_t>(b) * T + t;
+      const float* logits = session.append(std::span<const int>(inputs + i, 1));
+      if (targets[i] < 0) continue;
+      check(targets[i] < V, "target id " + std::to_string(targets[i]) + " is outside the vocabulary");
+      const float top = *std::max_element(logits, logits + V);
+      double z = 0;
+      for (int v = 0; v < V; ++v) z += std::exp(static_cast<double>(logits[v]) - top);
+      sum += std::log(z) + top - logits[targets[i]];
+      ++counted;
+    }
+  }
+  check(counted > 0, "decoding_loss: every target is masked");
+  return sum / static_cast<double>(counted);
 }
 
 }  // namespace gpt2lab

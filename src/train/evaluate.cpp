@@ -20,7 +20,7 @@ void check_shape(const GPT2<float>& model, int B, int T) {
 
 // Runs `batches` forward passes, each filling inputs/targets with `next`.
 template <class Next>
-EvalResult run_batches(GPT2<float>& model, int B, int T, long batches, Next next) {
+EvalResult run_batches(GPT2<float>& model, int B, int T, long batches, const BatchLoss& loss, Next next) {
   const size_t N = static_cast<size_t>(B) * T;
   std::vector<int> inputs(N), targets(N);
   EvalResult r;
@@ -28,7 +28,7 @@ EvalResult run_batches(GPT2<float>& model, int B, int T, long batches, Next next
   double sum = 0;
   for (long b = 0; b < batches; ++b) {
     next(inputs.data(), targets.data());
-    sum += model.forward(inputs.data(), targets.data(), B, T);
+    sum += loss ? loss(inputs.data(), targets.data(), B, T) : model.forward(inputs.data(), targets.data(), B, T);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.batches = batches;
@@ -42,7 +42,7 @@ EvalResult run_batches(GPT2<float>& model, int B, int T, long batches, Next next
 double EvalResult::perplexity() const { return std::exp(loss); }
 
 EvalResult evaluate_split(GPT2<float>& model, const std::filesystem::path& data, const std::string& split, int B, int T,
-                          long batches) {
+                          long batches, const BatchLoss& loss) {
   check_shape(model, B, T);
   DataLoader loader(find_split_files(data, split), B, T, /*shuffle=*/false, /*seed=*/0);
   const long have = static_cast<long>(loader.num_windows());
@@ -55,10 +55,12 @@ EvalResult evaluate_split(GPT2<float>& model, const std::filesystem::path& data,
         "data in '" + data.string() + "' holds token id " + std::to_string(loader.max_token()) +
             " but the model's vocab_size is " + std::to_string(model.config().vocab_size) +
             " (was it prepared with another tokenizer?)");
-  return run_batches(model, B, T, batches > 0 ? batches : have, [&](int* in, int* tg) { loader.next_batch(in, tg); });
+  return run_batches(model, B, T, batches > 0 ? batches : have, loss,
+                     [&](int* in, int* tg) { loader.next_batch(in, tg); });
 }
 
-EvalResult evaluate_tokens(GPT2<float>& model, std::span<const int> tokens, int B, int T, long batches) {
+EvalResult evaluate_tokens(GPT2<float>& model, std::span<const int> tokens, int B, int T, long batches,
+                           const BatchLoss& loss) {
   check_shape(model, B, T);
   const size_t N = static_cast<size_t>(B) * T;
   const long have = tokens.size() > N ? static_cast<long>((tokens.size() - 1) / N) : 0;
@@ -69,7 +71,7 @@ EvalResult evaluate_tokens(GPT2<float>& model, std::span<const int> tokens, int 
   for (int t : tokens)
     check(t >= 0 && t < model.config().vocab_size, "token id " + std::to_string(t) + " is outside the vocabulary");
   long at = 0;
-  return run_batches(model, B, T, batches > 0 ? batches : have, [&](int* in, int* tg) {
+  return run_batches(model, B, T, batches > 0 ? batches : have, loss, [&](int* in, int* tg) {
     const int* w = tokens.data() + static_cast<size_t>(at++) * N;
     for (size_t i = 0; i < N; ++i) {
       in[i] = w[i];

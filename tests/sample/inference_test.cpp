@@ -92,6 +92,18 @@ TEST(Inference, Int8WeightsStayCloseToF32) {
   EXPECT_LT(relative_logit_error(WeightType::int8), 1.0 / 32);
 }
 
+TEST(Inference, DecodingLossEqualsTheForwardLoss) {
+  GPT2<float> m(make_config(2, 4, 64, 16, 300, NormPlacement::post, InitScheme::he));
+  m.init_weights(4);
+  const int B = 2, T = 12;
+  std::vector<int> in(B * T), tg(B * T);
+  for (int i = 0; i < B * T; ++i) in[i] = (i * 53 + 1) % 300, tg[i] = (i * 29 + 3) % 300;
+  tg[5] = -1;  // masked: skipped by both
+  const double want = m.forward(in.data(), tg.data(), B, T);
+  InferenceSession s(m);
+  EXPECT_NEAR(decoding_loss(s, in.data(), tg.data(), B, T), want, 1e-5 * want);
+}
+
 std::vector<double> dist(std::vector<float> logits, SamplingOptions o, std::vector<int> hist = {}) {
   return sampling_distribution(logits, o, hist);
 }

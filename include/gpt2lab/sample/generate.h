@@ -12,6 +12,7 @@
 #include "gpt2lab/core/rng.h"
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/model/weight_type.h"
+#include "gpt2lab/sample/inference.h"
 
 namespace gpt2lab {
 
@@ -32,6 +33,9 @@ struct SamplingOptions {
   int eot_id = 50256;  // ignored when outside the vocab
   ContextPolicy context = ContextPolicy::stop;
   WeightType weights = WeightType::f32;  // what decode steps read (sample/inference.h)
+  // pack_decode_weights(model, weights), to share among calls; packed by
+  // each call when null.
+  std::shared_ptr<const DecodeWeights> packed;
 };
 
 // Draws the next token from raw logits (V of them) of one position. `history`

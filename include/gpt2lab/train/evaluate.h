@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -20,15 +21,21 @@ struct EvalResult {
   double perplexity() const;
 };
 
+// The mean loss of one batch of B x T inputs and targets. The default is
+// the model's own forward; sample/inference.h's decoding_loss scores the
+// same batch through the decode path (e.g. with int8 weights).
+using BatchLoss = std::function<double(const int* inputs, const int* targets, int B, int T)>;
+
 // A prepared dataset's split (`gpt2lab prepare`: DIR/<split>.bin ...), in
 // the trainer's window order: `batches` batches of B x T (0: every window the
 // split holds). Throws Error on a split too small, a T above the model's
 // block_size, or token ids outside its vocabulary.
 EvalResult evaluate_split(GPT2<float>& model, const std::filesystem::path& data, const std::string& split, int B, int T,
-                          long batches);
+                          long batches, const BatchLoss& loss = {});
 
 // A token sequence (a tokenized text): consecutive windows of B*T+1 tokens,
 // stride B*T, as the data loader cuts a shard.
-EvalResult evaluate_tokens(GPT2<float>& model, std::span<const int> tokens, int B, int T, long batches);
+EvalResult evaluate_tokens(GPT2<float>& model, std::span<const int> tokens, int B, int T, long batches,
+                           const BatchLoss& loss = {});
 
 }  // namespace gpt2lab

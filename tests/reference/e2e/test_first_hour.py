@@ -114,8 +114,9 @@ def check_text_eval_and_sample(tmp):
            f"eval --text scores a text with the model's own tokenizer (loss {got.get('loss')})")
     r = gpt2lab("sample", "--model", run, "--prompt", "The quick", "--temperature", "0", "--max-new-tokens", "24")
     full = r.stdout
-    expect(r.returncode == 0 and "tok/s" in r.stderr and "prompt tokens" in r.stderr,
-           "sample prints its speed on stderr")
+    speed = re.search(r"prompt +(\d+) tokens in .* tok/s\)\n.*generation +(\d+) tokens in .* tok/s, ", r.stderr)
+    expect(r.returncode == 0 and speed is not None and int(speed.group(1)) > 0 and speed.group(2) == "23",
+           f"sample prints prompt and generation speed on stderr: {r.stderr!r}")
     cont = full[len("The quick"):]
     stop = cont.strip()[4:7] if len(cont.strip()) > 8 else None
     if expect(stop is not None, "greedy sampling continues the prompt"):
