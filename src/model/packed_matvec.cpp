@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstring>
 
+#include <omp.h>
+
 #include "gpt2lab/core/error.h"
 #include "model/bf16.h"
+#include "model/vecmath.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -55,6 +58,12 @@ void quantize_int16(int16_t* q, float* scales, const float* x, int n, int padded
     for (int i = g * kGroup; i < (g + 1) * kGroup; ++i)
       q[i] = i < n ? static_cast<int16_t>(std::nearbyint(x[i] * inv)) : int16_t{0};
   }
+}
+
+// As kernels.cpp's gelu_forward computes it.
+inline float gelu(float x) {
+  const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
+  return 0.5f * x * (1.0f + vtanh(k * (x + 0.044715f * x * x * x)));
 }
 
 // The element (row i, column o) of the caller's matrix, 0 outside it.
@@ -125,11 +134,15 @@ PackedMatrix::PackedMatrix(const float* W, int IC, int OC, WeightType type, bool
 
 size_t PackedMatrix::bytes() const { return f32_.size() * 4 + bf16_.size() * 2 + q_.size() + scales_.size() * 2; }
 
-void PackedMatrix::matvec(float* out, const float* x, const float* bias) const {
+void PackedMatrix::matvec(float* out, const float* x, const float* bias, Epilogue e) const {
   std::vector<int16_t> xq(type_ == WeightType::int8 ? icp_ : 0);
   std::vector<float> xs(xq.size() / kGroup);
   if (type_ == WeightType::int8) quantize_int16(xq.data(), xs.data(), x, ic_, icp_);
-#pragma omp parallel
+  // No more threads than blocks, and none for a small matrix: waking a
+  // thread costs more than it saves below ~64k weights.
+  const int threads = std::min(omp_get_max_threads(), blocks_);
+  const bool parallel = static_cast<size_t>(blocks_) * block_elems() >= (size_t{1} << 16);
+#pragma omp parallel num_threads(threads) if (parallel)
   {
     alignas(64) float tile[kCols];
 #pragma omp for schedule(static)
@@ -139,7 +152,12 @@ void PackedMatrix::matvec(float* out, const float* x, const float* bias) const {
       if (type_ == WeightType::f32) block_f32(tile, x, blk);
       if (type_ == WeightType::bf16) block_bf16(tile, x, blk);
       if (type_ == WeightType::int8) block_int8(tile, xq.data(), xs.data(), blk);
-      std::copy(tile, tile + n, out + o0);
+      float* dst = out + o0;
+      if (e == Epilogue::store) std::copy(tile, tile + n, dst);
+      if (e == Epilogue::accumulate)
+        for (int j = 0; j < n; ++j) dst[j] += tile[j];
+      if (e == Epilogue::gelu)
+        for (int j = 0; j < n; ++j) dst[j] = gelu(tile[j]);
     }
   }
 }

@@ -36,9 +36,17 @@ class PackedMatrix {
   // tied LM head: wte is (V, C)).
   PackedMatrix(const float* W, int IC, int OC, WeightType type, bool transposed = false);
 
-  // out (OC) = x (IC) @ W + bias (OC, may be null). Parallel over column
+  // What is done with r = x @ W + bias on its way out, in the same pass
+  // (one parallel region per token fewer for each):
+  enum class Epilogue {
+    store,       // out = r
+    gelu,        // out = GELU(r), the tanh form of kernels.h
+    accumulate,  // out += r (a residual add)
+  };
+
+  // out (OC) from x (IC) and bias (OC, may be null). Parallel over column
   // blocks (OpenMP).
-  void matvec(float* out, const float* x, const float* bias) const;
+  void matvec(float* out, const float* x, const float* bias, Epilogue e = Epilogue::store) const;
 
   int rows() const { return ic_; }
   int cols() const { return oc_; }

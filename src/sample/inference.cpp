@@ -107,24 +107,34 @@ void InferenceSession::reserve_rows(int n) {
   rstd_.resize(N);
   qkv_.resize(N * 3 * C);
   atty_.resize(N * C);
-  proj_.resize(N * C);
-  fch_.resize(N * 4 * C);
+  scratch_.resize(N * 4 * C);
   gelu_.resize(N * 4 * C);
   rows_ = n;
 }
 
-// One row: the memory-bound matrix-vector product on the packed weights;
-// several (prefill): the GEMM on the model's own.
-void InferenceSession::linear(float* out, const float* inp, int layer, int which, int n) const {
+// out (e: =, = GELU, +=) inp @ W + b of one layer's matmul `which`. One
+// row: the memory-bound matrix-vector product on the packed weights, the
+// epilogue in the same pass; several (prefill): the GEMM on the model's own
+// weights into scratch_, then the epilogue.
+void InferenceSession::linear(float* out, const float* inp, int layer, int which, int n, Epilogue e) {
   const LayerOffsets& o = model_.layout().layers[layer];
   const size_t w[] = {o.c_attn_w, o.attn_proj_w, o.c_fc_w, o.mlp_proj_w};
   const size_t b[] = {o.c_attn_b, o.attn_proj_b, o.c_fc_b, o.mlp_proj_b};
   const float* P = model_.params();
   const PackedMatrix& m = options_.packed->matrix(layer, which);
-  if (n == 1)
-    m.matvec(out, inp, P + b[which]);
-  else
-    matmul_forward(out, inp, P + w[which], P + b[which], n, m.rows(), m.cols());
+  if (n == 1) {
+    using E = PackedMatrix::Epilogue;
+    m.matvec(out, inp, P + b[which],
+             e == Epilogue::gelu         ? E::gelu
+             : e == Epilogue::accumulate ? E::accumulate
+                                         : E::store);
+    return;
+  }
+  const long size = static_cast<long>(n) * m.cols();
+  float* dst = e == Epilogue::store ? out : scratch_.data();
+  matmul_forward(dst, inp, P + w[which], P + b[which], n, m.rows(), m.cols());
+  if (e == Epilogue::gelu) gelu_forward(out, dst, size);
+  if (e == Epilogue::accumulate) accumulate(out, dst, size);
 }
 
 void InferenceSession::embed(std::span<const int> tokens) {
@@ -142,14 +152,14 @@ void InferenceSession::embed(std::span<const int> tokens) {
   }
 }
 
-// The attention sublayer on `inp` into proj_; the new keys and values go
-// into the layer's cache at pos_.
+// x_ += the attention sublayer of `inp`; the new keys and values go into
+// the layer's cache at pos_.
 void InferenceSession::attention(int l, int n, const float* inp) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd, NH = c.n_head;
   float* kc = k_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
   float* vc = v_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
-  linear(qkv_.data(), inp, l, 0, n);
+  linear(qkv_.data(), inp, l, 0, n, Epilogue::store);
   for (int i = 0; i < n; ++i) {
     const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
     std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
@@ -162,21 +172,18 @@ void InferenceSession::attention(int l, int n, const float* inp) {
   } else {
     attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
   }
-  linear(proj_.data(), atty_.data(), l, 1, n);
+  linear(x_.data(), atty_.data(), l, 1, n, Epilogue::accumulate);
 }
 
-// The MLP sublayer on `inp` into proj_.
+// x_ += the MLP sublayer of `inp`.
 void InferenceSession::mlp(int l, int n, const float* inp) {
-  const int C = model_.config().n_embd;
-  linear(fch_.data(), inp, l, 2, n);
-  gelu_forward(gelu_.data(), fch_.data(), static_cast<long>(n) * C * 4);
-  linear(proj_.data(), gelu_.data(), l, 3, n);
+  linear(gelu_.data(), inp, l, 2, n, Epilogue::gelu);
+  linear(x_.data(), gelu_.data(), l, 3, n, Epilogue::accumulate);
 }
 
 void InferenceSession::block(int l, int n) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd;
-  const long NC = static_cast<long>(n) * C;
   const float eps = c.layer_norm_epsilon;
   const LayerOffsets& o = model_.layout().layers[l];
   const float* P = model_.params();
@@ -184,16 +191,13 @@ void InferenceSession::block(int l, int n) {
   if (c.norm == NormPlacement::pre) {
     layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
     attention(l, n, ln_.data());
-    accumulate(x, proj_.data(), NC);
     layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
     mlp(l, n, ln_.data());
-    accumulate(x, proj_.data(), NC);
   } else {
+    // The sublayers read x before they add into it.
     attention(l, n, x);
-    accumulate(x, proj_.data(), NC);
     layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
     mlp(l, n, x);
-    accumulate(x, proj_.data(), NC);
     layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
   }
 }

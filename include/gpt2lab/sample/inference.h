@@ -56,7 +56,8 @@ class InferenceSession {
   void block(int layer, int n);
   void attention(int layer, int n, const float* inp);
   void mlp(int layer, int n, const float* inp);
-  void linear(float* out, const float* inp, int layer, int which, int n) const;
+  enum class Epilogue { store, gelu, accumulate };  // out = r, = GELU(r), += r
+  void linear(float* out, const float* inp, int layer, int which, int n, Epilogue e);
   const GPT2<float>& model_;
   InferenceOptions options_;
   int pos_ = 0, rows_ = 0;
@@ -66,7 +67,7 @@ class InferenceSession {
   // context grows).
   std::unique_ptr<float[]> k_cache_, v_cache_;
   std::vector<float> att_;  // (NH, n, n) probabilities of a batched prefill
-  std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, proj_, fch_, gelu_, logits_;
+  std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, scratch_, gelu_, logits_;
 };
 
 // The mean next-token cross-entropy (nats) of B rows of T tokens, each row
