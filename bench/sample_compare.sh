@@ -1,27 +1,92 @@
 #!/usr/bin/env bash
-# Generation speed, gpt2lab vs PyTorch, same machine, same run, same threads.
+# Generation speed side by side in one run, same machine, same threads:
+#   gpt2lab through the CLI, as users run it (`gpt2lab sample`, its own
+#     "prompt"/"generation" lines), and through the library (sample_bench),
+#     with f32, bf16 and int8 weights;
+#   PyTorch's KV-cache generator (bench/sample_torch.py), f32 and bf16, the
+#     better of passive and active OpenMP waiting;
+#   ggml's gpt-2 example when GGML_GPT2_BIN and GGML_GPT2_MODEL name a built
+#     binary and a model file for it (ggml is not packaged in Debian 12; the
+#     script fetches nothing and says when it skips it).
+# A GPT-2 124M-shaped model with random weights; decode = 128 new tokens
+# after a 16-token prompt (greedy), prefill = a 512-token prompt; best of 3.
+# The bound is the bytes a decode step reads over the read bandwidth
+# sample_bench measures in the same run. Prints a Markdown table.
 #   bench/sample_compare.sh [THREADS]      (after scripts/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${1:-2}
-BENCH=${BUILD_DIR:-build}/bench/sample_bench
+B=${BUILD_DIR:-build}
 export OMP_NUM_THREADS=$T
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $T threads"
-out=$(mktemp)
-OMP_WAIT_POLICY=PASSIVE $BENCH --threads "$T" --json | tee -a "$out"
-OMP_WAIT_POLICY=PASSIVE $BENCH --threads "$T" --bf16 --json | tee -a "$out"
-# PyTorch at its best here: passive OpenMP waiting (its pool and OpenBLAS's fight otherwise).
-OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/sample_torch.py "$T" | tee -a "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+out=$work/rows.jsonl
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
+  "$T threads, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+"$B/gpt2lab" init --n-layer 12 --n-head 12 --n-embd 768 --block-size 1024 --out "$work/model" >/dev/null
+short=$(seq -s ' ' 100 115)
+long=$(seq -s ' ' 1000 1511)
+
+# Best of 3 of a `gpt2lab sample` speed line: "prompt" tok/s or "generation" ms/token.
+cli() {  # WEIGHTS PROMPT NEW FIELD
+  local vals=() line
+  for _ in 1 2 3; do
+    line=$("$B/gpt2lab" sample --model "$work/model" --prompt-ids "$2" --max-new-tokens "$3" --temperature 0 \
+      --format ids --weights "$1" --threads "$T" 2>&1 >/dev/null | grep "sample: $4")
+    if [ "$4" = prompt ]; then vals+=("$(sed 's/.*(\s*\([0-9.]*\) tok\/s).*/\1/' <<<"$line")")
+    else vals+=("$(sed 's/.*tok\/s, \([0-9.]*\) ms\/token.*/\1/' <<<"$line")"); fi
+  done
+  if [ "$4" = prompt ]; then printf '%s\n' "${vals[@]}" | sort -g | tail -1
+  else printf '%s\n' "${vals[@]}" | sort -g | head -1; fi
+}
+
+for w in f32 bf16 int8; do
+  lib=$("$B/bench/sample_bench" --threads "$T" --weights "$w" --json)
+  echo "$lib" | tee -a "$out"
+  pre=$(cli "$w" "$long" 1 prompt)
+  dec=$(cli "$w" "$short" 128 generation)
+  echo "{\"impl\": \"gpt2lab-cli\", \"dtype\": \"$w\", \"prefill_tok_s\": $pre, \"decode_ms\": $dec}" | tee -a "$out"
+done
+for policy in PASSIVE ACTIVE; do
+  OMP_WAIT_POLICY=$policy /usr/bin/python3 bench/sample_torch.py "$T" | sed "s/\"pytorch\"/\"pytorch-$policy\"/" |
+    tee -a "$out"
+done
+if [ -n "${GGML_GPT2_BIN:-}" ] && [ -x "${GGML_GPT2_BIN:-}" ] && [ -f "${GGML_GPT2_MODEL:-}" ]; then
+  # ggml's examples/gpt-2 prints "predict time = X ms / Y ms per token".
+  g=$("$GGML_GPT2_BIN" -m "$GGML_GPT2_MODEL" -t "$T" -n 128 -p "The quick brown fox jumps over the lazy dog." 2>&1 |
+    sed -n 's/.*predict time = .* \/ *\([0-9.]*\) ms per token.*/\1/p' | tail -1)
+  [ -n "$g" ] && echo "{\"impl\": \"ggml\", \"dtype\": \"$(basename "$GGML_GPT2_MODEL")\", \"decode_ms\": $g}" | tee -a "$out"
+else
+  echo "ggml: skipped (set GGML_GPT2_BIN to a built ggml examples/gpt-2 binary and GGML_GPT2_MODEL to its model file;"
+  echo "      ggml is not in Debian 12, and this script fetches nothing)"
+fi
+
 /usr/bin/python3 - "$out" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-get = lambda impl, dt: next(r for r in rows if r["impl"] == impl and r["dtype"] == dt)
-print("\n| mode | gpt2lab prefill tok/s | PyTorch prefill tok/s | ratio | gpt2lab decode ms/token | PyTorch decode ms/token | ratio | bandwidth bound ms/token |")
-print("|---|---|---|---|---|---|---|---|")
-for dt in ("f32", "bf16"):
-    g, p = get("gpt2lab", dt), get("pytorch", dt)
-    print(f"| {dt} | {g['prefill_tok_s']:.0f} | {p['prefill_tok_s']:.0f} | {g['prefill_tok_s']/p['prefill_tok_s']:.2f}x | "
-          f"{g['decode_ms']:.2f} | {p['decode_ms']:.2f} | {g['decode_ms']/p['decode_ms']:.2f}x | {g['bandwidth_bound_ms']:.2f} "
-          f"({g['bandwidth_gb_s']:.0f} GB/s) |")
+lib = {r["dtype"]: r for r in rows if r["impl"] == "gpt2lab"}
+cli = {r["dtype"]: r for r in rows if r["impl"] == "gpt2lab-cli"}
+torch = {}
+for r in rows:
+    if r["impl"].startswith("pytorch-"):
+        best = torch.get(r["dtype"])
+        if best is None or r["decode_ms"] < best["decode_ms"]:
+            torch[r["dtype"]] = r
+ggml = [r for r in rows if r["impl"] == "ggml"]
+bw = max(r["bandwidth_gb_s"] for r in lib.values())
+print(f"\nread bandwidth (same run): {bw:.1f} GB/s\n")
+print("| weights | gpt2lab CLI decode ms/token | % of bound | library decode ms/token | bound ms/token "
+      "| PyTorch decode ms/token | gpt2lab CLI / PyTorch speed | gpt2lab CLI prefill tok/s | PyTorch prefill tok/s |")
+print("|---|---|---|---|---|---|---|---|---|")
+for dt in ("f32", "bf16", "int8"):
+    g, c, p = lib[dt], cli[dt], torch.get(dt)
+    pt = f"{p['decode_ms']:.2f}" if p else "–"
+    ratio = f"{p['decode_ms'] / c['decode_ms']:.2f}x" if p else "–"
+    ppre = f"{p['prefill_tok_s']:.0f}" if p else "–"
+    print(f"| {dt} | {c['decode_ms']:.2f} | {100 * g['bandwidth_bound_ms'] / c['decode_ms']:.0f}% | {g['decode_ms']:.2f} "
+          f"| {g['bandwidth_bound_ms']:.2f} | {pt} | {ratio} | {c['prefill_tok_s']:.0f} | {ppre} |")
+for r in ggml:
+    print(f"| ggml {r['dtype']} | {r['decode_ms']:.2f} | | | | | | | |")
+print(f"\nint8 vs bf16 decode (CLI): {cli['bf16']['decode_ms'] / cli['int8']['decode_ms']:.2f}x faster")
 PY
-rm -f "$out"
