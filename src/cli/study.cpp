@@ -21,7 +21,7 @@ void add(CLI::App& app) {
   struct Flags {
     std::string preset = "all", budget = "quick", data, out;
     std::vector<std::string> catalogs;
-    int threads = 0;
+    int threads = 0, jobs = 1;
     bool no_report = false, quiet = false;
   };
   auto f = std::make_shared<Flags>();
@@ -47,9 +47,15 @@ void add(CLI::App& app) {
   sub->add_flag("--no-report", f->no_report, "Do not run tools/report at the end");
   sub->add_flag("--quiet", f->quiet, "No per-step training output (the study's own lines remain)");
   add_threads_flag(sub, f->threads);
+  sub->add_option("--jobs", f->jobs,
+                  "Runs at once (threads of this process), each on max(1, threads / jobs) threads; no per-step "
+                  "output when above 1. A run's numbers depend on its own thread count, not on --jobs")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   sub->footer(
       "\nFinished runs are kept: rerunning the same command skips them and resumes an interrupted one.\n"
-      "SIGINT/SIGTERM finish the current training step, save, and stop the study.\n"
+      "SIGINT/SIGTERM finish the current training step (of every run in progress), save, and stop the study.\n"
+      "--jobs 2 --threads 2 gives the same runs, bit for bit, as --jobs 1 --threads 1 (1 thread per run).\n"
       "The report (OUT/report.md, OUT/report.html) needs /usr/bin/python3 with matplotlib.");
   sub->callback([f] {
     StudyOptions o;
@@ -62,11 +68,13 @@ void add(CLI::App& app) {
     else
       o.catalogs.assign(f->catalogs.begin(), f->catalogs.end());
     o.threads = f->threads;
+    o.jobs = f->jobs;
     o.report = !f->no_report;
     o.quiet = f->quiet;
     o.command = "gpt2lab study --preset " + f->preset + " --budget " + f->budget +
                 (f->data.empty() ? "" : " --data " + f->data) + catalogs_flags(f->catalogs) + " --out " + f->out +
-                (f->threads ? " --threads " + std::to_string(f->threads) : "");
+                (f->threads ? " --threads " + std::to_string(f->threads) : "") +
+                (f->jobs != 1 ? " --jobs " + std::to_string(f->jobs) : "");
     o.log = [](const std::string& line) {
       std::fprintf(stderr, "%s\n", line.c_str());
       std::fflush(stderr);

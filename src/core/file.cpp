@@ -20,7 +20,7 @@ namespace {
 std::string errno_text() { return std::strerror(errno); }
 
 std::string unique_suffix() {
-  static std::random_device rd;
+  thread_local std::random_device rd;  // a study writes files from several threads (--jobs)
   char buf[64];
   std::snprintf(buf, sizeof buf, ".tmp-%d-%08x", static_cast<int>(getpid()), static_cast<unsigned>(rd()));
   return buf;

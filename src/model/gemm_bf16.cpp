@@ -29,8 +29,10 @@ struct Context {
   std::vector<uint16_t> a16, b16;
 };
 
+// One per thread: the buffers and the stream are in use for a whole call,
+// and a study runs several trainings on threads of one process (--jobs).
 Context& context() {
-  static Context ctx;
+  thread_local Context ctx;
   return ctx;
 }
 

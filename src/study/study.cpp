@@ -4,10 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <variant>
 
@@ -29,6 +32,7 @@
 #include "study/dataset.h"
 #include "study/edge_search.h"
 #include "study/grad_at_init.h"
+#include "study/jobs.h"
 #include "study/plan.h"
 #include "study/translation.h"
 #include "train/run_dir.h"
@@ -168,8 +172,14 @@ const std::string& item_name(const WorkItem& w) {
 
 class Study {
  public:
-  explicit Study(const StudyOptions& o) : o_(o), budget_(budget_by_name(o.budget)) {
-    log_ = o.log ? o.log : [](const std::string&) {};
+  explicit Study(const StudyOptions& o)
+      : o_(o), budget_(budget_by_name(o.budget)), jobs_(o.jobs), run_threads_(threads_per_job(o.threads, o.jobs)) {
+    check(o.jobs >= 1, "--jobs must be at least 1");
+    // Whole lines, one at a time, whichever run's thread writes them.
+    log_ = [this, log = o.log](const std::string& line) {
+      const std::lock_guard lock(log_mutex_);
+      if (log) log(line);
+    };
   }
 
   StudySummary run() {
@@ -211,22 +221,25 @@ class Study {
     int searches = 0;
     for (const auto& p : o_.presets) {
       if (p == "lr-edge") {
-        for (EdgeSpec& e : plan_edges(budget_, data_, o_.threads)) {
+        for (EdgeSpec& e : plan_edges(budget_, data_, run_threads_)) {
           items.emplace_back(std::move(e));
           ++searches;
         }
       } else if (p == "translation") {
-        for (RunSpec& r : plan_translation(budget_, mt_->pairs, mt_->corpus, (out_ / "runs").string(), o_.threads))
+        for (RunSpec& r : plan_translation(budget_, mt_->pairs, mt_->corpus, (out_ / "runs").string(), run_threads_))
           items.emplace_back(std::move(r));
       } else {
-        for (RunSpec& r : plan_preset(p, budget_, data_, (out_ / "runs").string(), o_.threads))
+        for (RunSpec& r : plan_preset(p, budget_, data_, (out_ / "runs").string(), run_threads_))
           items.emplace_back(std::move(r));
       }
       summary_.planned = static_cast<int>(items.size());
     }
     log_("study: budget " + budget_.name + ", " + std::to_string(items.size() - searches) + " runs" +
          (searches ? " and " + std::to_string(searches) + " lr-edge searches" : std::string()) + ", " +
-         std::to_string(budget_.seeds.size()) + " seeds (" + join_presets() + ") into " + out_.string());
+         std::to_string(budget_.seeds.size()) + " seeds (" + join_presets() + ") into " + out_.string() +
+         (jobs_ > 1 ? ", " + std::to_string(jobs_) + " at a time on " + std::to_string(effective_run_threads()) +
+                          " thread(s) each"
+                    : std::string()));
     if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
 
     if (!run_all(items)) return summary_;  // interrupted
@@ -244,46 +257,65 @@ class Study {
     return summary_;
   }
 
-  // Runs (or skips, when found done) every planned item, logging an ETA
-  // for the whole study from the work measured so far; false when a signal
-  // interrupted it.
+  // Runs (or skips, when found done) every planned item, --jobs at a time,
+  // logging an ETA for the whole study from the work measured so far; false
+  // when a signal interrupted it.
   bool run_all(const std::vector<WorkItem>& items) {
-    double cost_left = 0, cost_done = 0, seconds_done = 0;
-    for (const WorkItem& w : items) cost_left += item_cost(w);
+    eta_ = Eta{};
+    for (const WorkItem& w : items) eta_.cost_left += item_cost(w);
+    // OpenBLAS's thread count is process-wide: set before the workers start,
+    // which then set it again to the same number (and their own OpenMP one).
+    set_threads(run_threads_);
+    run_jobs(
+        {items.size(), jobs_, prerequisites(items)}, [this] { set_threads(run_threads_); },
+        [&](size_t i) { run_item(items, i); }, [] { return stop_requested(); });
+    order_records(items);
+    if (stop_requested()) summary_.interrupted = true;
+    if (!summary_.interrupted) return true;
+    save_study_file();
+    log_("study: interrupted; rerun the same command to carry on (finished runs are kept)");
+    return false;
+  }
+
+  // A fine-tuning waits for its pre-training run; everything else is
+  // independent (an lr-edge search is one item, its probes in order).
+  static std::vector<std::optional<size_t>> prerequisites(const std::vector<WorkItem>& items) {
+    std::vector<std::optional<size_t>> after(items.size());
     for (size_t i = 0; i < items.size(); ++i) {
-      const std::string tag =
-          "[" + std::to_string(i + 1) + "/" + std::to_string(items.size()) + "] " + item_name(items[i]);
-      if (!stop_requested()) {
-        const int ran_before = summary_.ran;
-        const auto t0 = std::chrono::steady_clock::now();
-        double cost = item_cost(items[i]);
-        if (const auto* e = std::get_if<EdgeSpec>(&items[i])) {
-          const int probes = run_edge(*e, tag);
-          RunSpec probe;
-          probe.train = e->train;
-          cost = run_cost(probe) * probes;
-        } else if (std::get<RunSpec>(items[i]).kind == RunKind::grad_at_init) {
-          do_grad_at_init(std::get<RunSpec>(items[i]), tag);
-        } else {
-          do_train(std::get<RunSpec>(items[i]), tag);
-        }
-        cost_left -= item_cost(items[i]);
-        if (summary_.ran > ran_before) {  // measured work, not a run found done
-          cost_done += cost;
-          seconds_done += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          if (i + 1 < items.size() && cost_done > 0)
-            log_("study: about " + seconds_text(seconds_done / cost_done * cost_left) + " left for the study (" +
-                 std::to_string(items.size() - i - 1) + " items; lr-edge searches estimated)");
-        }
-      }
-      if (stop_requested()) summary_.interrupted = true;
-      if (summary_.interrupted) {
-        save_study_file();
-        log_("study: interrupted; rerun the same command to carry on (finished runs are kept)");
-        return false;
-      }
+      const auto* r = std::get_if<RunSpec>(&items[i]);
+      if (!r || r->kind != RunKind::train || r->train.init_from.empty()) continue;
+      const fs::path from = fs::path(r->train.init_from).lexically_normal();
+      for (size_t j = 0; j < i; ++j)
+        if (const auto* p = std::get_if<RunSpec>(&items[j]); p && fs::path(p->train.out).lexically_normal() == from)
+          after[i] = j;
     }
-    return true;
+    return after;
+  }
+
+  void run_item(const std::vector<WorkItem>& items, size_t i) {
+    const std::string tag =
+        "[" + std::to_string(i + 1) + "/" + std::to_string(items.size()) + "] " + item_name(items[i]);
+    const auto t0 = std::chrono::steady_clock::now();
+    double measured = 0;  // the cost of the work done now (not found done)
+    if (const auto* e = std::get_if<EdgeSpec>(&items[i])) {
+      RunSpec probe;
+      probe.train = e->train;
+      measured = run_cost(probe) * run_edge(*e, tag);
+    } else if (const auto& r = std::get<RunSpec>(items[i]); r.kind == RunKind::grad_at_init) {
+      measured = do_grad_at_init(r, tag) ? run_cost(r) : 0;
+    } else {
+      measured = do_train(r, tag) ? run_cost(r) : 0;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::lock_guard lock(mutex_);
+    eta_.cost_left -= item_cost(items[i]);
+    ++eta_.ended;
+    if (measured <= 0) return;
+    eta_.cost_done += measured;
+    eta_.seconds_done += seconds;  // one run's time: jobs_ of them pass at once
+    if (eta_.ended < items.size())
+      log_("study: about " + seconds_text(eta_.seconds_done / eta_.cost_done * eta_.cost_left / jobs_) +
+           " left for the study (" + std::to_string(items.size() - eta_.ended) + " items; lr-edge searches estimated)");
   }
 
   // One lr-edge search: replays the outcomes recorded so far, runs the next
@@ -293,21 +325,25 @@ class Study {
     const std::string runs_dir = (out_ / "runs").string();
     int trained = 0;
     for (;;) {
-      const EdgeSearch s =
-          search_edge(e.grid, e.start, e.refine, [&](double lr) { return probe_outcome(edge_probe(e, lr, runs_dir)); });
-      record_edge(e, s);
-      if (!s.next || summary_.interrupted || stop_requested()) break;
-      const int ran_before = summary_.ran;
-      do_train(edge_probe(e, *s.next, runs_dir), tag + " lr " + nlohmann::json(*s.next).dump());
-      trained += summary_.ran > ran_before;
+      std::optional<double> next;
+      {
+        const std::lock_guard lock(mutex_);
+        const EdgeSearch s = search_edge(e.grid, e.start, e.refine,
+                                         [&](double lr) { return probe_outcome(edge_probe(e, lr, runs_dir)); });
+        record_edge(e, s);
+        next = s.next;
+      }
+      if (!next || stop_requested()) break;
+      trained += do_train(edge_probe(e, *next, runs_dir), tag + " lr " + nlohmann::json(*next).dump());
     }
+    const std::lock_guard lock(mutex_);
     save_study_file();
     return trained;
   }
 
   // true trained, false did not (diverged, or stayed at the unigram
-  // plateau), nullopt not run yet.
-  std::optional<bool> probe_outcome(const RunSpec& r) {
+  // plateau), nullopt not run yet. The caller holds mutex_.
+  std::optional<bool> probe_outcome(const RunSpec& r) const {
     for (const auto& rec : study_["runs"])
       if (rec.value("name", "") == r.name) {
         const std::string status = rec.value("status", "");
@@ -317,6 +353,7 @@ class Study {
     return std::nullopt;
   }
 
+  // The caller holds mutex_.
   void record_edge(const EdgeSpec& e, const EdgeSearch& s) {
     Json rec = Json::object();
     rec["name"] = e.name;
@@ -409,6 +446,9 @@ class Study {
     if (unigram_) base["unigram_val"] = *unigram_;
     study_["baselines"] = base;
     study_["threads"] = o_.threads > 0 ? o_.threads : hardware_threads();
+    // This session's; each run records its own thread count.
+    study_["jobs"] = jobs_;
+    study_["threads_per_run"] = effective_run_threads();
     if (!o_.command.empty()) study_["command"] = o_.command;
     Json presets = study_.contains("presets") ? study_["presets"] : Json::array();
     for (const auto& p : o_.presets)
@@ -420,11 +460,15 @@ class Study {
     if (mt_) study_["translation_data"] = mt_->summary;
   }
 
+  // The caller holds mutex_ (or the workers have ended), as for every use
+  // of study_ and summary_ while items run.
   void save_study_file() {
     study_["updated"] = now_utc();
     write_file_atomic(out_ / kStudyFile, study_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
 
+  // The caller holds mutex_; the reference lasts only while it does (another
+  // worker's record may move the array).
   Json& record(const RunSpec& r) {
     for (auto& rec : study_["runs"])
       if (rec.value("name", "") == r.name) return rec;
@@ -434,22 +478,52 @@ class Study {
     return study_["runs"].back();
   }
 
-  void do_grad_at_init(const RunSpec& r, const std::string& tag) {
+  // Runs and searches in plan order (probes in search order) whatever the
+  // order in which --jobs workers reached them; runs of presets not planned
+  // now first, as they were.
+  void order_records(const std::vector<WorkItem>& items) {
+    std::map<std::string, std::pair<size_t, size_t>> rank;
+    for (size_t i = 0; i < items.size(); ++i) {
+      rank[item_name(items[i])] = {i, 0};
+      if (!std::holds_alternative<EdgeSpec>(items[i]) || !study_.contains("edges")) continue;
+      for (const auto& e : study_["edges"])
+        if (e.value("name", "") == item_name(items[i]) && e.contains("probes"))
+          for (size_t k = 0; k < e["probes"].size(); ++k) rank[e["probes"][k].value("run", "")] = {i, k + 1};
+    }
+    auto sort = [&](Json& list) {
+      if (!list.is_array()) return;
+      auto& v = list.get_ref<Json::array_t&>();
+      std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
+        const auto ra = rank.find(a.value("name", "")), rb = rank.find(b.value("name", ""));
+        if (ra == rank.end() || rb == rank.end()) return ra == rank.end() && rb != rank.end();
+        return ra->second < rb->second;
+      });
+    };
+    sort(study_["runs"]);
+    if (study_.contains("edges")) sort(study_["edges"]);
+  }
+
+  // Returns true when it measured now (false: found done).
+  bool do_grad_at_init(const RunSpec& r, const std::string& tag) {
     const fs::path dir = out_ / "runs" / r.name;
     const fs::path file = dir / kGradFile;
-    Json& rec = record(r);
-    rec["preset"] = r.preset;
-    rec["kind"] = "grad-at-init";
-    rec["variables"] = r.variables;
-    rec["config"] = to_json(r.gai);
-    rec["dir"] = "runs/" + r.name;
-    // A result that is not an object (an edited file) counts as not done.
-    if (auto done = read_json_if_exists(file); done && done->is_object()) {
-      ++summary_.already_done;
-      rec["status"] = "completed";
-      rec["result"] = *done;
-      log_(tag + ": done before, kept");
-      return;
+    auto done = read_json_if_exists(file);
+    {
+      const std::lock_guard lock(mutex_);
+      Json& rec = record(r);
+      rec["preset"] = r.preset;
+      rec["kind"] = "grad-at-init";
+      rec["variables"] = r.variables;
+      rec["config"] = to_json(r.gai);
+      rec["dir"] = "runs/" + r.name;
+      // A result that is not an object (an edited file) counts as not done.
+      if (done && done->is_object()) {
+        ++summary_.already_done;
+        rec["status"] = "completed";
+        rec["result"] = *done;
+        log_(tag + ": done before, kept");
+        return false;
+      }
     }
     const auto t0 = std::chrono::steady_clock::now();
     const InitGradients g =
@@ -459,51 +533,49 @@ class Study {
     result["seconds"] = secs;
     fs::create_directories(dir);
     write_file_atomic(file, result.dump(2) + "\n");
-    rec["status"] = "completed";
-    rec["result"] = result;
-    ++summary_.ran;
-    save_study_file();
+    {
+      const std::lock_guard lock(mutex_);
+      Json& rec = record(r);
+      rec["status"] = "completed";
+      rec["result"] = result;
+      rec["threads"] = effective_run_threads();
+      ++summary_.ran;
+      save_study_file();
+    }
     const int L = r.gai.model.n_layer;
     char buf[160];
     std::snprintf(buf, sizeof buf, ": loss %.3f, FFN grad norm layer 1 %.3g, layer %d %.3g (%s)", g.loss, g.ffn.front(),
                   L, g.ffn.back(), seconds_text(secs).c_str());
     log_(tag + buf);
+    return true;
   }
 
-  void do_train(const RunSpec& r, const std::string& tag) {
-    const fs::path dir = out_ / "runs" / r.name;
-    Json& rec = record(r);
-    rec["preset"] = r.preset;
-    rec["kind"] = "train";
-    rec["variables"] = r.variables;
-    nlohmann::json cfg = to_json(r.train);
-    cfg.erase("out");
-    cfg.erase("threads");
-    rec["config"] = cfg;
-    rec["dir"] = "runs/" + r.name;
-    rec["metrics"] = "runs/" + r.name + "/" + run_dir::kMetrics;
-
+  // What is on disk for a training run: its final status if it finished,
+  // and whether to resume it.
+  static std::pair<std::string, bool> run_state(const fs::path& dir) {
     std::error_code ec;
-    std::string status;
-    bool resume = false;
     if (auto res = run_dir::read_result(dir)) {
+      std::string status;
       if (res->contains("status") && (*res)["status"].is_string()) status = (*res)["status"].get<std::string>();
-      resume = status == "interrupted";
-    } else if (fs::exists(dir / run_dir::kConfig, ec)) {
-      resume = true;  // crashed mid-run: its last checkpoint (if any) carries on
+      return {status, status == "interrupted"};
     }
-    const bool finished = status == "completed" || status == "diverged";
-    if (finished) {
-      ++summary_.already_done;
-      if (status == "diverged") ++summary_.diverged;
-      // Analysis missing (crash between the run and study.json): redo it,
-      // it is deterministic and cheap.
-      if (rec.value("status", "") != status || !rec.contains("outcome")) analyse(r, rec, status);
-      log_(tag + ": " + status + " before, kept");
-      return;
-    }
+    // Crashed mid-run: its last checkpoint (if any) carries on.
+    return {"", fs::exists(dir / run_dir::kConfig, ec)};
+  }
 
-    if (!r.train.init_from.empty() && !resume && !pretrained(r, rec, tag)) return;
+  // Returns true when it trained now (also when a signal cut the run short).
+  bool do_train(const RunSpec& r, const std::string& tag) {
+    const fs::path dir = out_ / "runs" / r.name;
+    const auto [status, resume] = run_state(dir);
+    if (status == "completed" || status == "diverged") {
+      kept_run(r, tag, status);
+      return false;
+    }
+    {
+      const std::lock_guard lock(mutex_);
+      describe(r, record(r));
+    }
+    if (!r.train.init_from.empty() && !resume && !pretrained(r, tag)) return false;
     TrainOptions t = r.train;
     t.resume = resume;
     t.force = !resume;  // a folder without config.json holds nothing to keep
@@ -516,21 +588,70 @@ class Study {
          nlohmann::json(t.schedule.lr).dump() + ", warmup " + std::to_string(t.schedule.warmup) + ", " +
          std::to_string(t.steps) + " steps)");
     const auto t0 = std::chrono::steady_clock::now();
-    TrainResult result = train(t, t.quiet ? ProgressFn{} : stderr_progress(t.log_every));
+    // Per-step lines of runs side by side would interleave: --jobs > 1 shows
+    // the study's own lines only.
+    const bool steps_shown = !t.quiet && jobs_ == 1;
+    TrainResult result = train(t, steps_shown ? stderr_progress(t.log_every) : ProgressFn{});
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rec["seconds"] = rec.value("seconds", 0.0) + secs;
-    ++summary_.ran;
-    if (result.status == "interrupted") {
-      rec["status"] = "interrupted";
-      rec["outcome"] = outcome_from_metrics(dir, "interrupted");
-      summary_.interrupted = true;
-      log_(tag + ": interrupted at step " + std::to_string(result.steps_done));
-      return;
+    Json analysis;
+    if (result.status != "interrupted") analysis = analyse(r, result.status);
+    std::string what;
+    {
+      const std::lock_guard lock(mutex_);
+      Json& rec = record(r);
+      rec["seconds"] = rec.value("seconds", 0.0) + secs;
+      rec["threads"] = effective_run_threads();
+      ++summary_.ran;
+      if (result.status == "interrupted") {
+        rec["status"] = "interrupted";
+        rec["outcome"] = outcome_from_metrics(dir, "interrupted");
+        summary_.interrupted = true;
+        what = "interrupted at step " + std::to_string(result.steps_done);
+      } else {
+        if (result.status == "diverged") ++summary_.diverged;
+        rec.update(analysis);
+        save_study_file();
+        what = result_text(result, rec["outcome"]) + " in " + seconds_text(secs);
+      }
     }
-    if (result.status == "diverged") ++summary_.diverged;
-    analyse(r, rec, result.status);
-    save_study_file();
-    const auto& oc = rec["outcome"];
+    log_(tag + ": " + what);
+    return true;
+  }
+
+  // A run found finished on disk; its analysis is redone when study.json
+  // lacks it (a crash between the run and study.json): it is deterministic
+  // and cheap.
+  void kept_run(const RunSpec& r, const std::string& tag, const std::string& status) {
+    bool redo = false;
+    {
+      const std::lock_guard lock(mutex_);
+      Json& rec = record(r);
+      describe(r, rec);
+      ++summary_.already_done;
+      if (status == "diverged") ++summary_.diverged;
+      redo = rec.value("status", "") != status || !rec.contains("outcome");
+    }
+    if (redo) {
+      const Json analysis = analyse(r, status);
+      const std::lock_guard lock(mutex_);
+      record(r).update(analysis);
+    }
+    log_(tag + ": " + status + " before, kept");
+  }
+
+  void describe(const RunSpec& r, Json& rec) const {
+    rec["preset"] = r.preset;
+    rec["kind"] = "train";
+    rec["variables"] = r.variables;
+    nlohmann::json cfg = to_json(r.train);
+    cfg.erase("out");
+    cfg.erase("threads");
+    rec["config"] = cfg;
+    rec["dir"] = "runs/" + r.name;
+    rec["metrics"] = "runs/" + r.name + "/" + run_dir::kMetrics;
+  }
+
+  static std::string result_text(const TrainResult& result, const Json& oc) {
     std::string what = result.status;
     if (result.status == "diverged")
       what += " at step " + oc.value("diverged_at", nlohmann::json(-1)).dump() + " (" + result.reason + ")";
@@ -540,26 +661,32 @@ class Study {
                     oc["val_ppl"].get<double>());
       what += buf;
     }
-    log_(tag + ": " + what + " in " + seconds_text(secs));
+    return what;
   }
 
   // A fine-tuning starts from a completed pre-training run only; otherwise
   // it is recorded as skipped (and retried when the study is rerun).
-  bool pretrained(const RunSpec& r, Json& rec, const std::string& tag) {
+  bool pretrained(const RunSpec& r, const std::string& tag) {
     const auto res = run_dir::read_result(r.train.init_from);
     const std::string status = res && res->contains("status") && (*res)["status"].is_string()
                                    ? (*res)["status"].get<std::string>()
                                    : "missing";
     if (status == "completed") return true;
-    rec["status"] = "skipped";
-    rec["note"] = "its pre-training run " + fs::path(r.train.init_from).filename().string() + " is " + status;
-    save_study_file();
-    log_(tag + ": skipped (" + rec["note"].get<std::string>() + ")");
+    const std::string note =
+        "its pre-training run " + fs::path(r.train.init_from).filename().string() + " is " + status;
+    {
+      const std::lock_guard lock(mutex_);
+      Json& rec = record(r);
+      rec["status"] = "skipped";
+      rec["note"] = note;
+      save_study_file();
+    }
+    log_(tag + ": skipped (" + note + ")");
     return false;
   }
 
   // BLEU/chrF of a finished translation run (not of a pre-training run).
-  void translation_scores(const RunSpec& r, Json& rec, const fs::path& ckpt) {
+  void translation_scores(const RunSpec& r, Json& rec, const fs::path& ckpt) const {
     if (r.variables.value("arm", "") == "pretrain") return;
     const fs::path dir = out_ / "runs" / r.name;
     rec["translation"] = translation_outcome(ckpt, *mt_, budget_, dir / "translation-test.json");
@@ -570,7 +697,10 @@ class Study {
   }
 
   // Outcome, hidden-unit symmetry and text sample of a finished run.
-  void analyse(const RunSpec& r, Json& rec, const std::string& status) {
+  // Computed apart from study.json (without mutex_): the fields to set in
+  // the run's record.
+  Json analyse(const RunSpec& r, const std::string& status) const {
+    Json rec = Json::object();
     const fs::path dir = out_ / "runs" / r.name;
     rec["status"] = status;
     rec["outcome"] = outcome_from_metrics(dir, status);
@@ -582,13 +712,13 @@ class Study {
     // (Translation runs have their own data: BLEU says whether they learned.)
     oc["trains"] = status == "completed" && oc.contains("val_loss") &&
                    (r.preset == "translation" || oc["val_loss"].get<double>() < plateau_limit());
-    if (r.preset == "lr-edge") return;  // many short runs: their samples would say nothing
+    if (r.preset == "lr-edge") return rec;  // many short runs: their samples would say nothing
     std::error_code ec;
     const fs::path ckpt = dir / run_dir::kCheckpoint;
     if (!fs::exists(ckpt / kConfigFile, ec)) {
       rec["sample"] = nullptr;
       rec["note"] = "no checkpoint (the run diverged before its first save)";
-      return;
+      return rec;
     }
     if (const auto step = run_dir::checkpoint_step(dir)) rec["checkpoint_step"] = *step;
     const GPT2<float> model = load_model(ckpt);
@@ -600,7 +730,7 @@ class Study {
     if (r.preset == "translation") {  // its own tokenizer and task: scored, not sampled
       rec["sample"] = nullptr;
       if (status == "completed") translation_scores(r, rec, ckpt);
-      return;
+      return rec;
     }
     if (tokenizer_) {
       const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
@@ -610,6 +740,7 @@ class Study {
       rec["sample"] = nullptr;
       rec["note"] = "no tokenizer for this dataset, so no text sample";
     }
+    return rec;
   }
 
   const StudyOptions& o_;
@@ -622,6 +753,17 @@ class Study {
   std::optional<double> unigram_;
   std::optional<TranslationStudyData> mt_;
   StudySummary summary_;
+  int jobs_;
+  int run_threads_;  // each run's, as planned (0: every core)
+  // Guards study_, summary_ and eta_ while workers run; log_mutex_ is taken
+  // inside it, never around it.
+  std::mutex mutex_, log_mutex_;
+  struct Eta {
+    double cost_left = 0, cost_done = 0, seconds_done = 0;
+    size_t ended = 0;
+  } eta_;
+
+  int effective_run_threads() const { return run_threads_ > 0 ? run_threads_ : hardware_threads(); }
 
   // A final val loss at or above this has not left the unigram plateau
   // (without a val split to measure it on: the uniform loss).

@@ -13,6 +13,13 @@
 // is resumed from its checkpoint (bit-identically, as the trainer does).
 // SIGINT/SIGTERM during a training run finish its step, save, and end the
 // study; rerunning the same command carries on.
+//
+// jobs > 1 runs that many independent items at once on threads of this
+// process, each run with threads_per_job(threads, jobs) threads (jobs.h);
+// a fine-tuning still waits for its pre-training run, and the probes of one
+// lr-edge search still run in order. A run's numbers depend on its own
+// thread count (float sums in another order), never on how many ran beside
+// it: --jobs 2 --threads 2 gives the runs of --jobs 1 --threads 1 bit for bit.
 #pragma once
 
 #include <filesystem>
@@ -32,9 +39,10 @@ struct StudyOptions {
   // data/translation_dataset.h), default data/catalogs.
   std::vector<fs::path> catalogs;
   fs::path out;
-  int threads = 0;
+  int threads = 0;                              // for the whole study; 0: every core
+  int jobs = 1;                                 // items run at once
   bool report = true;                           // run tools/report at the end
-  bool quiet = false;                           // no per-step training output
+  bool quiet = false;                           // no per-step training output (always so with jobs > 1)
   std::string command;                          // the command line, recorded in study.json
   std::function<void(const std::string&)> log;  // progress lines
 };

@@ -86,6 +86,14 @@ def shown_command(command, out):
             words[i] = shown_path(words[i], out).replace(" (outside the study folder)", "")
     return " ".join(words)
 
+def jobs_text(s):
+    """The runs' own thread count when the study ran several at once: run
+    time is then the sum over runs, more than the wall time."""
+    if s.get("jobs", 1) <= 1:
+        return ""
+    return f" ({s['jobs']} runs at a time, {s.get('threads_per_run', '?')} thread(s) each)"
+
+
 def budget_rows(budget, prefix=""):
     """The budget as (dotted.key, value) rows; floats as typed (%g)."""
     rows = []
@@ -168,7 +176,7 @@ def main():
     title = "gpt2lab study report"
     doc.h(1, title)
     doc.p(f"Budget '{st.budget.get('name', '?')}', {len(runs)} runs ({', '.join(s.get('presets', []))}), "
-          f"{s.get('threads', '?')} threads, {secs / 60:.1f} minutes of run time; data {shown_path(data.get('dir'), out)} "
+          f"{s.get('threads', '?')} threads{jobs_text(s)}, {secs / 60:.1f} minutes of run time; data {shown_path(data.get('dir'), out)} "
           f"(tokenizer {data.get('tokenizer_identity', '?')}, vocabulary {data.get('vocab_size', '?')}). "
           f"Study created {s.get('created', '?')}, last updated {s.get('updated', '?')}.")
     if s.get("command"):

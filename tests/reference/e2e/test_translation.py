@@ -222,6 +222,18 @@ def study(tmp):
     r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
                 "--catalogs", os.path.join(tmp, "cats"), "--out", out, "--no-report", "--quiet", "--threads", "2")
     expect(r.returncode == 0 and "28 found done" in r.stderr, f"a rerun keeps every run: {r.stderr.strip()[-200:]}")
+    # Two runs at a time, 2 threads each as above: every fine-tuning waits for
+    # its pre-training run (none is skipped), and every run is the same.
+    j = os.path.join(tmp, "study-jobs")
+    r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
+                "--catalogs", os.path.join(tmp, "cats"), "--out", j, "--no-report", "--quiet", "--threads", "4",
+                "--jobs", "2")
+    expect(r.returncode == 0, f"study --preset translation --jobs 2: {r.stderr.strip()[-400:]}")
+    sj = json.load(open(os.path.join(j, "study.json")))
+    result = lambda x: (x["name"], x["status"], x.get("outcome"), x.get("symmetry"),
+                        {k: v for k, v in x.get("translation", {}).items() if k != "seconds"})
+    expect([result(x) for x in sj["runs"]] == [result(x) for x in s["runs"]],
+           "with --jobs 2 every run (fine-tunings after their pre-training) has the same outcome and BLEU")
 
 
 def main():

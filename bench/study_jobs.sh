@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The study's throughput on 2 threads: each run on both threads, one after
+# another (--jobs 1 --threads 2), against two runs at a time on one thread
+# each (--jobs 2 --threads 2), for presets of the quick budget. The study's
+# data (its BPE and shards) is built once and copied into every folder, so
+# the wall times are the runs' own. Also checks that --jobs 2 --threads 2
+# gives the runs of --jobs 1 --threads 1 bit for bit.
+#   bench/study_jobs.sh [PRESETS] [BUDGET] [CORPUS]   (after a Release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PRESETS=${1:-norm init}
+BUDGET=${2:-quick}
+CORPUS=${3:-data/sotu}
+BIN=${BUILD_DIR:-build}/gpt2lab
+work=${STUDY_JOBS_DIR:-build/study-jobs}
+rm -rf "$work" && mkdir -p "$work"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# The data, once (grad-at-init's first model is the cheapest way to get it).
+"$BIN" study --preset grad-at-init --budget "$BUDGET" --data "$CORPUS" --out "$work/base" --quiet --no-report \
+  > /dev/null 2>&1 || true
+test -f "$work/base/data/source.json" || { echo "study_jobs: no study data in $work/base"; exit 1; }
+echo "| preset | runs | --jobs 1 --threads 2 (s) | --jobs 2 --threads 2 (s) | runs/hour, 1x2 | runs/hour, 2x1 | 2x1 / 1x2 |"
+echo "|---|---|---|---|---|---|---|"
+for preset in $PRESETS; do
+  declare -A secs=()
+  for mode in "1 2" "2 2" "1 1"; do
+    read -r jobs threads <<<"$mode"
+    out="$work/$preset-j$jobs-t$threads"
+    mkdir -p "$out" && cp -r "$work/base/data" "$out/data"
+    t0=$(date +%s.%N)
+    "$BIN" study --preset "$preset" --budget "$BUDGET" --data "$CORPUS" --out "$out" --jobs "$jobs" \
+      --threads "$threads" --quiet --no-report 2> "$out.log"
+    secs[$jobs$threads]=$(echo "$(date +%s.%N) - $t0" | bc)
+  done
+  /usr/bin/python3 - "$work" "$preset" "${secs[12]}" "${secs[22]}" <<'PY'
+import json, os, sys
+work, preset, a, b = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+def study(name):
+    with open(os.path.join(work, f"{preset}-{name}", "study.json")) as f:
+        return json.load(f)
+def metrics(name, run):
+    with open(os.path.join(work, f"{preset}-{name}", run["metrics"])) as f:
+        return [{k: v for k, v in json.loads(l).items() if k not in ("ms", "tokens_per_s", "elapsed_s")} for l in f]
+runs = study("j2-t2")["runs"]
+same = lambda x, y: all(metrics(x, r) == metrics(y, r) for r in runs if r["kind"] == "train")
+n = len(runs)
+print(f"| {preset} | {n} | {a:.1f} | {b:.1f} | {n * 3600 / a:.0f} | {n * 3600 / b:.0f} | {a / b:.2f} |")
+print(f"<!-- {preset}: 2x1 bit-identical to 1x1: {same('j2-t2', 'j1-t1')}; 1x2 identical to 1x1: {same('j1-t2', 'j1-t1')} -->")
+PY
+done
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
