@@ -6,6 +6,7 @@
 #include "gpt2lab/core/error.h"
 #include "model/init.h"
 #include "model/kernels.h"
+#include "model/op_profile.h"
 
 namespace gpt2lab {
 
@@ -125,6 +126,7 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
   tokens_.assign(tokens, tokens + N);
   have_targets_ = targets != nullptr;
   if (targets) targets_.assign(targets, targets + N);
+  op_profile::lap("checks and allocation");
 
   const int C = c.n_embd, NH = c.n_head, V = c.vocab_size, Vp = c.padded_vocab_size();
   const int n = static_cast<int>(N);
@@ -184,12 +186,17 @@ void GPT2<R>::backward(R dloss) {
   const int n = static_cast<int>(N);
   const long NC = static_cast<long>(N) * C;
   dacts_.allocate(c, B, T);
+  op_profile::lap("checks and allocation");
   const MatmulBf16Scope precision(bf16_matmul_);
   const R* P = params_.data();
   R* G = grads_.data();
   Activations<R>& A = acts_;
   ActivationGrads<R>& D = dacts_;
-  auto zero = [](R* p, size_t count) { std::fill(p, p + count, R(0)); };
+  // Zeroing gradient buffers counts as its own op in a profile.
+  auto zero = [](R* p, size_t count) {
+    std::fill(p, p + count, R(0));
+    op_profile::lap("zero activation grads");
+  };
 
   // The probabilities become dlogits in place: the forward's probs are
   // consumed by this backward (a second backward needs a new forward).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/gemm_bf16.h"
+#include "model/op_profile.h"
 #include "model/vecmath.h"
 
 namespace gpt2lab {
@@ -102,6 +103,7 @@ void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, 
       for (int c = 0; c < C; ++c) o[c] = scale * (e[c] + p[c]);
     }
   }
+  op_profile::lap("encoder fwd");
 }
 
 template <typename R>
@@ -126,6 +128,7 @@ void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, in
       }
     }
   }
+  op_profile::lap("encoder bwd");
 }
 
 template <typename R>
@@ -150,6 +153,7 @@ void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, 
     mean[r] = m;
     rstd[r] = s;
   }
+  op_profile::lap("layernorm fwd");
 }
 
 template <typename R>
@@ -195,6 +199,7 @@ void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* i
       dbias[c] += pb[c];
     }
   }
+  op_profile::lap("layernorm bwd");
 }
 
 template <typename R>
@@ -203,11 +208,14 @@ void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N,
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < N; ++r) std::copy(bias, bias + OC, out + static_cast<size_t>(r) * OC);
   }
+  op_profile::lap("matmul fwd: bias broadcast");
   if (N == 1) {  // one row (decoding): a matrix-vector product, out = W^T x
     gemv(CblasTrans, IC, OC, R(1), weight, OC, inp, bias ? R(1) : R(0), out);
+    op_profile::lap("matmul fwd: gemm");
     return;
   }
   gemm(CblasNoTrans, CblasNoTrans, N, OC, IC, R(1), inp, IC, weight, OC, bias ? R(1) : R(0), out, OC);
+  op_profile::lap("matmul fwd: gemm");
 }
 
 template <typename R>
@@ -215,23 +223,30 @@ void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
                      int OC) {
   // dinp (N,IC) += dout (N,OC) @ weight^T ; dweight (IC,OC) += inp^T @ dout
   gemm(CblasNoTrans, CblasTrans, N, IC, OC, R(1), dout, OC, weight, OC, R(1), dinp, IC);
+  op_profile::lap("matmul bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, IC, OC, N, R(1), inp, IC, dout, OC, R(1), dweight, OC);
+  op_profile::lap("matmul bwd: dweight gemm");
   if (dbias) column_sum_accumulate(dbias, dout, N, OC);
+  op_profile::lap("matmul bwd: bias grad");
 }
 
 template <typename R>
 void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp) {
   if (N == 1) {
     gemv(CblasNoTrans, Vp, C, R(1), wte, C, inp, R(0), logits);
+    op_profile::lap("lm_head fwd");
     return;
   }
   gemm(CblasNoTrans, CblasTrans, N, Vp, C, R(1), inp, C, wte, C, R(0), logits, Vp);
+  op_profile::lap("lm_head fwd");
 }
 
 template <typename R>
 void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp) {
   gemm(CblasNoTrans, CblasNoTrans, N, C, Vp, R(1), dlogits, Vp, wte, C, R(1), dinp, C);
+  op_profile::lap("lm_head bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, Vp, C, N, R(1), dlogits, Vp, inp, C, R(1), dwte, C);
+  op_profile::lap("lm_head bwd: dwte gemm");
 }
 
 // Attention runs one (b, h) pair per task, each pair's products through a
@@ -270,6 +285,7 @@ void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH
                  out + static_cast<size_t>(b) * T * C + h * hs, C);
     }
   }
+  op_profile::lap("attention fwd");
 }
 
 template <typename R>
@@ -311,6 +327,7 @@ void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int 
       }
     }
   }
+  op_profile::lap("attention bwd");
 }
 
 template <typename R>
@@ -321,6 +338,7 @@ void gelu_forward(R* out, const R* inp, long n) {
     const R x = inp[i];
     out[i] = R(0.5) * x * (R(1) + vtanh(k * (x + R(0.044715) * x * x * x)));
   }
+  op_profile::lap("gelu fwd");
 }
 
 template <typename R>
@@ -335,18 +353,21 @@ void gelu_backward(R* dinp, const R* inp, const R* dout, long n) {
     const R du = k * (R(1) + R(3) * R(0.044715) * x * x);
     dinp[i] += dout[i] * (R(0.5) * (R(1) + th) + R(0.5) * x * sech2 * du);
   }
+  op_profile::lap("gelu bwd");
 }
 
 template <typename R>
 void residual_forward(R* out, const R* a, const R* b, long n) {
 #pragma omp parallel for schedule(static)
   for (long i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  op_profile::lap("residual fwd");
 }
 
 template <typename R>
 void accumulate(R* dst, const R* src, long n) {
 #pragma omp parallel for schedule(static)
   for (long i = 0; i < n; ++i) dst[i] += src[i];
+  op_profile::lap("residual bwd (accumulate)");
 }
 
 template <typename R>
@@ -379,6 +400,7 @@ R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* 
       ++count;
     }
   }
+  op_profile::lap("softmax+cross-entropy fwd");
   return count ? total / count : R(0);
 }
 
@@ -415,6 +437,7 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
     for (int i = 0; i < V; ++i) p[i] *= scale;
     p[y] -= scale;
   }
+  op_profile::lap("softmax+cross-entropy bwd");
 }
 
 // R is a type name in a template argument list: it cannot be parenthesized.
