@@ -2,7 +2,8 @@
 // model and batch, timed after warm-up: median of --steps steps. Also
 // measures this machine's sgemm peak (OpenBLAS, square 2048) in the same
 // process. Run by bench/train_compare.sh beside PyTorch.
-//   train_bench --layers L --heads H --embd C --vocab V -B B -T T [--threads N] [--steps K] [--json]
+// --profile adds a table of time per op (model/op_profile.h) over the timed steps.
+//   train_bench --layers L --heads H --embd C --vocab V -B B -T T [--threads N] [--steps K] [--json] [--profile]
 #include <cblas.h>
 #ifdef GPT2LAB_WITH_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -21,6 +22,7 @@
 #include "gpt2lab/core/rng.h"
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/train/optimizer.h"
+#include "model/op_profile.h"
 
 using namespace gpt2lab;
 using Clock = std::chrono::steady_clock;
@@ -46,9 +48,21 @@ static double sgemm_peak(bool dnnl) {
   return best;
 }
 
+// The op table, largest first: ms per step and % of the profiled time.
+static void print_profile(int steps) {
+  std::vector<op_profile::Entry> ops = op_profile::entries();
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.ms > b.ms; });
+  double total = 0;
+  for (const auto& e : ops) total += e.ms;
+  std::printf("| op | ms/step | %% of step | calls/step |\n|---|---|---|---|\n");
+  for (const auto& e : ops)
+    std::printf("| %s | %.2f | %.1f%% | %ld |\n", e.name.c_str(), e.ms / steps, 100 * e.ms / total, e.calls / steps);
+  std::printf("| total | %.2f | 100%% | |\n", total / steps);
+}
+
 int main(int argc, char** argv) {
   int L = 12, H = 12, C = 768, V = 50257, B = 4, T = 64, threads = 2, steps = 10;
-  bool json = false, peak = true, bf16 = false;
+  bool json = false, peak = true, bf16 = false, profile = false;
   for (int i = 1; i < argc; ++i) {
     auto next = [&] { return std::atoi(argv[++i]); };
     if (!std::strcmp(argv[i], "--layers"))
@@ -73,6 +87,8 @@ int main(int argc, char** argv) {
       peak = false;
     else if (!std::strcmp(argv[i], "--bf16"))
       bf16 = true;
+    else if (!std::strcmp(argv[i], "--profile"))
+      profile = true;
   }
   set_threads(threads);
   const double peak_openblas = peak ? sgemm_peak(false) : 0;
@@ -98,17 +114,24 @@ int main(int argc, char** argv) {
   };
   double cpu0 = 0;
   for (int s = 0; s < steps + 2; ++s) {  // two warm-up steps
-    if (s == 2) cpu0 = cpu_now();
+    if (s == 2) {
+      cpu0 = cpu_now();
+      op_profile::enable(profile);
+    }
     auto t0 = Clock::now();
+    op_profile::lap(nullptr);
     model.zero_grad();
+    op_profile::lap("zero_grad");
     auto t1 = Clock::now();
     model.forward(tokens.data(), targets.data(), B, T);
     auto t2 = Clock::now();
     model.backward();
     auto t3 = Clock::now();
     const double norm = global_norm(model.grads(), model.buffer_size());
+    op_profile::lap("clip: global norm");
     auto t4 = Clock::now();
     opt.step(model.params(), model.grads(), 1e-4f, clip_factor(norm, 1.0));
+    op_profile::lap("adamw");
     auto t5 = Clock::now();
     if (s >= 2) {
       ms.push_back(std::chrono::duration<double, std::milli>(t5 - t0).count());
@@ -121,6 +144,7 @@ int main(int argc, char** argv) {
     std::printf("phases (mean ms): zero_grad %.1f, forward %.1f, backward %.1f, clip %.1f, adamw %.1f\n", phase[0],
                 phase[1], phase[2], phase[3], phase[4]);
   const double cpu_ms = (cpu_now() - cpu0) / steps;
+  if (profile) print_profile(steps);
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
   // Model FLOPs: 6 N per token for the matmuls (N without position embeddings)

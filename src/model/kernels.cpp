@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "model/gemm_bf16.h"
+#include "model/op_profile.h"
 #include "model/vecmath.h"
 
 namespace gpt2lab {
@@ -102,6 +104,7 @@ void encoder_forward(R* out, const int* inp, const R* wte, const R* wpe, int B, 
       for (int c = 0; c < C; ++c) o[c] = scale * (e[c] + p[c]);
     }
   }
+  op_profile::lap("encoder fwd");
 }
 
 template <typename R>
@@ -126,35 +129,70 @@ void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, in
       }
     }
   }
+  op_profile::lap("encoder bwd");
 }
+
+namespace {
+
+// One row x (C) of layernorm_forward.
+template <typename R>
+inline void layernorm_row(R* o, R* mean, R* rstd, const R* x, const R* weight, const R* bias, int C, R eps) {
+  R m = 0;
+#pragma omp simd reduction(+ : m)
+  for (int c = 0; c < C; ++c) m += x[c];
+  m /= C;
+  R v = 0;
+#pragma omp simd reduction(+ : v)
+  for (int c = 0; c < C; ++c) {
+    R d = x[c] - m;
+    v += d * d;
+  }
+  v /= C;
+  R s = R(1) / std::sqrt(v + eps);
+  for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
+  *mean = m;
+  *rstd = s;
+}
+
+}  // namespace
 
 template <typename R>
 void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, const R* bias, int N, int C, R eps) {
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < N; ++r) {
-    const R* x = inp + static_cast<size_t>(r) * C;
-    R m = 0;
-#pragma omp simd reduction(+ : m)
-    for (int c = 0; c < C; ++c) m += x[c];
-    m /= C;
-    R v = 0;
-#pragma omp simd reduction(+ : v)
-    for (int c = 0; c < C; ++c) {
-      R d = x[c] - m;
-      v += d * d;
-    }
-    v /= C;
-    R s = R(1) / std::sqrt(v + eps);
-    R* o = out + static_cast<size_t>(r) * C;
-    for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
-    mean[r] = m;
-    rstd[r] = s;
+    const size_t off = static_cast<size_t>(r) * C;
+    layernorm_row(out + off, mean + r, rstd + r, inp + off, weight, bias, C, eps);
   }
+  op_profile::lap("layernorm fwd");
 }
 
 template <typename R>
-void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,
-                        const R* rstd, int N, int C) {
+void residual_layernorm_forward(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias,
+                                const R* weight, const R* bias, int N, int C, R eps) {
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < N; ++r) {
+    const size_t off = static_cast<size_t>(r) * C;
+    R* o = res + off;
+    if (ybias) {
+#pragma omp simd
+      for (int c = 0; c < C; ++c) o[c] = x[off + c] + (y[off + c] + ybias[c]);
+    } else {
+#pragma omp simd
+      for (int c = 0; c < C; ++c) o[c] = x[off + c] + y[off + c];
+    }
+    // The row was just written: LayerNorm reads it from L1.
+    layernorm_row(out + off, mean + r, rstd + r, o, weight, bias, C, eps);
+  }
+  op_profile::lap("residual+layernorm fwd");
+}
+
+namespace {
+
+// One body for both contracts: kAssign writes dinp = dskip + gradient
+// (dskip may be null), otherwise dinp += gradient.
+template <bool kAssign, typename R>
+void layernorm_backward_rows(R* dinp, R* dweight, R* dbias, const R* dskip, const R* dout, const R* inp,
+                             const R* weight, const R* mean, const R* rstd, int N, int C) {
   const int chunks = std::min(N, kChunks);
   std::vector<R> partial(static_cast<size_t>(chunks) * 2 * C, R(0));
 #pragma omp parallel for schedule(static)
@@ -164,9 +202,10 @@ void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* i
     const int r0 = static_cast<int>(static_cast<long>(N) * k / chunks);
     const int r1 = static_cast<int>(static_cast<long>(N) * (k + 1) / chunks);
     for (int r = r0; r < r1; ++r) {
-      const R* x = inp + static_cast<size_t>(r) * C;
-      const R* d = dout + static_cast<size_t>(r) * C;
-      R* dx = dinp + static_cast<size_t>(r) * C;
+      const size_t off = static_cast<size_t>(r) * C;
+      const R* x = inp + off;
+      const R* d = dout + off;
+      R* dx = dinp + off;
       const R m = mean[r], s = rstd[r];
       // dxhat = dout * weight; dx = s * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
       R sum_dxhat = 0, sum_dxhat_xhat = 0;
@@ -183,7 +222,11 @@ void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* i
       for (int c = 0; c < C; ++c) {
         R xhat = (x[c] - m) * s;
         R dxhat = d[c] * weight[c];
-        dx[c] += s * (dxhat - sum_dxhat - xhat * sum_dxhat_xhat);
+        const R g = s * (dxhat - sum_dxhat - xhat * sum_dxhat_xhat);
+        if constexpr (kAssign)
+          dx[c] = dskip ? dskip[off + c] + g : g;
+        else
+          dx[c] += g;
       }
     }
   }
@@ -197,17 +240,37 @@ void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* i
   }
 }
 
+}  // namespace
+
+template <typename R>
+void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,
+                        const R* rstd, int N, int C) {
+  layernorm_backward_rows<false>(dinp, dweight, dbias, static_cast<const R*>(nullptr), dout, inp, weight, mean, rstd,
+                                 N, C);
+  op_profile::lap("layernorm bwd");
+}
+
+template <typename R>
+void layernorm_backward_residual(R* dres, R* dweight, R* dbias, const R* dskip, const R* dout, const R* inp,
+                                 const R* weight, const R* mean, const R* rstd, int N, int C) {
+  layernorm_backward_rows<true>(dres, dweight, dbias, dskip, dout, inp, weight, mean, rstd, N, C);
+  op_profile::lap("layernorm+residual bwd");
+}
+
 template <typename R>
 void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N, int IC, int OC) {
   if (bias) {
 #pragma omp parallel for schedule(static)
     for (int r = 0; r < N; ++r) std::copy(bias, bias + OC, out + static_cast<size_t>(r) * OC);
   }
+  op_profile::lap("matmul fwd: bias broadcast");
   if (N == 1) {  // one row (decoding): a matrix-vector product, out = W^T x
     gemv(CblasTrans, IC, OC, R(1), weight, OC, inp, bias ? R(1) : R(0), out);
+    op_profile::lap("matmul fwd: gemm");
     return;
   }
   gemm(CblasNoTrans, CblasNoTrans, N, OC, IC, R(1), inp, IC, weight, OC, bias ? R(1) : R(0), out, OC);
+  op_profile::lap("matmul fwd: gemm");
 }
 
 template <typename R>
@@ -215,23 +278,30 @@ void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp,
                      int OC) {
   // dinp (N,IC) += dout (N,OC) @ weight^T ; dweight (IC,OC) += inp^T @ dout
   gemm(CblasNoTrans, CblasTrans, N, IC, OC, R(1), dout, OC, weight, OC, R(1), dinp, IC);
+  op_profile::lap("matmul bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, IC, OC, N, R(1), inp, IC, dout, OC, R(1), dweight, OC);
+  op_profile::lap("matmul bwd: dweight gemm");
   if (dbias) column_sum_accumulate(dbias, dout, N, OC);
+  op_profile::lap("matmul bwd: bias grad");
 }
 
 template <typename R>
 void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp) {
   if (N == 1) {
     gemv(CblasNoTrans, Vp, C, R(1), wte, C, inp, R(0), logits);
+    op_profile::lap("lm_head fwd");
     return;
   }
   gemm(CblasNoTrans, CblasTrans, N, Vp, C, R(1), inp, C, wte, C, R(0), logits, Vp);
+  op_profile::lap("lm_head fwd");
 }
 
 template <typename R>
 void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp) {
   gemm(CblasNoTrans, CblasNoTrans, N, C, Vp, R(1), dlogits, Vp, wte, C, R(1), dinp, C);
+  op_profile::lap("lm_head bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, Vp, C, N, R(1), dlogits, Vp, inp, C, R(1), dwte, C);
+  op_profile::lap("lm_head bwd: dwte gemm");
 }
 
 // Attention runs one (b, h) pair per task, each pair's products through a
@@ -270,6 +340,7 @@ void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH
                  out + static_cast<size_t>(b) * T * C + h * hs, C);
     }
   }
+  op_profile::lap("attention fwd");
 }
 
 template <typename R>
@@ -311,29 +382,95 @@ void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int 
       }
     }
   }
+  op_profile::lap("attention bwd");
+}
+
+namespace {
+
+template <typename R>
+inline R gelu(R x) {
+  const R k = std::sqrt(R(2) / R(M_PI));
+  return R(0.5) * x * (R(1) + vtanh(k * (x + R(0.044715) * x * x * x)));
 }
 
 template <typename R>
-void gelu_forward(R* out, const R* inp, long n) {
+inline R gelu_grad(R x) {
   const R k = std::sqrt(R(2) / R(M_PI));
+  const R u = k * (x + R(0.044715) * x * x * x);
+  const R th = vtanh(u);
+  const R sech2 = R(1) - th * th;
+  const R du = k * (R(1) + R(3) * R(0.044715) * x * x);
+  return R(0.5) * (R(1) + th) + R(0.5) * x * sech2 * du;
+}
+
+}  // namespace
+
+template <typename R>
+void gelu_forward(R* out, const R* inp, long n) {
 #pragma omp parallel for simd schedule(static)
-  for (long i = 0; i < n; ++i) {
-    const R x = inp[i];
-    out[i] = R(0.5) * x * (R(1) + vtanh(k * (x + R(0.044715) * x * x * x)));
-  }
+  for (long i = 0; i < n; ++i) out[i] = gelu(inp[i]);
+  op_profile::lap("gelu fwd");
 }
 
 template <typename R>
 void gelu_backward(R* dinp, const R* inp, const R* dout, long n) {
-  const R k = std::sqrt(R(2) / R(M_PI));
 #pragma omp parallel for simd schedule(static)
-  for (long i = 0; i < n; ++i) {
-    const R x = inp[i];
-    const R u = k * (x + R(0.044715) * x * x * x);
-    const R th = vtanh(u);
-    const R sech2 = R(1) - th * th;
-    const R du = k * (R(1) + R(3) * R(0.044715) * x * x);
-    dinp[i] += dout[i] * (R(0.5) * (R(1) + th) + R(0.5) * x * sech2 * du);
+  for (long i = 0; i < n; ++i) dinp[i] += dout[i] * gelu_grad(inp[i]);
+  op_profile::lap("gelu bwd");
+}
+
+template <typename R>
+void bias_gelu_forward(R* out, R* pre, const R* bias, int N, int OC) {
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < N; ++r) {
+    R* x = pre + static_cast<size_t>(r) * OC;
+    R* o = out + static_cast<size_t>(r) * OC;
+#pragma omp simd
+    for (int c = 0; c < OC; ++c) {
+      const R v = x[c] + bias[c];
+      x[c] = v;
+      o[c] = gelu(v);
+    }
+  }
+  op_profile::lap("bias+gelu fwd");
+}
+
+template <typename R>
+void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C) {
+  // The same fixed row chunks as column_sum_accumulate: thread-count independent.
+  const int chunks = std::min(N, kChunks);
+  std::vector<R> partial(static_cast<size_t>(chunks) * C, R(0));
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < chunks; ++k) {
+    R* p = partial.data() + static_cast<size_t>(k) * C;
+    const int r0 = static_cast<int>(static_cast<long>(N) * k / chunks);
+    const int r1 = static_cast<int>(static_cast<long>(N) * (k + 1) / chunks);
+    for (int r = r0; r < r1; ++r) {
+      const size_t off = static_cast<size_t>(r) * C;
+#pragma omp simd
+      for (int c = 0; c < C; ++c) {
+        const R g = dout[off + c] * gelu_grad(inp[off + c]);
+        dinp[off + c] += g;
+        p[c] += g;
+      }
+    }
+  }
+  for (int k = 0; k < chunks; ++k) {
+    const R* p = partial.data() + static_cast<size_t>(k) * C;
+    for (int c = 0; c < C; ++c) dbias[c] += p[c];
+  }
+  op_profile::lap("gelu bwd+bias grad");
+}
+
+template <typename R>
+void zero_fill(R* p, size_t n) {
+  // memset per thread: for large blocks glibc streams past the caches
+  // instead of reading every line before overwriting it.
+  constexpr int kParts = 16;
+#pragma omp parallel for schedule(static)
+  for (int k = 0; k < kParts; ++k) {
+    const size_t b = n * k / kParts, e = n * (k + 1) / kParts;
+    std::memset(static_cast<void*>(p + b), 0, (e - b) * sizeof(R));
   }
 }
 
@@ -341,12 +478,14 @@ template <typename R>
 void residual_forward(R* out, const R* a, const R* b, long n) {
 #pragma omp parallel for schedule(static)
   for (long i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  op_profile::lap("residual fwd");
 }
 
 template <typename R>
 void accumulate(R* dst, const R* src, long n) {
 #pragma omp parallel for schedule(static)
   for (long i = 0; i < n; ++i) dst[i] += src[i];
+  op_profile::lap("residual bwd (accumulate)");
 }
 
 template <typename R>
@@ -379,6 +518,7 @@ R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* 
       ++count;
     }
   }
+  op_profile::lap("softmax+cross-entropy fwd");
   return count ? total / count : R(0);
 }
 
@@ -415,6 +555,7 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
     for (int i = 0; i < V; ++i) p[i] *= scale;
     p[y] -= scale;
   }
+  op_profile::lap("softmax+cross-entropy bwd");
 }
 
 // R is a type name in a template argument list: it cannot be parenthesized.
@@ -432,6 +573,13 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
   template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);                   \
   template void gelu_forward<R>(R*, const R*, long);                                                           \
   template void gelu_backward<R>(R*, const R*, const R*, long);                                                \
+  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                                              \
+  template void residual_layernorm_forward<R>(R*, R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int, \
+                                              int, R);                                                         \
+  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int);                                   \
+  template void layernorm_backward_residual<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*,   \
+                                               const R*, int, int);                                            \
+  template void zero_fill<R>(R*, size_t);                                                                      \
   template void residual_forward<R>(R*, const R*, const R*, long);                                             \
   template void accumulate<R>(R*, const R*, long);                                                             \
   template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);                     \

@@ -10,6 +10,8 @@
 // of the work, independent of the thread count, so results are reproducible.
 #pragma once
 
+#include <cstddef>
+
 namespace gpt2lab {
 
 // While a MatmulBf16Scope with on = true is alive on this thread, the float
@@ -68,12 +70,42 @@ void gelu_forward(R* out, const R* inp, long n);
 template <typename R>
 void gelu_backward(R* dinp, const R* inp, const R* dout, long n);
 
+// p[0..n) = 0 on all threads: gradient buffers are large enough that one
+// core cannot saturate the memory bandwidth.
+template <typename R>
+void zero_fill(R* p, size_t n);
+
 // out = a + b, elementwise over n.
 template <typename R>
 void residual_forward(R* out, const R* a, const R* b, long n);
 // dst += src, elementwise over n (the backward of a residual add).
 template <typename R>
 void accumulate(R* dst, const R* src, long n);
+
+// Fused passes over a matmul's output, which is then computed without its
+// bias (matmul_forward with bias null): each saves a pass over (N,OC) and
+// equals the unfused ops up to the rounding of the bias add.
+//
+// pre (N,OC) += bias (OC); out (N,OC) = gelu(pre). pre is kept for backward.
+template <typename R>
+void bias_gelu_forward(R* out, R* pre, const R* bias, int N, int OC);
+// res (N,C) = x + (y + ybias); out, mean, rstd = layernorm_forward of res.
+// ybias (C) may be null (y already has its bias).
+template <typename R>
+void residual_layernorm_forward(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias,
+                                const R* weight, const R* bias, int N, int C, R eps);
+
+// gelu_backward, and dbias (C) += the column sums of the gradient it adds:
+// the bias gradient of the matmul that produced inp (N,C), in the same pass.
+template <typename R>
+void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C);
+// layernorm_backward for a LayerNorm whose input was res = skip + branch:
+// dres (N,C) = dskip + the LayerNorm gradient, WRITTEN (not accumulated), so
+// the caller neither zeroes dres nor adds dskip in a separate pass. dskip may
+// be null (0); it may not alias dres. dweight, dbias accumulate as usual.
+template <typename R>
+void layernorm_backward_residual(R* dres, R* dweight, R* dbias, const R* dskip, const R* dout, const R* inp,
+                                 const R* weight, const R* mean, const R* rstd, int N, int C);
 
 // Softmax over the first V of Vp logits per row and cross-entropy against
 // targets (N); a target < 0 is ignored. Writes probs (N,Vp) (padded columns

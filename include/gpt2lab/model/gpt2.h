@@ -48,10 +48,10 @@ struct Activations {
 template <typename R>
 struct ActivationGrads {
   std::vector<R> memory;
-  R *ln1, *qkv, *atty, *res1, *ln2, *fch, *fch_gelu, *res2;  // one layer
-  size_t layer_size = 0;                                     // elements of the block above (zeroed per layer)
-  R* stream[2];                                              // (N,C) each
-  R* lnf;                                                    // (N,C)
+  R *ln1, *qkv, *atty, *ln2, *fch, *fch_gelu;  // one layer
+  size_t layer_size = 0;                       // elements of the block above (zeroed per layer)
+  R* stream[2];                                // (N,C) each; the residual adds' gradients live here
+  R* lnf;                                      // (N,C)
   int B = 0, T = 0;
 
   void allocate(const ModelConfig& c, int B, int T);
