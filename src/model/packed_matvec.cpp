@@ -95,11 +95,12 @@ PackedMatrix::PackedMatrix(const float* W, int IC, int OC, WeightType type, bool
   check(IC > 0 && OC > 0, "PackedMatrix: empty matrix");
   const size_t n = static_cast<size_t>(blocks_) * block_elems();
   const int groups = icp_ / kGroup;
-  if (type == WeightType::f32) f32_.resize(n);
-  if (type == WeightType::bf16) bf16_.resize(n);
+  // Every element, padding included, is written below.
+  if (type == WeightType::f32) f32_ = LargeArray<float>(n);
+  if (type == WeightType::bf16) bf16_ = LargeArray<uint16_t>(n);
   if (type == WeightType::int8) {
-    q_.resize(n);
-    scales_.resize(static_cast<size_t>(blocks_) * groups * kCols);
+    q_ = LargeArray<int8_t>(n);
+    scales_ = LargeArray<uint16_t>(static_cast<size_t>(blocks_) * groups * kCols);
   }
 #pragma omp parallel for schedule(static)
   for (int blk = 0; blk < blocks_; ++blk) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/large_array.h"
 #include "gpt2lab/model/weight_type.h"
 
 namespace gpt2lab {
@@ -60,9 +61,11 @@ class PackedMatrix {
   void block_int8(float* out, const int16_t* xq, const float* xs, int blk) const;
   int ic_ = 0, oc_ = 0, icp_ = 0, blocks_ = 0;  // icp_: IC rounded up to kGroup
   WeightType type_ = WeightType::f32;
-  std::vector<float> f32_;
-  std::vector<uint16_t> bf16_, scales_;  // scales_: (blocks, groups, kCols) bf16
-  std::vector<int8_t> q_;
+  // Huge-page backed: a decode step streams all of them (one TLB entry per
+  // 2 MiB).
+  LargeArray<float> f32_;
+  LargeArray<uint16_t> bf16_, scales_;  // scales_: (blocks, groups, kCols) bf16
+  LargeArray<int8_t> q_;
 };
 
 }  // namespace gpt2lab

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/large_array.h"
 #include "gpt2lab/core/error.h"
 #include "model/gemm_bf16.h"
 #include "model/kernels.h"
@@ -87,12 +88,14 @@ std::shared_ptr<const DecodeWeights> pack_decode_weights(const GPT2<float>& mode
   return std::make_shared<const DecodeWeights>(model, type);
 }
 
+void InferenceSession::FreeLarge::operator()(float* p) const { std::free(p); }
+
 InferenceSession::InferenceSession(const GPT2<float>& model, InferenceOptions options)
     : model_(model), options_(std::move(options)) {
   const ModelConfig& c = model.config();
   const size_t cache = static_cast<size_t>(c.n_layer) * c.block_size * c.n_embd;
-  k_cache_.reset(new float[cache]);
-  v_cache_.reset(new float[cache]);
+  k_cache_.reset(static_cast<float*>(allocate_large(cache * sizeof(float))));
+  v_cache_.reset(static_cast<float*>(allocate_large(cache * sizeof(float))));
   logits_.assign(c.padded_vocab_size(), 0.0f);
   if (!options_.packed) options_.packed = pack_decode_weights(model, options_.weights);
   check(options_.packed->type() == options_.weights, "InferenceSession: the packed weights are not of the type asked");

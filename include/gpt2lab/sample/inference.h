@@ -63,9 +63,12 @@ class InferenceSession {
   int pos_ = 0, rows_ = 0;
   // (L, block_size, C) each, left uninitialized: a position is written
   // before it is read, and zeroing GPT-2's 75 MB up front cost ~0.1 s of
-  // page faults before the first token (the pages now fault in as the
-  // context grows).
-  std::unique_ptr<float[]> k_cache_, v_cache_;
+  // page faults before the first token. The pages fault in as the context
+  // grows, 2 MiB at a time (core/large_array.h).
+  struct FreeLarge {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float, FreeLarge> k_cache_, v_cache_;
   std::vector<float> att_;  // (NH, n, n) probabilities of a batched prefill
   std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, scratch_, gelu_, logits_;
 };
