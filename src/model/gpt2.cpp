@@ -158,11 +158,11 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
     attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
     matmul_forward(A.scratch, L.atty, P + o.attn_proj_w, static_cast<const R*>(nullptr), n, C, C);
     if (pre) {
-      residual_layernorm_forward(L.res1, L.ln2, L.ln2_mean, L.ln2_rstd, x, A.scratch, P + o.attn_proj_b,
-                                 P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+      residual_layernorm_forward(L.res1, L.ln2, L.ln2_mean, L.ln2_rstd, x, A.scratch, P + o.attn_proj_b, P + o.ln_2_w,
+                                 P + o.ln_2_b, n, C, eps);
     } else {
-      residual_layernorm_forward(L.res1, L.ln1, L.ln1_mean, L.ln1_rstd, x, A.scratch, P + o.attn_proj_b,
-                                 P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
+      residual_layernorm_forward(L.res1, L.ln1, L.ln1_mean, L.ln1_rstd, x, A.scratch, P + o.attn_proj_b, P + o.ln_1_w,
+                                 P + o.ln_1_b, n, C, eps);
     }
     const R* mlp_in = pre ? L.ln2 : L.ln1;
     matmul_forward(L.fch, mlp_in, P + o.c_fc_w, static_cast<const R*>(nullptr), n, C, 4 * C);
@@ -177,8 +177,8 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
     } else if (l + 1 < c.n_layer) {  // the next block's ln1
       auto& next = A.layers[l + 1];
       const LayerOffsets& no = layout_.layers[l + 1];
-      residual_layernorm_forward(L.res2, next.ln1, next.ln1_mean, next.ln1_rstd, L.res1, A.scratch,
-                                 P + o.mlp_proj_b, P + no.ln_1_w, P + no.ln_1_b, n, C, eps);
+      residual_layernorm_forward(L.res2, next.ln1, next.ln1_mean, next.ln1_rstd, L.res1, A.scratch, P + o.mlp_proj_b,
+                                 P + no.ln_1_w, P + no.ln_1_b, n, C, eps);
       x = L.res2;
     } else if (c.final_norm) {  // the final LayerNorm
       residual_layernorm_forward(L.res2, A.lnf, A.lnf_mean, A.lnf_rstd, L.res1, A.scratch, P + o.mlp_proj_b,
@@ -263,8 +263,7 @@ void GPT2<R>::backward(R dloss) {
       // out = ln2(res2), res2 = ln1 + mlp(ln1); dout is d(out), D.ln1 = d(res2), then d(ln1)
       layernorm_backward_residual(D.ln1, G + o.ln_2_w, G + o.ln_2_b, static_cast<const R*>(nullptr), dout, L.res2,
                                   P + o.ln_2_w, L.ln2_mean, L.ln2_rstd, n, C);
-      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.ln1, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C,
-                      C);
+      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.ln1, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
       gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
       matmul_backward(D.ln1, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
       // ln1 = LN(res1), res1 = x + attn(x); din = d(res1), then d(x)

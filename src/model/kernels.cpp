@@ -70,6 +70,9 @@ inline void gemv(CBLAS_TRANSPOSE t, int M, int N, double alpha, const double* A,
 // result does not depend on how many threads ran them.
 constexpr int kChunks = 32;
 
+// The first of N rows in chunk k of `chunks` (k = chunks: N).
+inline int chunk_start(int N, int chunks, int k) { return static_cast<int>(static_cast<long>(N) * k / chunks); }
+
 template <typename R>
 void column_sum_accumulate(R* dst, const R* src, int N, int C) {
   const int chunks = std::min(N, kChunks);
@@ -77,8 +80,7 @@ void column_sum_accumulate(R* dst, const R* src, int N, int C) {
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < chunks; ++k) {
     R* p = partial.data() + static_cast<size_t>(k) * C;
-    const int r0 = static_cast<int>(static_cast<long>(N) * k / chunks);
-    const int r1 = static_cast<int>(static_cast<long>(N) * (k + 1) / chunks);
+    const int r0 = chunk_start(N, chunks, k), r1 = chunk_start(N, chunks, k + 1);
     for (int r = r0; r < r1; ++r) {
       const R* row = src + static_cast<size_t>(r) * C;
       for (int c = 0; c < C; ++c) p[c] += row[c];
@@ -199,8 +201,7 @@ void layernorm_backward_rows(R* dinp, R* dweight, R* dbias, const R* dskip, cons
   for (int k = 0; k < chunks; ++k) {
     R* pw = partial.data() + static_cast<size_t>(k) * 2 * C;
     R* pb = pw + C;
-    const int r0 = static_cast<int>(static_cast<long>(N) * k / chunks);
-    const int r1 = static_cast<int>(static_cast<long>(N) * (k + 1) / chunks);
+    const int r0 = chunk_start(N, chunks, k), r1 = chunk_start(N, chunks, k + 1);
     for (int r = r0; r < r1; ++r) {
       const size_t off = static_cast<size_t>(r) * C;
       const R* x = inp + off;
@@ -245,8 +246,8 @@ void layernorm_backward_rows(R* dinp, R* dweight, R* dbias, const R* dskip, cons
 template <typename R>
 void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,
                         const R* rstd, int N, int C) {
-  layernorm_backward_rows<false>(dinp, dweight, dbias, static_cast<const R*>(nullptr), dout, inp, weight, mean, rstd,
-                                 N, C);
+  layernorm_backward_rows<false>(dinp, dweight, dbias, static_cast<const R*>(nullptr), dout, inp, weight, mean, rstd, N,
+                                 C);
   op_profile::lap("layernorm bwd");
 }
 
@@ -443,8 +444,7 @@ void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, i
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < chunks; ++k) {
     R* p = partial.data() + static_cast<size_t>(k) * C;
-    const int r0 = static_cast<int>(static_cast<long>(N) * k / chunks);
-    const int r1 = static_cast<int>(static_cast<long>(N) * (k + 1) / chunks);
+    const int r0 = chunk_start(N, chunks, k), r1 = chunk_start(N, chunks, k + 1);
     for (int r = r0; r < r1; ++r) {
       const size_t off = static_cast<size_t>(r) * C;
 #pragma omp simd
@@ -560,30 +560,30 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
 
 // R is a type name in a template argument list: it cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define GPT2LAB_INSTANTIATE(R)                                                                                 \
-  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);                      \
-  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);                           \
-  template void layernorm_forward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, R);                   \
-  template void layernorm_backward<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int, int); \
-  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                            \
-  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);                   \
-  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                                     \
-  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int);                      \
-  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                                    \
-  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);                   \
-  template void gelu_forward<R>(R*, const R*, long);                                                           \
-  template void gelu_backward<R>(R*, const R*, const R*, long);                                                \
-  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                                              \
-  template void residual_layernorm_forward<R>(R*, R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int, \
-                                              int, R);                                                         \
-  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int);                                   \
-  template void layernorm_backward_residual<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*,   \
-                                               const R*, int, int);                                            \
-  template void zero_fill<R>(R*, size_t);                                                                      \
-  template void residual_forward<R>(R*, const R*, const R*, long);                                             \
-  template void accumulate<R>(R*, const R*, long);                                                             \
-  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);                     \
-  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);                  \
+#define GPT2LAB_INSTANTIATE(R)                                                                                         \
+  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);                              \
+  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);                                   \
+  template void layernorm_forward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, R);                           \
+  template void layernorm_backward<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int, int);         \
+  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                                    \
+  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);                           \
+  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                                             \
+  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int);                              \
+  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                                            \
+  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);                           \
+  template void gelu_forward<R>(R*, const R*, long);                                                                   \
+  template void gelu_backward<R>(R*, const R*, const R*, long);                                                        \
+  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                                                      \
+  template void residual_layernorm_forward<R>(R*, R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int,   \
+                                              int, R);                                                                 \
+  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int);                                           \
+  template void layernorm_backward_residual<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*, const R*, \
+                                               int, int);                                                              \
+  template void zero_fill<R>(R*, size_t);                                                                              \
+  template void residual_forward<R>(R*, const R*, const R*, long);                                                     \
+  template void accumulate<R>(R*, const R*, long);                                                                     \
+  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);                             \
+  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);                          \
   template void softmax_crossentropy_backward_inplace<R>(R*, const int*, R, int, int, int);
 
 // NOLINTEND(bugprone-macro-parentheses)

@@ -29,10 +29,10 @@ namespace fs = std::filesystem;
 class Tokenizer;
 
 struct TranslateOptions {
-  int max_new_tokens = 0;  // 0: the dataset's max_tokens + 8
-  float temperature = 0;   // 0: greedy
-  uint64_t seed = 1337;    // for temperature > 0; sentence i uses seed + i
-  int limit = 0;           // > 0: only the first `limit` pairs
+  int max_new_tokens = 0;                // 0: the dataset's max_tokens + 8
+  float temperature = 0;                 // 0: greedy
+  uint64_t seed = 1337;                  // for temperature > 0; sentence i uses seed + i
+  int limit = 0;                         // > 0: only the first `limit` pairs
   WeightType weights = WeightType::f32;  // what decode steps read (sample/inference.h)
 };
 

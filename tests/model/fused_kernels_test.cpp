@@ -88,8 +88,8 @@ TEST(FusedKernels, LayerNormBackwardResidualWritesSkipPlusGradient) {
   for (bool with_skip : {true, false}) {
     SCOPED_TRACE(with_skip ? "with skip" : "skip null");
     Vec dres_ref = with_skip ? dskip : Vec(N * C, 0.0f), dw_ref = dw0, db_ref = dw0;
-    layernorm_backward(dres_ref.data(), dw_ref.data(), db_ref.data(), dout.data(), inp.data(), lnw.data(),
-                       mean.data(), rstd.data(), N, C);
+    layernorm_backward(dres_ref.data(), dw_ref.data(), db_ref.data(), dout.data(), inp.data(), lnw.data(), mean.data(),
+                       rstd.data(), N, C);
     // Garbage in dres: the fused kernel must write it, not add to it.
     Vec dres(N * C, std::numeric_limits<float>::quiet_NaN()), dw = dw0, db = dw0;
     layernorm_backward_residual(dres.data(), dw.data(), db.data(), with_skip ? dskip.data() : nullptr, dout.data(),
