@@ -90,6 +90,12 @@ std::shared_ptr<const DecodeWeights> pack_decode_weights(const GPT2<float>& mode
 
 void InferenceSession::FreeLarge::operator()(float* p) const { std::free(p); }
 
+void InferenceSession::Buffer::reserve(size_t n) {
+  if (n <= n_) return;
+  p_.reset(static_cast<float*>(allocate_large(n * sizeof(float))));
+  n_ = n;
+}
+
 InferenceSession::InferenceSession(const GPT2<float>& model, InferenceOptions options)
     : model_(model), options_(std::move(options)) {
   const ModelConfig& c = model.config();
@@ -104,14 +110,14 @@ InferenceSession::InferenceSession(const GPT2<float>& model, InferenceOptions op
 void InferenceSession::reserve_rows(int n) {
   if (n <= rows_) return;
   const size_t C = model_.config().n_embd, N = static_cast<size_t>(n);
-  x_.resize(N * C);
-  ln_.resize(N * C);
-  mean_.resize(N);
-  rstd_.resize(N);
-  qkv_.resize(N * 3 * C);
-  atty_.resize(N * C);
-  scratch_.resize(N * 4 * C);
-  gelu_.resize(N * 4 * C);
+  x_.reserve(N * C);
+  ln_.reserve(N * C);
+  mean_.reserve(N);
+  rstd_.reserve(N);
+  qkv_.reserve(N * 3 * C);
+  atty_.reserve(N * C);
+  scratch_.reserve(N * 4 * C);
+  gelu_.reserve(N * 4 * C);
   rows_ = n;
 }
 
@@ -170,7 +176,7 @@ void InferenceSession::attention(int l, int n, const float* inp) {
   }
   if (pos_ == 0 && n > 1) {
     // A prompt from the start: the batched (GEMM) attention of training.
-    att_.resize(static_cast<size_t>(NH) * n * n);
+    att_.reserve(static_cast<size_t>(NH) * n * n);
     attention_forward(atty_.data(), att_.data(), qkv_.data(), 1, n, C, NH);
   } else {
     attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);

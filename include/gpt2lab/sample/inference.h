@@ -69,8 +69,21 @@ class InferenceSession {
     void operator()(float* p) const;
   };
   std::unique_ptr<float, FreeLarge> k_cache_, v_cache_;
-  std::vector<float> att_;  // (NH, n, n) probabilities of a batched prefill
-  std::vector<float> x_, ln_, mean_, rstd_, qkv_, atty_, scratch_, gelu_, logits_;
+  // Scratch that grows to the longest append; huge-page backed like the
+  // caches (a 512-token prompt's ~35 MB faulted in 4 KiB at a time took
+  // longer than the prompt's GEMMs). Contents are not kept on growth.
+  class Buffer {
+   public:
+    void reserve(size_t n);
+    float* data() { return p_.get(); }
+
+   private:
+    std::unique_ptr<float, FreeLarge> p_;
+    size_t n_ = 0;
+  };
+  Buffer att_;  // (NH, n, n) probabilities of a batched prefill
+  Buffer x_, ln_, mean_, rstd_, qkv_, atty_, scratch_, gelu_;
+  std::vector<float> logits_;
 };
 
 // The mean next-token cross-entropy (nats) of B rows of T tokens, each row
