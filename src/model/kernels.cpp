@@ -175,13 +175,9 @@ void residual_layernorm_forward(R* res, R* out, R* mean, R* rstd, const R* x, co
   for (int r = 0; r < N; ++r) {
     const size_t off = static_cast<size_t>(r) * C;
     R* o = res + off;
-    if (ybias) {
+    // (-O3 unswitches the loop on ybias.)
 #pragma omp simd
-      for (int c = 0; c < C; ++c) o[c] = x[off + c] + (y[off + c] + ybias[c]);
-    } else {
-#pragma omp simd
-      for (int c = 0; c < C; ++c) o[c] = x[off + c] + y[off + c];
-    }
+    for (int c = 0; c < C; ++c) o[c] = x[off + c] + (ybias ? y[off + c] + ybias[c] : y[off + c]);
     // The row was just written: LayerNorm reads it from L1.
     layernorm_row(out + off, mean + r, rstd + r, o, weight, bias, C, eps);
   }

@@ -104,7 +104,7 @@ TEST(Inference, DecodingLossEqualsTheForwardLoss) {
   EXPECT_NEAR(decoding_loss(s, in.data(), tg.data(), B, T), want, 1e-5 * want);
 }
 
-std::vector<double> dist(std::vector<float> logits, SamplingOptions o, std::vector<int> hist = {}) {
+std::vector<double> dist(std::vector<float> logits, const SamplingOptions& o, std::vector<int> hist = {}) {
   return sampling_distribution(logits, o, hist);
 }
 
