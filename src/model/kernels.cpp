@@ -73,23 +73,29 @@ constexpr int kChunks = 32;
 // The first of N rows in chunk k of `chunks` (k = chunks: N).
 inline int chunk_start(int N, int chunks, int k) { return static_cast<int>(static_cast<long>(N) * k / chunks); }
 
-template <typename R>
-void column_sum_accumulate(R* dst, const R* src, int N, int C) {
+// Calls row(r, p) for every row r < N, where p (C) holds the partial sums
+// of r's chunk, then adds the chunks' partials into dst in chunk order.
+template <typename R, class Row>
+void chunked_column_sums(R* dst, int N, int C, Row row) {
   const int chunks = std::min(N, kChunks);
   std::vector<R> partial(static_cast<size_t>(chunks) * C, R(0));
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < chunks; ++k) {
     R* p = partial.data() + static_cast<size_t>(k) * C;
-    const int r0 = chunk_start(N, chunks, k), r1 = chunk_start(N, chunks, k + 1);
-    for (int r = r0; r < r1; ++r) {
-      const R* row = src + static_cast<size_t>(r) * C;
-      for (int c = 0; c < C; ++c) p[c] += row[c];
-    }
+    for (int r = chunk_start(N, chunks, k); r < chunk_start(N, chunks, k + 1); ++r) row(r, p);
   }
   for (int k = 0; k < chunks; ++k) {
     const R* p = partial.data() + static_cast<size_t>(k) * C;
     for (int c = 0; c < C; ++c) dst[c] += p[c];
   }
+}
+
+template <typename R>
+void column_sum_accumulate(R* dst, const R* src, int N, int C) {
+  chunked_column_sums(dst, N, C, [&](int r, R* p) {
+    const R* row = src + static_cast<size_t>(r) * C;
+    for (int c = 0; c < C; ++c) p[c] += row[c];
+  });
 }
 
 }  // namespace
@@ -435,26 +441,15 @@ void bias_gelu_forward(R* out, R* pre, const R* bias, int N, int OC) {
 template <typename R>
 void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C) {
   // The same fixed row chunks as column_sum_accumulate: thread-count independent.
-  const int chunks = std::min(N, kChunks);
-  std::vector<R> partial(static_cast<size_t>(chunks) * C, R(0));
-#pragma omp parallel for schedule(static)
-  for (int k = 0; k < chunks; ++k) {
-    R* p = partial.data() + static_cast<size_t>(k) * C;
-    const int r0 = chunk_start(N, chunks, k), r1 = chunk_start(N, chunks, k + 1);
-    for (int r = r0; r < r1; ++r) {
-      const size_t off = static_cast<size_t>(r) * C;
+  chunked_column_sums(dbias, N, C, [&](int r, R* p) {
+    const size_t off = static_cast<size_t>(r) * C;
 #pragma omp simd
-      for (int c = 0; c < C; ++c) {
-        const R g = dout[off + c] * gelu_grad(inp[off + c]);
-        dinp[off + c] += g;
-        p[c] += g;
-      }
+    for (int c = 0; c < C; ++c) {
+      const R g = dout[off + c] * gelu_grad(inp[off + c]);
+      dinp[off + c] += g;
+      p[c] += g;
     }
-  }
-  for (int k = 0; k < chunks; ++k) {
-    const R* p = partial.data() + static_cast<size_t>(k) * C;
-    for (int c = 0; c < C; ++c) dbias[c] += p[c];
-  }
+  });
   op_profile::lap("gelu bwd+bias grad");
 }
 
