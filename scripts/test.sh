@@ -5,7 +5,7 @@
 # scripts/san_build.sh): the whole suite again under the sanitizers
 # (scripts/sanitize.sh), and every fuzz target for a bounded time
 # (scripts/fuzz.sh). Both print their figures.
-#   FUZZ_SECONDS=N   seconds per fuzz target (default 60; 0 skips fuzzing)
+#   FUZZ_SECONDS=N   seconds per fuzz target (default 30; 0 skips fuzzing)
 #   SANITIZE=0       skips the sanitizer suite (default: run it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ scripts/check_package.sh          # the installed package builds and runs exampl
 if [ "${SANITIZE:-1}" != 0 ]; then
   scripts/sanitize.sh
 fi
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 if [ "$FUZZ_SECONDS" != 0 ]; then
   scripts/fuzz.sh "$FUZZ_SECONDS"
 fi
