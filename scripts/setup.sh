@@ -41,6 +41,8 @@ fi
 if [ -x scripts/fetch_data.sh ]; then
   scripts/fetch_data.sh
 fi
+# llama.cpp's source, for its GGUF reader in the tests (not built here).
+scripts/fetch_llama_cpp.sh --source
 
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} >/dev/null
