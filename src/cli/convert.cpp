@@ -1,12 +1,14 @@
 // gpt2lab convert: between our/Hugging Face checkpoint directories and
-// llm.c model files.
+// llm.c model files; and out to GGUF for llama.cpp.
 #include <cstdio>
 
 #include "cli/command.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "io/gguf.h"
 #include "io/llmc.h"
+#include "tokenizer/byte_unicode.h"
 
 namespace gpt2lab::cli {
 namespace {
@@ -46,13 +48,35 @@ void check_llmc_target(const ConvertFlags& o) {
   check(o.force, "'" + o.out + "' exists; pass --force to replace it");
 }
 
+// The checkpoint's tokenizer (GPT-2's for an llm.c file, which records
+// none) in GGUF's spelling.
+GgufVocab gguf_vocab(const ConvertFlags& o, bool from_llmc) {
+  const Tokenizer tok = from_llmc ? Tokenizer::resolve("gpt2") : checkpoint_tokenizer(model_directory(o.input));
+  GgufVocab v;
+  v.eot_id = tok.eot_id();
+  for (int id = 0; id < tok.vocab_size(); ++id) v.tokens.push_back(tokenizer::bytes_to_spelling(tok.token_bytes(id)));
+  for (const auto& [l, r] : tok.merges()) v.merges.push_back(v.tokens[l] + " " + v.tokens[r]);
+  return v;
+}
+
+void write_gguf(const ConvertFlags& o, const GPT2<float>& model, bool from_llmc) {
+  const GgufType type = parse_gguf_type(o.dtype == "fp32" ? "f32" : o.dtype);
+  const std::string name = fs::path(o.input).filename().string();
+  save_gguf(o.out, model, gguf_vocab(o, from_llmc), type, name, o.force);
+  std::printf("wrote %s (GGUF, %s): %zu parameters\n", o.out.c_str(), o.dtype.c_str(), model.layout().num_parameters());
+}
+
 void run_convert(const ConvertFlags& o) {
   const bool from_llmc = is_llmc_file(o.input);
   if (!from_llmc)
     check(is_checkpoint_dir(model_directory(o.input)),
           "'" + o.input + "' is neither an llm.c model file nor a checkpoint directory");
   const std::string to = o.to.empty() ? (from_llmc ? "hf" : "llmc") : o.to;
+  const bool gguf_dtype = o.dtype == "f16" || o.dtype == "q8_0";
+  check(!gguf_dtype || to == "gguf", "--dtype " + o.dtype + " is for --to gguf (llm.c files hold fp32 or bf16)");
+  check(o.dtype != "bf16" || to == "llmc", "--dtype bf16 is for --to llmc (GGUF takes f32, f16 or q8_0)");
   GPT2<float> model = from_llmc ? load_llmc(o.input) : load_model(o.input);
+  if (to == "gguf") return write_gguf(o, model, from_llmc);
   // What the checkpoint records beside its weights (its tokenizer, by path
   // and sha256, and its seed) travels with it; an llm.c file has no place
   // for it.
@@ -79,14 +103,20 @@ void run_convert(const ConvertFlags& o) {
 void add(CLI::App& app) {
   auto o = std::make_shared<ConvertFlags>();
   auto* sub = app.add_subcommand(
-      "convert", "Convert between checkpoint directories (ours = Hugging Face layout) and llm.c .bin files");
+      "convert",
+      "Convert between checkpoint directories (ours = Hugging Face layout) and llm.c .bin files, or to GGUF");
   sub->add_option("--input", o->input, "A checkpoint directory (ours or Hugging Face GPT-2) or an llm.c .bin")
       ->required();
-  sub->add_option("--out", o->out, "Output directory (hf) or file (llmc)")->required();
-  sub->add_option("--to", o->to, "Output format: hf (directory) or llmc (file); default: the other one")
-      ->check(CLI::IsMember({"hf", "llmc"}));
-  sub->add_option("--dtype", o->dtype, "llm.c output precision: fp32 (version 3) or bf16 (version 5)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+  sub->add_option("--out", o->out, "Output directory (hf) or file (llmc, gguf)")->required();
+  sub->add_option("--to", o->to,
+                  "Output format: hf (directory), llmc (file) or gguf (file for llama.cpp); default: hf from an "
+                  "llm.c file, else llmc")
+      ->check(CLI::IsMember({"hf", "llmc", "gguf"}));
+  sub->add_option(
+         "--dtype", o->dtype,
+         "Output precision: fp32 (or f32) or bf16 (llmc: version 3 or 5); fp32, f16 or q8_0 (gguf: matmul weights "
+         "and token embeddings)")
+      ->check(CLI::IsMember({"fp32", "f32", "bf16", "f16", "q8_0"}))
       ->capture_default_str();
   sub->add_flag("--force", o->force, "Replace an existing output");
   sub->callback([o] { run_convert(*o); });

@@ -126,24 +126,23 @@ GPT2<float> load_llmc(const fs::path& path) {
   return model;
 }
 
-namespace {
+namespace {}  // namespace
 
-// The llm.c header has no field for what gpt2lab adds to GPT-2: llm.c would
-// run such a model as plain GPT-2, so it is refused rather than written.
-void check_llmc_can_hold(const ModelConfig& c) {
-  check(c.norm == NormPlacement::pre && c.final_norm, "the llm.c format holds Pre-LN GPT-2 only; this model is " +
+// Neither llm.c's header nor GGUF's gpt2 architecture has a field for what
+// gpt2lab adds to GPT-2: their readers would run such a model as plain GPT-2,
+// so it is refused rather than written.
+void check_plain_gpt2(const ModelConfig& c, const std::string& format) {
+  check(c.norm == NormPlacement::pre && c.final_norm, format + " holds Pre-LN GPT-2 only; this model is " +
                                                           std::string(to_string(c.norm)) +
                                                           "-LN (export it to the Hugging Face layout instead)");
   check(c.embedding_scale == EmbeddingScale::none,
-        "the llm.c format holds GPT-2's unscaled embeddings only; this model has embedding_scale " +
+        format + " holds GPT-2's unscaled embeddings only; this model has embedding_scale " +
             std::string(to_string(c.embedding_scale)) + " (export it to the Hugging Face layout instead)");
 }
 
-}  // namespace
-
 void save_llmc(const fs::path& path, const GPT2<float>& model, bool bf16) {
   const ModelConfig& c = model.config();
-  check_llmc_can_hold(c);
+  check_plain_gpt2(c, "the llm.c format");
   const int Vp = (c.vocab_size + 127) / 128 * 128;
   int32_t h[kHeaderInts] = {};
   h[0] = kLlmcMagic;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "gpt2lab/model/gpt2.h"
 
@@ -22,5 +23,9 @@ bool is_llmc_file(const fs::path& path);  // by its magic
 GPT2<float> load_llmc(const fs::path& path);
 // Writes atomically; padded vocab rounded up to 128 as llm.c does.
 void save_llmc(const fs::path& path, const GPT2<float>& model, bool bf16);
+
+// Throws Error unless c is GPT-2 as OpenAI defined it (Pre-LN with a final
+// norm, unscaled embeddings): the only model `format` can express.
+void check_plain_gpt2(const ModelConfig& c, const std::string& format);
 
 }  // namespace gpt2lab

@@ -373,6 +373,7 @@ const std::string& Tokenizer::token_bytes(int id) const {
 }
 
 int Tokenizer::vocab_size() const { return static_cast<int>(impl_->tokens.size()); }
+const std::vector<std::pair<int, int>>& Tokenizer::merges() const { return impl_->merges; }
 int Tokenizer::eot_id() const { return impl_->eot; }
 const std::string& Tokenizer::name() const { return impl_->name; }
 

@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpt2lab {
@@ -58,6 +59,9 @@ class Tokenizer {
   const std::string& token_bytes(int id) const;
 
   int vocab_size() const;
+  // The merges in rank order: (left id, right id); their result is the
+  // token spelled by the two concatenated.
+  const std::vector<std::pair<int, int>>& merges() const;
   int eot_id() const;
   // "NAME sha256:HEX": the name (directory name, or "gpt2") and the SHA-256
   // of the vocabulary's content (ids, bytes, merge order), independent of

@@ -1,0 +1,52 @@
+"""llama.cpp runs what `gpt2lab convert --to gguf` writes: its llama-simple
+(greedy, its own GPT-2 tokenizer reading our exported vocabulary and
+merges) prints the same text as `gpt2lab sample --temperature 0` on the
+checkpoint, for several prompts. Needs llama.cpp built
+(scripts/fetch_llama_cpp.sh, ~10 min on 2 cores); skipped without it."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import SOURCE, expect  # noqa: E402
+
+SIMPLE = os.environ.get("LLAMA_SIMPLE") or os.path.join(SOURCE, "data", "llama.cpp", "build", "bin", "llama-simple")
+if not os.access(SIMPLE, os.X_OK):
+    harness.skip(f"llama.cpp's llama-simple is not built at {SIMPLE} (scripts/fetch_llama_cpp.sh)")
+
+from test_gguf import BLOCK, random_model, write_hf_dir  # noqa: E402
+
+PROMPTS = ["The quick brown fox", "Hello, world! It is", " 1 2 3 4", "État—naïve café"]
+NEW = 12
+
+
+def ours(hf, prompt):
+    r = harness.run("sample", "--model", hf, "--prompt", prompt, "--max-new-tokens", str(NEW), "--temperature", "0",
+                    "--stop-at-eot", "--quiet", text=False, check=True)
+    return r.stdout.rstrip(b"\n")
+
+
+def theirs(gguf, prompt):
+    r = harness.command([SIMPLE, "-m", gguf, "-n", str(NEW), prompt], text=False, check=True, timeout=120)
+    return r.stdout.rstrip(b"\n")
+
+
+def main():
+    w = random_model(np.random.default_rng(11))
+    with harness.scratch() as tmp:
+        hf = os.path.join(tmp, "hf")
+        write_hf_dir(hf, w)
+        gguf = os.path.join(tmp, "f32.gguf")
+        harness.run("convert", "--input", hf, "--out", gguf, "--to", "gguf", check=True)
+        for p in PROMPTS:
+            a, b = ours(hf, p), theirs(gguf, p)
+            expect(a == b and len(a) > len(p), f"{p!r}: gpt2lab {a[:60]!r} == llama.cpp {b[:60]!r}")
+    expect(len(PROMPTS[0]) + NEW < BLOCK, "prompts and continuations fit the context")
+    harness.finish("llama.cpp GGUF")
+
+
+if __name__ == "__main__":
+    main()
