@@ -5,9 +5,11 @@
 #     with f32, bf16 and int8 weights;
 #   PyTorch's KV-cache generator (bench/sample_torch.py), f32 and bf16, the
 #     better of passive and active OpenMP waiting;
-#   ggml's gpt-2 example when GGML_GPT2_BIN and GGML_GPT2_MODEL name a built
-#     binary and a model file for it (ggml is not packaged in Debian 12; the
-#     script fetches nothing and says when it skips it).
+#   llama.cpp (ggml's engine) on the same model exported with `gpt2lab
+#     convert --to gguf` in f32, f16 and q8_0, through its llama-bench
+#     (tg128 from an empty context, pp512), when scripts/fetch_llama_cpp.sh
+#     has built it (or LLAMA_BENCH names a llama-bench); else it says it
+#     skips it. The script fetches nothing.
 # A GPT-2 124M-shaped model with random weights; decode = 128 new tokens
 # after a 16-token prompt (greedy), prefill = a 512-token prompt; best of 5
 # runs of the CLI, best of 3 in the library. The bound is the bytes a decode
@@ -53,19 +55,33 @@ for policy in PASSIVE ACTIVE; do
   OMP_WAIT_POLICY=$policy /usr/bin/python3 bench/sample_torch.py "$T" | sed "s/\"pytorch\"/\"pytorch-$policy\"/" |
     tee -a "$out"
 done
-if [ -n "${GGML_GPT2_BIN:-}" ] && [ -x "${GGML_GPT2_BIN:-}" ] && [ -f "${GGML_GPT2_MODEL:-}" ]; then
-  # ggml's examples/gpt-2 prints "predict time = X ms / Y ms per token".
-  g=$("$GGML_GPT2_BIN" -m "$GGML_GPT2_MODEL" -t "$T" -n 128 -p "The quick brown fox jumps over the lazy dog." 2>&1 |
-    sed -n 's/.*predict time = .* \/ *\([0-9.]*\) ms per token.*/\1/p' | tail -1)
-  [ -n "$g" ] && echo "{\"impl\": \"ggml\", \"dtype\": \"$(basename "$GGML_GPT2_MODEL")\", \"decode_ms\": $g}" | tee -a "$out"
+LLAMA_BENCH=${LLAMA_BENCH:-data/llama.cpp/build/bin/llama-bench}
+llama=$work/llama.jsonl
+touch "$llama"
+if [ -x "$LLAMA_BENCH" ]; then
+  models=()
+  for t in f32 f16 q8_0; do
+    "$B/gpt2lab" convert --input "$work/model" --out "$work/gpt2-$t.gguf" --to gguf --dtype "$t" >/dev/null
+    models+=(-m "$work/gpt2-$t.gguf")
+  done
+  "$LLAMA_BENCH" "${models[@]}" -p 512 -n 128 -t "$T" -r 5 -o jsonl >"$llama" 2>/dev/null
+  echo "llama.cpp: $(wc -l <"$llama") llama-bench rows"
 else
-  echo "ggml: skipped (set GGML_GPT2_BIN to a built ggml examples/gpt-2 binary and GGML_GPT2_MODEL to its model file;"
-  echo "      ggml is not in Debian 12, and this script fetches nothing)"
+  echo "llama.cpp: skipped ($LLAMA_BENCH is not built: scripts/fetch_llama_cpp.sh builds it, ~10 min;"
+  echo "           this script fetches nothing)"
 fi
 
-/usr/bin/python3 - "$out" <<'PY'
+/usr/bin/python3 - "$out" "$llama" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+llama = {}  # ggml type -> {"decode_ms", "prefill_tok_s"}
+for r in (json.loads(l) for l in open(sys.argv[2]) if l.strip()):
+    t = r["model_filename"].rsplit("-", 1)[1].removesuffix(".gguf")
+    d = llama.setdefault(t, {})
+    if r["n_gen"] > 0:
+        d["decode_ms"] = 1000.0 / r["avg_ts"]
+    else:
+        d["prefill_tok_s"] = r["avg_ts"]
 lib = {r["dtype"]: r for r in rows if r["impl"] == "gpt2lab"}
 cli = {r["dtype"]: r for r in rows if r["impl"] == "gpt2lab-cli"}
 torch = {}
@@ -74,7 +90,6 @@ for r in rows:
         best = torch.get(r["dtype"])
         if best is None or r["decode_ms"] < best["decode_ms"]:
             torch[r["dtype"]] = r
-ggml = [r for r in rows if r["impl"] == "ggml"]
 bw = max(r["bandwidth_gb_s"] for r in lib.values())
 print(f"\nread bandwidth (same run): {bw:.1f} GB/s\n")
 print("| weights | gpt2lab CLI decode ms/token | % of bound | library decode ms/token | bound ms/token "
@@ -88,7 +103,15 @@ for dt in ("f32", "bf16", "int8"):
     ppre = f"{p['prefill_tok_s']:.0f}" if p else "–"
     print(f"| {dt} | {c['decode_ms']:.2f} | {100 * bound / c['decode_ms']:.0f}% | {g['decode_ms']:.2f} "
           f"| {bound:.2f} | {pt} | {ratio} | {c['prefill_tok_s']:.0f} | {ppre} |")
-for r in ggml:
-    print(f"| ggml {r['dtype']} | {r['decode_ms']:.2f} | | | | | | | |")
+if llama:
+    print("\n| weights: gpt2lab / llama.cpp | gpt2lab CLI decode ms/token | llama.cpp decode ms/token "
+          "| gpt2lab speed ÷ llama.cpp's | gpt2lab CLI prefill tok/s | llama.cpp prefill tok/s |")
+    print("|---|---|---|---|---|---|")
+    for ours, theirs in (("f32", "f32"), ("bf16", "f16"), ("int8", "q8_0")):
+        c, g = cli[ours], llama.get(theirs, {})
+        if "decode_ms" in g:
+            print(f"| {ours} / {theirs} | {c['decode_ms']:.2f} | {g['decode_ms']:.2f} "
+                  f"| {g['decode_ms'] / c['decode_ms']:.2f}x | {c['prefill_tok_s']:.0f} "
+                  f"| {g.get('prefill_tok_s', float('nan')):.0f} |")
 print(f"\nint8 vs bf16 decode (CLI): {cli['bf16']['decode_ms'] / cli['int8']['decode_ms']:.2f}x faster")
 PY
