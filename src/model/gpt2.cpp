@@ -201,6 +201,11 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
 
 template <typename R>
 void GPT2<R>::backward(R dloss) {
+  backward(dloss, BackwardProgress());
+}
+
+template <typename R>
+void GPT2<R>::backward(R dloss, const BackwardProgress& progress) {
   const ModelConfig& c = config_;
   check(have_targets_ && acts_.B > 0, "backward: needs a forward pass with targets first");
   if (grads_.size() != params_.size()) grads_.assign(params_.size(), R(0));
@@ -239,6 +244,10 @@ void GPT2<R>::backward(R dloss) {
     zero(dout, N * C);
     lm_head_backward(dout, G + layout_.wte, dlogits, x_last, P + layout_.wte, n, C, Vp);
   }
+  // Every kernel of a layer is a chance to move data already sent.
+  auto report = [&progress](int first_final) {
+    if (progress) progress(first_final);
+  };
   // Each residual add's gradient is written by the LayerNorm backward that
   // reads it (layernorm_backward_residual) into the buffer the branch's own
   // gradient then accumulates into: no separate accumulate, no zeroing.
@@ -246,17 +255,21 @@ void GPT2<R>::backward(R dloss) {
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = A.layers[l];
     const R* x_in = residual(l);
+    report(l + 1);
     zero(D.ln1, D.layer_size);
     if (c.norm == NormPlacement::pre) {
       // res2 = res1 + mlp(ln2(res1)); dout is d(res2)
       matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dout, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
       gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
       matmul_backward(D.ln2, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
+      report(l + 1);
       // res1 = x + attn(ln1(x)); din = d(res1) here, d(x) after ln1's backward
       layernorm_backward_residual(din, G + o.ln_2_w, G + o.ln_2_b, dout, D.ln2, L.res1, P + o.ln_2_w, L.ln2_mean,
                                   L.ln2_rstd, n, C);
       matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, din, L.atty, P + o.attn_proj_w, n, C, C);
+      report(l + 1);
       attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+      report(l + 1);
       matmul_backward(D.ln1, G + o.c_attn_w, G + o.c_attn_b, D.qkv, L.ln1, P + o.c_attn_w, n, C, 3 * C);
       layernorm_backward(din, G + o.ln_1_w, G + o.ln_1_b, D.ln1, x_in, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
     } else {
@@ -266,17 +279,22 @@ void GPT2<R>::backward(R dloss) {
       matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.ln1, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
       gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
       matmul_backward(D.ln1, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
+      report(l + 1);
       // ln1 = LN(res1), res1 = x + attn(x); din = d(res1), then d(x)
       layernorm_backward_residual(din, G + o.ln_1_w, G + o.ln_1_b, static_cast<const R*>(nullptr), D.ln1, L.res1,
                                   P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
       matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, din, L.atty, P + o.attn_proj_w, n, C, C);
+      report(l + 1);
       attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+      report(l + 1);
       matmul_backward(din, G + o.c_attn_w, G + o.c_attn_b, D.qkv, x_in, P + o.c_attn_w, n, C, 3 * C);
     }
     std::swap(dout, din);
   }
+  report(0);
   encoder_backward(G + layout_.wte, G + layout_.wpe, dout, tokens_.data(), B, T, C,
                    static_cast<R>(c.embedding_factor()));
+  report(-1);
 }
 
 template struct Activations<float>;
