@@ -17,7 +17,7 @@ shift $(($# < 4 ? $# : 4))
 MODEL=("$@")
 ((${#MODEL[@]})) || MODEL=(--n-layer 12 --n-head 12 --n-embd 768 --block-size 1024)
 BIN=$PWD/${BUILD_DIR:-build}/gpt2lab
-NAME=g2lbench$$
+NAME=g2lb$$
 OUT=$(mktemp -d)
 cleanup() {
   scripts/netns_cluster.sh down --name "$NAME"
@@ -28,7 +28,7 @@ COMMON=(--data "$(realpath "$DATA")" "${MODEL[@]}" -B 1 -T 128 --steps "$STEPS" 
   --save-every 0 --diag-every 0 --threads 1 --quiet --comm-timeout 600)
 export OMP_NUM_THREADS=1
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores," \
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores," \
   "load average $(cut -d' ' -f1-3 /proc/loadavg); ${MODEL[*]}, B=1 T=128 per rank, $STEPS steps"
 timeout 1800 "$BIN" train --out "$OUT/one" "${COMMON[@]}"
 for rate in $RATES; do
