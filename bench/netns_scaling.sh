@@ -7,6 +7,7 @@
 #   bench/netns_scaling.sh [STEPS] [DATA] [RATES] [MB] [MODEL FLAGS...]
 #   (defaults: 8 data/sotu_gpt2 "1gbit 10gbit" 25, GPT-2 124M with B=1 T=128)
 # Medians over the steps after the first 2. Prints a Markdown table.
+# MPI_MCA="--mca NAME VALUE ..." is added to mpirun's options (an algorithm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${1:-8}
@@ -29,11 +30,13 @@ COMMON=(--data "$(realpath "$DATA")" "${MODEL[@]}" -B 1 -T 128 --steps "$STEPS" 
 export OMP_NUM_THREADS=1
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores," \
-  "load average $(cut -d' ' -f1-3 /proc/loadavg); ${MODEL[*]}, B=1 T=128 per rank, $STEPS steps"
+  "load average $(cut -d' ' -f1-3 /proc/loadavg); ${MODEL[*]}, B=1 T=128 per rank, $STEPS steps${MPI_MCA:+; $MPI_MCA}"
 timeout 1800 "$BIN" train --out "$OUT/one" "${COMMON[@]}"
 for rate in $RATES; do
   scripts/netns_cluster.sh up 2 --name "$NAME" --rate "$rate" >/dev/null
   read -ra options <"/run/gpt2lab-netns/$NAME/mpirun"
+  read -ra extra <<<"${MPI_MCA:-}"
+  options+=("${extra[@]}")
   for mb in 0 "$MB"; do
     timeout 1800 scripts/netns_cluster.sh exec 0 --name "$NAME" -- mpirun "${options[@]}" -np 2 \
       -x OMP_NUM_THREADS=1 "$BIN" train --out "$OUT/$rate-$mb" "${COMMON[@]}" --bucket-mb "$mb"
