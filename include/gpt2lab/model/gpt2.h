@@ -101,6 +101,8 @@ class GPT2 {
   const R* residual(int l) const;
 
  private:
+  void block_backward(int l, R* dout, R* din, const std::function<void()>& tick);
+
   ModelConfig config_;
   ParamLayout layout_;
   std::vector<R> params_, grads_;
