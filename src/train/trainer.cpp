@@ -77,8 +77,8 @@ double Trainer::Impl::evaluate() {
   return sum / static_cast<double>(o_.eval_batches);
 }
 
-// The step's mean loss over every rank's micro-batches; the gradients are
-// left summed locally, or (buckets_) their reduction is under way.
+// This rank's mean loss over its micro-batches; the gradients are left
+// summed locally, or (buckets_) their sum over ranks is under way.
 // --inject-nan-at poisons one activation or gradient.
 double Trainer::Impl::forward_backward(long step, bool diag) {
   model_->zero_grad();
@@ -105,8 +105,15 @@ double Trainer::Impl::forward_backward(long step, bool diag) {
                      buckets_ && last ? overlap : GPT2<float>::BackwardProgress());
     if (poisoned) *poisoned = kept;
   }
-  dist_.allreduce_sum(&loss_sum, 1);
-  return loss_sum / (o_.accum * world_);
+  return loss_sum / o_.accum;
+}
+
+// The mean over ranks. After the gradient sum: a small message sent while
+// buckets are in flight would queue behind them on the same connection, an
+// unmeasured wait for the gradients.
+double Trainer::Impl::mean_over_ranks(double local) {
+  dist_.allreduce_sum(&local, 1);
+  return local / world_;
 }
 
 // Sums the gradients over ranks (whole: diagnostics need them all; with
@@ -269,9 +276,10 @@ TrainResult Trainer::Impl::run() {
     const auto t0 = Clock::now();
     const double lr = o_.schedule.at(step);
     const bool diag = step == 0 || (o_.diag_every > 0 && step % o_.diag_every == 0);
-    const double loss = forward_backward(step, diag);
+    const double local_loss = forward_backward(step, diag);
     nlohmann::json diag_row;
     const double norm = reduce_gradients(step, diag, diag_row);
+    const double loss = mean_over_ranks(local_loss);
     std::string why;
     if (!std::isfinite(loss))
       why = "loss is not finite";

@@ -50,6 +50,7 @@ class Trainer::Impl {
   double evaluate();
   double forward_backward(long step, bool diag);
   double reduce_gradients(long step, bool diag, nlohmann::json& diag_row);
+  double mean_over_ranks(double local);
   // ZeRO-1 reduce-scatters the gradients except on diagnostic steps, which
   // need all of them.
   bool scatter(bool diag) const { return sharded_ && !diag; }
