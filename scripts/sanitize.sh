@@ -14,7 +14,8 @@
 #
 # Every test runs, the tiktoken comparison over the whole corpus and all
 # code points included. One change, with the reason:
-#   e2e.test_mpi runs with leak checking off (ASan, UBSan on): Open MPI
+#   e2e.test_mpi* (test_mpi, test_mpi_overlap, test_mpi_netns) run with leak
+#       checking off (ASan, UBSan on): Open MPI
 #       leaves allocations behind by design inside components it has unloaded
 #       by exit, which no suppression can name (scripts/lsan-suppressions.txt).
 # Prints one summary line: build and test seconds, tests passed.
@@ -40,7 +41,7 @@ done
 
 # abort_on_error=0 keeps the exit code (1) that ctest reads as a failure
 # instead of a core dump. A caller's ASAN_OPTIONS are added after these (the
-# later setting wins), except that test_mpi always runs without leak checks.
+# later setting wins), except that the test_mpi* always run without leak checks.
 # fast_unwind_on_malloc=0: allocation stacks are unwound through libomp, so
 # that the one libomp suppression can name libomp's internal allocator
 # instead of the whole library (scripts/lsan-suppressions.txt); it costs about
@@ -55,10 +56,10 @@ log=ctest-asan.log
 set +e
 ASAN_OPTIONS="$ASAN_BASE:detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   ctest --output-on-failure -j "$JOBS" --timeout 1800 \
-  -E '^e2e\.test_mpi$' 2>&1 | tee -a "$log"
+  -E '^e2e\.test_mpi' 2>&1 | tee -a "$log"
 rc1=${PIPESTATUS[0]}
 ASAN_OPTIONS="$ASAN_BASE${ASAN_OPTIONS:+:$ASAN_OPTIONS}:detect_leaks=0" \
-  ctest --output-on-failure --timeout 1800 -R '^e2e\.test_mpi$' 2>&1 | tee -a "$log"
+  ctest --output-on-failure --timeout 1800 -R '^e2e\.test_mpi' 2>&1 | tee -a "$log"
 rc2=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)
@@ -67,6 +68,6 @@ end=$(date +%s)
 read -r failed total < <(grep -oE 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" |
   awk '{ f += $3; t += $NF } END { print f + 0, t + 0 }')
 echo "sanitize: ASan+UBSan+LSan (clang), $((total - failed)) of $total tests passed" \
-  "(e2e.test_mpi without leak checks);" \
+  "(e2e.test_mpi* without leak checks);" \
   "build $((built - start)) s, tests $((end - built)) s"
 [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ]

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "dist/watchdog.h"
 #include "gpt2lab/core/error.h"
 
 #ifdef GPT2LAB_WITH_MPI
@@ -32,7 +33,19 @@ namespace {
 constexpr size_t kMaxCount = static_cast<size_t>(std::numeric_limits<int>::max()) / 2;
 }  // namespace
 
-Dist::Dist() {
+// A reduce-scatter's result lands at the start of its range (in place); it
+// is moved to this rank's part once the request is done.
+struct Dist::Pending {
+  struct Move {
+    float* to;
+    const float* from;
+    size_t n;
+  };
+  std::vector<MPI_Request> requests;
+  std::vector<Move> moves;
+};
+
+Dist::Dist() : pending_(std::make_unique<Pending>()) {
   if (!launched_by_mpi()) return;
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
@@ -40,9 +53,11 @@ Dist::Dist() {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &world_);
   mpi_ = true;
+  watchdog_ = std::make_unique<Watchdog>(rank_);
 }
 
 Dist::~Dist() {
+  watchdog_.reset();
   if (mpi_) {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -52,6 +67,7 @@ Dist::~Dist() {
 
 void Dist::allreduce_sum(float* data, size_t n) const {
   if (!mpi_ || world_ == 1) return;
+  const Watchdog::Scope watch(*watchdog_, "an all-reduce");
   for (size_t off = 0; off < n; off += kMaxCount)
     MPI_Allreduce(MPI_IN_PLACE, data + off, static_cast<int>(std::min(kMaxCount, n - off)), MPI_FLOAT, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -59,6 +75,7 @@ void Dist::allreduce_sum(float* data, size_t n) const {
 
 void Dist::allreduce_sum(double* data, size_t n) const {
   if (!mpi_ || world_ == 1) return;
+  const Watchdog::Scope watch(*watchdog_, "an all-reduce");
   for (size_t off = 0; off < n; off += kMaxCount)
     MPI_Allreduce(MPI_IN_PLACE, data + off, static_cast<int>(std::min(kMaxCount, n - off)), MPI_DOUBLE, MPI_SUM,
                   MPI_COMM_WORLD);
@@ -67,6 +84,7 @@ void Dist::allreduce_sum(double* data, size_t n) const {
 int Dist::allreduce_max(int v) const {
   if (!mpi_ || world_ == 1) return v;
   int out = v;
+  const Watchdog::Scope watch(*watchdog_, "an all-reduce");
   MPI_Allreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return out;
 }
@@ -92,6 +110,7 @@ std::vector<int> displs_of(const std::vector<size_t>& off) {
 
 void Dist::reduce_scatter_sum(float* data, const std::vector<size_t>& offsets) const {
   if (!mpi_ || world_ == 1) return;
+  const Watchdog::Scope watch(*watchdog_, "a reduce-scatter");
   const std::vector<int> counts = counts_of(offsets);
   // In place, MPI leaves this rank's result at the start of the buffer.
   MPI_Reduce_scatter(MPI_IN_PLACE, data, counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -100,6 +119,7 @@ void Dist::reduce_scatter_sum(float* data, const std::vector<size_t>& offsets) c
 
 void Dist::allgather(float* data, const std::vector<size_t>& offsets) const {
   if (!mpi_ || world_ == 1) return;
+  const Watchdog::Scope watch(*watchdog_, "an all-gather");
   const std::vector<int> counts = counts_of(offsets), displs = displs_of(offsets);
   MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), displs.data(), MPI_FLOAT, MPI_COMM_WORLD);
 }
@@ -109,6 +129,7 @@ void Dist::gatherv(const float* src, float* dst, const std::vector<size_t>& offs
     std::memcpy(dst, src, offsets.back() * sizeof(float));
     return;
   }
+  const Watchdog::Scope watch(*watchdog_, "a gather");
   const std::vector<int> counts = counts_of(offsets), displs = displs_of(offsets);
   MPI_Gatherv(src + offsets[rank_], counts[rank_], MPI_FLOAT, dst, counts.data(), displs.data(), MPI_FLOAT, root,
               MPI_COMM_WORLD);
@@ -116,13 +137,59 @@ void Dist::gatherv(const float* src, float* dst, const std::vector<size_t>& offs
 
 void Dist::broadcast(void* data, size_t bytes, int root) const {
   if (!mpi_ || world_ == 1) return;
+  const Watchdog::Scope watch(*watchdog_, "a broadcast");
   char* p = static_cast<char*>(data);
   for (size_t off = 0; off < bytes; off += kMaxCount)
     MPI_Bcast(p + off, static_cast<int>(std::min(kMaxCount, bytes - off)), MPI_BYTE, root, MPI_COMM_WORLD);
 }
 
 void Dist::barrier() const {
-  if (mpi_ && world_ > 1) MPI_Barrier(MPI_COMM_WORLD);
+  if (!mpi_ || world_ == 1) return;
+  const Watchdog::Scope watch(*watchdog_, "a barrier");
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void Dist::start_allreduce_sum(float* data, size_t n) {
+  if (!mpi_ || world_ == 1) return;
+  for (size_t off = 0; off < n; off += kMaxCount) {
+    MPI_Request& r = pending_->requests.emplace_back();
+    MPI_Iallreduce(MPI_IN_PLACE, data + off, static_cast<int>(std::min(kMaxCount, n - off)), MPI_FLOAT, MPI_SUM,
+                   MPI_COMM_WORLD, &r);
+  }
+}
+
+void Dist::start_reduce_scatter_sum(float* data, size_t begin, size_t end, const std::vector<size_t>& offsets) {
+  if (!mpi_ || world_ == 1) return;
+  // Shards and range are contiguous: each rank's part of the range follows
+  // the previous rank's, as MPI_Reduce_scatter's pieces do.
+  std::vector<size_t> parts(offsets.size());
+  for (size_t r = 0; r < offsets.size(); ++r) parts[r] = std::clamp(offsets[r], begin, end) - begin;
+  const std::vector<int> counts = counts_of(parts);
+  MPI_Request& r = pending_->requests.emplace_back();
+  MPI_Ireduce_scatter(MPI_IN_PLACE, data + begin, counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &r);
+  if (counts[rank_] > 0 && parts[rank_] > 0)
+    pending_->moves.push_back({data + begin + parts[rank_], data + begin, static_cast<size_t>(counts[rank_])});
+}
+
+void Dist::progress() {
+  if (pending_->requests.empty()) return;
+  int done = 0;
+  MPI_Testall(static_cast<int>(pending_->requests.size()), pending_->requests.data(), &done, MPI_STATUSES_IGNORE);
+}
+
+void Dist::wait_all() {
+  if (pending_->requests.empty()) return;
+  {
+    const Watchdog::Scope watch(*watchdog_, "a gradient reduction");
+    MPI_Waitall(static_cast<int>(pending_->requests.size()), pending_->requests.data(), MPI_STATUSES_IGNORE);
+  }
+  for (const Pending::Move& m : pending_->moves) std::memmove(m.to, m.from, m.n * sizeof(float));
+  pending_->requests.clear();
+  pending_->moves.clear();
+}
+
+void Dist::set_timeout(double seconds) {
+  if (watchdog_) watchdog_->set_timeout(seconds);
 }
 
 void Dist::abort(const std::string& message) const {
@@ -134,6 +201,7 @@ void Dist::abort(const std::string& message) const {
 
 #else  // single process only
 
+struct Dist::Pending {};
 Dist::Dist() = default;
 Dist::~Dist() = default;
 void Dist::allreduce_sum(float*, size_t) const {}
@@ -146,6 +214,11 @@ void Dist::gatherv(const float* src, float* dst, const std::vector<size_t>& offs
 }
 void Dist::broadcast(void*, size_t, int) const {}
 void Dist::barrier() const {}
+void Dist::start_allreduce_sum(float*, size_t) {}
+void Dist::start_reduce_scatter_sum(float*, size_t, size_t, const std::vector<size_t>&) {}
+void Dist::progress() {}
+void Dist::wait_all() {}
+void Dist::set_timeout(double) {}
 void Dist::abort(const std::string& message) const {
   std::fprintf(stderr, "gpt2lab: %s\n", message.c_str());
   std::exit(1);

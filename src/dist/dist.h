@@ -7,15 +7,19 @@
 //
 // Errors are fatal to the whole job (MPI_ERRORS_ARE_FATAL): a rank that dies
 // ends every rank with the launcher's message instead of leaving the others
-// blocked in a collective.
+// blocked in a collective. A network that stops delivering raises no error
+// for minutes (TCP retransmits): set_timeout() bounds every collective.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace gpt2lab {
+
+class Watchdog;
 
 class Dist {
  public:
@@ -47,11 +51,30 @@ class Dist {
   // Ends the whole job with a message (all ranks).
   [[noreturn]] void abort(const std::string& message) const;
 
+  // Non-blocking sums, started in any order and finished together by
+  // wait_all(). Open MPI moves a non-blocking collective's data only inside
+  // MPI calls: call progress() now and then while computing.
+  void start_allreduce_sum(float* data, size_t n);
+  // The sum over ranks of data[begin, end); after wait_all() the part of
+  // this rank's shard (offsets as for reduce_scatter_sum) inside the range
+  // holds it, the rest of the range is unspecified.
+  void start_reduce_scatter_sum(float* data, size_t begin, size_t end, const std::vector<size_t>& offsets);
+  void progress();
+  void wait_all();
+
+  // A collective (or wait_all) that has not finished after `seconds` ends
+  // this rank with a message saying so (0: wait forever). A rank ending
+  // makes mpirun end the job.
+  void set_timeout(double seconds);
+
  private:
   Dist();
   ~Dist();
   int rank_ = 0, world_ = 1;
   bool mpi_ = false;
+  struct Pending;  // requests in flight
+  std::unique_ptr<Pending> pending_;
+  std::unique_ptr<Watchdog> watchdog_;
 };
 
 // True if the environment says an MPI launcher started this process.

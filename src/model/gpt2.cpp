@@ -201,12 +201,17 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
 
 template <typename R>
 void GPT2<R>::backward(R dloss) {
+  backward(dloss, BackwardProgress());
+}
+
+template <typename R>
+void GPT2<R>::backward(R dloss, const BackwardProgress& progress) {
   const ModelConfig& c = config_;
   check(have_targets_ && acts_.B > 0, "backward: needs a forward pass with targets first");
   if (grads_.size() != params_.size()) grads_.assign(params_.size(), R(0));
   const int B = acts_.B, T = acts_.T;
   const size_t N = static_cast<size_t>(B) * T;
-  const int C = c.n_embd, NH = c.n_head, V = c.vocab_size, Vp = c.padded_vocab_size();
+  const int C = c.n_embd, V = c.vocab_size, Vp = c.padded_vocab_size();
   const int n = static_cast<int>(N);
   dacts_.allocate(c, B, T);
   op_profile::lap("checks and allocation");
@@ -239,44 +244,70 @@ void GPT2<R>::backward(R dloss) {
     zero(dout, N * C);
     lm_head_backward(dout, G + layout_.wte, dlogits, x_last, P + layout_.wte, n, C, Vp);
   }
-  // Each residual add's gradient is written by the LayerNorm backward that
-  // reads it (layernorm_backward_residual) into the buffer the branch's own
-  // gradient then accumulates into: no separate accumulate, no zeroing.
+  // Every kernel of a layer is a chance to move data already sent.
+  auto report = [&progress](int first_final) {
+    if (progress) progress(first_final);
+  };
   for (int l = c.n_layer - 1; l >= 0; --l) {
-    const LayerOffsets& o = layout_.layers[l];
-    const auto& L = A.layers[l];
-    const R* x_in = residual(l);
-    zero(D.ln1, D.layer_size);
-    if (c.norm == NormPlacement::pre) {
-      // res2 = res1 + mlp(ln2(res1)); dout is d(res2)
-      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dout, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
-      gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
-      matmul_backward(D.ln2, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
-      // res1 = x + attn(ln1(x)); din = d(res1) here, d(x) after ln1's backward
-      layernorm_backward_residual(din, G + o.ln_2_w, G + o.ln_2_b, dout, D.ln2, L.res1, P + o.ln_2_w, L.ln2_mean,
-                                  L.ln2_rstd, n, C);
-      matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, din, L.atty, P + o.attn_proj_w, n, C, C);
-      attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
-      matmul_backward(D.ln1, G + o.c_attn_w, G + o.c_attn_b, D.qkv, L.ln1, P + o.c_attn_w, n, C, 3 * C);
-      layernorm_backward(din, G + o.ln_1_w, G + o.ln_1_b, D.ln1, x_in, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
-    } else {
-      // out = ln2(res2), res2 = ln1 + mlp(ln1); dout is d(out), D.ln1 = d(res2), then d(ln1)
-      layernorm_backward_residual(D.ln1, G + o.ln_2_w, G + o.ln_2_b, static_cast<const R*>(nullptr), dout, L.res2,
-                                  P + o.ln_2_w, L.ln2_mean, L.ln2_rstd, n, C);
-      matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.ln1, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
-      gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
-      matmul_backward(D.ln1, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
-      // ln1 = LN(res1), res1 = x + attn(x); din = d(res1), then d(x)
-      layernorm_backward_residual(din, G + o.ln_1_w, G + o.ln_1_b, static_cast<const R*>(nullptr), D.ln1, L.res1,
-                                  P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
-      matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, din, L.atty, P + o.attn_proj_w, n, C, C);
-      attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
-      matmul_backward(din, G + o.c_attn_w, G + o.c_attn_b, D.qkv, x_in, P + o.c_attn_w, n, C, 3 * C);
-    }
+    report(l + 1);
+    block_backward(l, dout, din, [&] { report(l + 1); });
     std::swap(dout, din);
   }
+  report(0);
   encoder_backward(G + layout_.wte, G + layout_.wpe, dout, tokens_.data(), B, T, C,
                    static_cast<R>(c.embedding_factor()));
+  report(-1);
+}
+
+// dout: d(block l's output); leaves d(its input) in din. tick() between
+// kernels. Each residual add's gradient is written by the LayerNorm
+// backward that reads it (layernorm_backward_residual) into the buffer the
+// branch's own gradient then accumulates into: no separate accumulate, no
+// zeroing.
+template <typename R>
+void GPT2<R>::block_backward(int l, R* dout, R* din, const std::function<void()>& tick) {
+  const int B = acts_.B, T = acts_.T, C = config_.n_embd, NH = config_.n_head;
+  const int n = B * T;
+  const R* P = params_.data();
+  R* G = grads_.data();
+  ActivationGrads<R>& D = dacts_;
+  const LayerOffsets& o = layout_.layers[l];
+  const auto& L = acts_.layers[l];
+  const R* x_in = residual(l);
+  zero_fill(D.ln1, D.layer_size);
+  op_profile::lap("zero activation grads");
+  if (config_.norm == NormPlacement::pre) {
+    // res2 = res1 + mlp(ln2(res1)); dout is d(res2)
+    matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dout, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
+    gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
+    matmul_backward(D.ln2, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
+    tick();
+    // res1 = x + attn(ln1(x)); din = d(res1) here, d(x) after ln1's backward
+    layernorm_backward_residual(din, G + o.ln_2_w, G + o.ln_2_b, dout, D.ln2, L.res1, P + o.ln_2_w, L.ln2_mean,
+                                L.ln2_rstd, n, C);
+    matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, din, L.atty, P + o.attn_proj_w, n, C, C);
+    tick();
+    attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+    tick();
+    matmul_backward(D.ln1, G + o.c_attn_w, G + o.c_attn_b, D.qkv, L.ln1, P + o.c_attn_w, n, C, 3 * C);
+    layernorm_backward(din, G + o.ln_1_w, G + o.ln_1_b, D.ln1, x_in, P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
+  } else {
+    // out = ln2(res2), res2 = ln1 + mlp(ln1); dout is d(out), D.ln1 = d(res2), then d(ln1)
+    layernorm_backward_residual(D.ln1, G + o.ln_2_w, G + o.ln_2_b, static_cast<const R*>(nullptr), dout, L.res2,
+                                P + o.ln_2_w, L.ln2_mean, L.ln2_rstd, n, C);
+    matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.ln1, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
+    gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
+    matmul_backward(D.ln1, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
+    tick();
+    // ln1 = LN(res1), res1 = x + attn(x); din = d(res1), then d(x)
+    layernorm_backward_residual(din, G + o.ln_1_w, G + o.ln_1_b, static_cast<const R*>(nullptr), D.ln1, L.res1,
+                                P + o.ln_1_w, L.ln1_mean, L.ln1_rstd, n, C);
+    matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, din, L.atty, P + o.attn_proj_w, n, C, C);
+    tick();
+    attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+    tick();
+    matmul_backward(din, G + o.c_attn_w, G + o.c_attn_b, D.qkv, x_in, P + o.c_attn_w, n, C, 3 * C);
+  }
 }
 
 template struct Activations<float>;

@@ -154,6 +154,22 @@ OptionTable make_train_table() {
   t.push_back(with(
       integer("zero", "--zero", "Under mpirun: 1 shards the AdamW moments across ranks (ZeRO-1)", 0, 1, FIELD(zero)),
       [](OptionSpec& s) { s.required = false; }));
+  t.push_back(with(real("bucket_mb", "--bucket-mb",
+                        "Under mpirun: gradient bucket size in MB; each bucket's sum starts during backward as soon as "
+                        "its layers are done (0 = one blocking sum after backward)",
+                        0, 1e6, FIELD(bucket_mb)),
+                   [](OptionSpec& s) {
+                     s.required = false;
+                     s.on_resume = OnResume::may_change;
+                   }));
+  t.push_back(with(real("comm_timeout", "--comm-timeout",
+                        "Under mpirun: seconds a rank waits in one collective before it ends the job with an error "
+                        "(a dead host or link; 0 = wait forever)",
+                        0, 1e6, FIELD(comm_timeout)),
+                   [](OptionSpec& s) {
+                     s.required = false;
+                     s.on_resume = OnResume::may_change;
+                   }));
   // Set by train() to the job's rank count; --resume on another count
   // rescales --accum (see Trainer), so it is not compared.
   t.push_back(with(integer("world", "", "Ranks the run was started with", 1, 1 << 20, FIELD(world)), [](OptionSpec& s) {

@@ -42,6 +42,11 @@ std::string non_finite_state(const GPT2<float>& model, const AdamW& opt) {
   return "";
 }
 
+// The value --inject-nan-at places (--inject-kind nan-... or inf-...).
+float injected_fault(const std::string& kind) {
+  return kind.starts_with("inf") ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+}
+
 }  // namespace
 
 bool Trainer::Impl::already_complete() {
@@ -72,13 +77,17 @@ double Trainer::Impl::evaluate() {
   return sum / static_cast<double>(o_.eval_batches);
 }
 
-// The step's mean loss over every rank's micro-batches; the gradients are
-// left summed locally. --inject-nan-at poisons one activation or gradient.
-double Trainer::Impl::forward_backward(long step) {
+// This rank's mean loss over its micro-batches; the gradients are left
+// summed locally, or (buckets_) their sum over ranks is under way.
+// --inject-nan-at poisons one activation or gradient.
+double Trainer::Impl::forward_backward(long step, bool diag) {
   model_->zero_grad();
   const bool inject = step == o_.inject_nan_at;
-  const float fault = o_.inject_kind.starts_with("inf") ? std::numeric_limits<float>::infinity()
-                                                        : std::numeric_limits<float>::quiet_NaN();
+  const float fault = injected_fault(o_.inject_kind);
+  if (buckets_) buckets_->begin(dist_, model_->grads(), scatter(diag) ? &shards_ : nullptr);
+  const GPT2<float>::BackwardProgress overlap = [this](int first_final) {
+    buckets_->on_backward_progress(first_final);
+  };
   double loss_sum = 0;
   for (int k = 0; k < o_.accum; ++k) {
     train_loader_->next_batch(inputs_.data(), targets_.data());
@@ -90,29 +99,45 @@ double Trainer::Impl::forward_backward(long step) {
       kept = std::exchange(*poisoned, fault);
     }
     loss_sum += model_->forward(inputs_.data(), targets_.data(), o_.batch_size, o_.seq_len);
-    model_->backward(1.0f / static_cast<float>(o_.accum * world_));
+    // Only the last micro-batch leaves gradients final.
+    const bool last = k + 1 == o_.accum;
+    model_->backward(1.0f / static_cast<float>(o_.accum * world_),
+                     buckets_ && last ? overlap : GPT2<float>::BackwardProgress());
     if (poisoned) *poisoned = kept;
   }
-  dist_.allreduce_sum(&loss_sum, 1);
-  if (inject && o_.inject_kind.ends_with("-grad")) model_->grads()[model_->layout().layers[0].c_fc_w] = fault;
-  return loss_sum / (o_.accum * world_);
+  return loss_sum / o_.accum;
+}
+
+// The mean over ranks. After the gradient sum: a small message sent while
+// buckets are in flight would queue behind them on the same connection, an
+// unmeasured wait for the gradients.
+double Trainer::Impl::mean_over_ranks(double local) {
+  dist_.allreduce_sum(&local, 1);
+  return local / world_;
 }
 
 // Sums the gradients over ranks (whole: diagnostics need them all; with
 // ZeRO-1 otherwise only each rank's shard) and returns their global norm.
+// The wait is this step's comm_ms_.
 double Trainer::Impl::reduce_gradients(long step, bool diag, nlohmann::json& diag_row) {
   const size_t buffer = model_->buffer_size();
-  const bool scatter = sharded_ && !diag;
-  if (scatter)
+  const auto t0 = std::chrono::steady_clock::now();
+  if (buckets_)
+    buckets_->finish();
+  else if (scatter(diag))
     dist_.reduce_scatter_sum(model_->grads(), shards_);
   else
     dist_.allreduce_sum(model_->grads(), buffer);
+  comm_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // After the sum, on every rank: each holds it for its own shard at least.
+  if (step == o_.inject_nan_at && o_.inject_kind.ends_with("-grad"))
+    model_->grads()[model_->layout().layers[0].c_fc_w] = injected_fault(o_.inject_kind);
   if (diag && root_)
     diag_row = {{"kind", "diag"},
                 {"step", step},
                 {"grad_norms", gradient_norms(*model_)},
                 {"residual_rms", residual_rms(*model_)}};
-  if (!scatter) return global_norm(model_->grads(), buffer);
+  if (!scatter(diag)) return global_norm(model_->grads(), buffer);
   const double part = global_norm(model_->grads() + opt_->shard_begin(), opt_->shard_end() - opt_->shard_begin());
   double ss = part * part;
   dist_.allreduce_sum(&ss, 1);
@@ -194,7 +219,7 @@ void Trainer::Impl::finish() {
 
 // The step's metrics row (with the tokens seen and the run's wall time so
 // far, for plots) and its progress event.
-void Trainer::Impl::record_step(long step, double loss, double lr, double norm, double ms) {
+void Trainer::Impl::record_step(long step, double loss, double lr, double norm, double ms, double comm_ms) {
   // The job's throughput: every rank's micro-batches, so that 2 ranks and
   // 1 rank with accum 2 report the same figure for the same work.
   const double batch_tokens = static_cast<double>(inputs_.size()) * o_.accum * world_;
@@ -205,6 +230,7 @@ void Trainer::Impl::record_step(long step, double loss, double lr, double norm, 
                  {"lr", lr},
                  {"grad_norm", norm},
                  {"ms", ms},
+                 {"comm_wait_ms", comm_ms},
                  {"tokens_per_s", tok_s},
                  {"tokens", static_cast<int64_t>(batch_tokens) * (step + 1)},
                  {"elapsed_s", elapsed()}});
@@ -249,10 +275,11 @@ TrainResult Trainer::Impl::run() {
     if (last) break;
     const auto t0 = Clock::now();
     const double lr = o_.schedule.at(step);
-    const double loss = forward_backward(step);
     const bool diag = step == 0 || (o_.diag_every > 0 && step % o_.diag_every == 0);
+    const double local_loss = forward_backward(step, diag);
     nlohmann::json diag_row;
     const double norm = reduce_gradients(step, diag, diag_row);
+    const double loss = mean_over_ranks(local_loss);
     std::string why;
     if (!std::isfinite(loss))
       why = "loss is not finite";
@@ -267,7 +294,7 @@ TrainResult Trainer::Impl::run() {
       break;
     }
     update(lr, norm, diag, diag_row);
-    record_step(step, loss, lr, norm, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    record_step(step, loss, lr, norm, std::chrono::duration<double, std::milli>(Clock::now() - t0).count(), comm_ms_);
     // A signal may reach the ranks at different moments: stop together.
     const bool stop = dist_.allreduce_max(stop_requested() ? 1 : 0) > 0;
     // The final checkpoint waits for the final eval row so that it is

@@ -18,6 +18,7 @@
 #include "gpt2lab/train/trainer.h"
 #include "train/checkpoint_state.h"
 #include "train/dataloader.h"
+#include "train/grad_buckets.h"
 #include "train/metrics_log.h"
 #include "train/provenance.h"
 
@@ -47,12 +48,16 @@ class Trainer::Impl {
   // The loop's parts.
   bool already_complete();
   double evaluate();
-  double forward_backward(long step);
+  double forward_backward(long step, bool diag);
   double reduce_gradients(long step, bool diag, nlohmann::json& diag_row);
+  double mean_over_ranks(double local);
+  // ZeRO-1 reduce-scatters the gradients except on diagnostic steps, which
+  // need all of them.
+  bool scatter(bool diag) const { return sharded_ && !diag; }
   void update(double lr, double norm, bool diag, nlohmann::json& diag_row);
   bool checkpoint(long at_step, bool final);
   void diverge(long step, const std::string& why, std::optional<double> loss, double norm);
-  void record_step(long step, double loss, double lr, double norm, double ms);
+  void record_step(long step, double loss, double lr, double norm, double ms, double comm_ms);
   // --max-loss with its recovery window: true when the loss has now been
   // above the limit for more than max_loss_window steps in a row. A shorter
   // excursion is a spike the run may recover from (the study counts them
@@ -91,7 +96,7 @@ class Trainer::Impl {
 
   TrainOptions o_;
   ProgressFn progress_;
-  const Dist& dist_;
+  Dist& dist_;
   const bool root_;
   const int world_;
   fs::path run_;
@@ -106,7 +111,9 @@ class Trainer::Impl {
   std::vector<size_t> shards_;
   bool sharded_ = false;
   std::unique_ptr<AdamW> opt_;
-  std::vector<float> m_full_, v_full_;  // full-size moments for checkpoints (any rank count)
+  std::unique_ptr<GradientBuckets> buckets_;  // null: one blocking reduction after backward
+  double comm_ms_ = 0;                        // this step's wait for the gradient reduction
+  std::vector<float> m_full_, v_full_;        // full-size moments for checkpoints (any rank count)
   std::unique_ptr<MetricsLog> metrics_;
   std::vector<int> inputs_, targets_;
   TrainResult result_;

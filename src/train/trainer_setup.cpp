@@ -24,6 +24,7 @@ Trainer::Impl::Impl(TrainOptions o, ProgressFn progress)
     adopt_rank_count();
     // Every option is checked before anything in --out is removed or written.
     validate(o_);
+    dist_.set_timeout(o_.comm_timeout);
     o_.data = resolved_spec(o_.data);
     o_.init_from = resolved_spec(o_.init_from);
     // RUN means RUN/checkpoint; resolved before --force looks at what it removes.
@@ -191,6 +192,8 @@ void Trainer::Impl::build_optimizer() {
   sharded_ = o_.zero && world_ > 1;
   opt_ = sharded_ ? std::make_unique<AdamW>(model_->layout(), o_.adam, shards_[dist_.rank()], shards_[dist_.rank() + 1])
                   : std::make_unique<AdamW>(model_->layout(), o_.adam);
+  if (world_ > 1 && o_.bucket_mb > 0)
+    buckets_ = std::make_unique<GradientBuckets>(model_->layout(), model_->config().n_layer, o_.bucket_mb);
   if (!have_checkpoint_) return;
   run_dir::load_moments(run_, model_->layout(), m_full_, v_full_);
   std::copy(m_full_.begin() + opt_->shard_begin(), m_full_.begin() + opt_->shard_end(), opt_->m().begin());

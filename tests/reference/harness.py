@@ -156,7 +156,7 @@ def read_metrics(run_dir):
 
 def stable(rows):
     """Metrics rows without the wall-clock fields, which no two runs share."""
-    return [{k: v for k, v in r.items() if k not in ("ms", "tokens_per_s", "elapsed_s")} for r in rows]
+    return [{k: v for k, v in r.items() if k not in ("ms", "comm_wait_ms", "tokens_per_s", "elapsed_s")} for r in rows]
 
 
 def non_finite(path):

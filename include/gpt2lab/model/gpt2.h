@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "gpt2lab/model/config.h"
@@ -84,6 +85,13 @@ class GPT2 {
   // Accumulates dloss * d(mean loss)/d(params) into grads(); needs a forward
   // with targets. Gradient accumulation over K micro-batches passes 1/K.
   void backward(R dloss = R(1));
+  // Called between the kernels of a backward with the lowest layer whose
+  // gradients this backward will not touch again (nor those of the layers
+  // above, nor ln_f's): n_layer while the first layer runs, -1 once all are
+  // done (wte, which the LM head shares, is written last). Data parallelism
+  // sends finished gradients while the rest is computed.
+  using BackwardProgress = std::function<void(int first_final_layer)>;
+  void backward(R dloss, const BackwardProgress& progress);
   void zero_grad();
 
   // Results of the last forward.
@@ -93,6 +101,8 @@ class GPT2 {
   const R* residual(int l) const;
 
  private:
+  void block_backward(int l, R* dout, R* din, const std::function<void()>& tick);
+
   ModelConfig config_;
   ParamLayout layout_;
   std::vector<R> params_, grads_;

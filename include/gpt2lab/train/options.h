@@ -49,7 +49,11 @@ struct TrainOptions {
   bool shuffle = false;
   bool bf16 = false;  // mixed precision: bf16 matmul inputs, fp32 accumulation
   int zero = 0;       // 1 = ZeRO-1: Adam moments sharded across ranks
-  int world = 1;      // ranks the run was started with (set by train)
+  // Gradient buckets (MB) whose sums start during backward; 0 = one
+  // blocking sum of the whole buffer after backward.
+  double bucket_mb = 25;
+  double comm_timeout = 300;  // seconds a collective may take before the rank ends (0 = no bound)
+  int world = 1;              // ranks the run was started with (set by train)
   int threads = 0;
   bool resume = false;
   bool force = false;       // replace an existing run in `out`
