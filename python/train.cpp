@@ -115,7 +115,7 @@ py::dict train_run(const py::object& progress, const py::kwargs& options) {
 }
 
 py::object read_metrics(const std::string& run, const py::object& pandas) {
-  const py::object rows = from_json(nlohmann::json(read_run_metrics(run)));
+  py::object rows = from_json(nlohmann::json(read_run_metrics(run)));
   if (pandas.is_none() || pandas.cast<bool>()) {
     try {
       return py::module_::import("pandas").attr("DataFrame")(rows);
