@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files --cached --others --exclude-standard \
   'src/*.cpp' 'src/*.h' 'include/*.h' 'tests/*.cpp' 'tests/*.h' 'bench/*.cpp' 'fuzz/*.cpp' 'fuzz/*.h' \
-  'examples/*.cpp' | sort -u)
+  'examples/*.cpp' 'python/*.cpp' 'python/*.h' | sort -u)
 if [ "${1:-}" = --fix ]; then
   clang-format -i "${files[@]}"
   echo "check_format: formatted ${#files[@]} files"

@@ -11,7 +11,8 @@ sample.) A layer's public headers live in include/gpt2lab/<layer>/ and
 count as that layer. An include of another folder at the same level, or
 above, is reported as FILE:LINE and the script exits 1; so is a public
 header that includes a private one (an installed header would not find
-it). Run by scripts/test.sh.
+it). The Python module (python/) is a consumer like the examples: it may
+include public headers only. Run by scripts/test.sh.
 """
 import os
 import re
@@ -54,6 +55,17 @@ def main(root):
                 bad.append(f"{base}/{layer}/: a folder with no layer (add it to RANK in scripts/check_layers.py)")
                 continue
             check_folder(folder, f"{base}/{layer}", layer, public, bad)
+    python = os.path.join(root, "python")
+    if os.path.isdir(python):
+        for name in sorted(os.listdir(python)):
+            if not name.endswith((".h", ".cpp")):
+                continue
+            with open(os.path.join(python, name), encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if m and not m.group(1):
+                        bad.append(f"python/{name}:{n}: the Python module includes a private header "
+                                   f"({line.strip()}); add what it needs to include/gpt2lab/")
     for b in bad:
         print(b)
     print(f"check_layers: {len(bad)} include(s) against the layering")

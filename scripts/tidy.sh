@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD_DIR:-build}
 if [ "${1:-}" = --all ]; then
-  mapfile -t files < <(git ls-files 'src/*.cpp' 'tests/*.cpp' 'examples/*.cpp')
+  mapfile -t files < <(git ls-files 'src/*.cpp' 'tests/*.cpp' 'examples/*.cpp' 'python/*.cpp')
 elif [ $# -gt 0 ]; then
   files=("$@")
 else
@@ -16,7 +16,7 @@ else
     echo "tidy: no base commit $base (a shallow clone?); checking nothing"
     exit 0
   fi
-  mapfile -t files < <(git diff --name-only --diff-filter=d "$base" -- 'src/*.cpp' 'tests/*.cpp')
+  mapfile -t files < <(git diff --name-only --diff-filter=d "$base" -- 'src/*.cpp' 'tests/*.cpp' 'python/*.cpp')
 fi
 # Only files that compile_commands.json knows (the fuzzers need clang's build).
 known=()

@@ -14,6 +14,7 @@ namespace {
 
 std::atomic<int> g_requests{0};
 std::atomic<bool> g_graceful{false};
+std::atomic<int> g_scopes{0};  // live StopSignalScopes: graceful while any is
 std::once_flag g_started;
 
 sigset_t stop_signals() {
@@ -44,7 +45,7 @@ void watch() {
   for (;;) {
     int sig = 0;
     if (sigwait(&set, &sig) != 0) continue;
-    if (!g_graceful.load()) die_of(sig);
+    if (!g_graceful.load() && g_scopes.load() == 0) die_of(sig);
     // A second signal means "now": leave without saving.
     if (g_requests.fetch_add(1) >= 1) _exit(128 + sig);
   }
@@ -73,6 +74,27 @@ void set_graceful_stop(bool on) {
 bool stop_requested() { return g_requests.load() > 0; }
 
 void clear_stop_request() { g_requests.store(0); }
+
+void request_stop() { g_requests.fetch_add(1); }
+
+struct StopSignalScope::Saved {
+  sigset_t mask;
+};
+
+StopSignalScope::StopSignalScope() : saved_(std::make_unique<Saved>()) {
+  pthread_sigmask(SIG_SETMASK, nullptr, &saved_->mask);
+  start_signal_watcher();  // may block the signals here for good: the destructor undoes it
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  g_scopes.fetch_add(1);
+}
+
+// The mask first: a signal between the two steps then reaches the host's
+// handler on this thread, not a watcher that would end the process.
+StopSignalScope::~StopSignalScope() {
+  pthread_sigmask(SIG_SETMASK, &saved_->mask, nullptr);
+  g_scopes.fetch_sub(1);
+}
 
 void unblock_stop_signals_for_exec() {
   const sigset_t set = stop_signals();

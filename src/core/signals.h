@@ -14,6 +14,8 @@
 // as it would without any of this (killed by that signal).
 #pragma once
 
+#include "gpt2lab/core/stop.h"  // stop_requested, StopSignalScope
+
 namespace gpt2lab {
 
 // Blocks SIGINT/SIGTERM in the calling thread and starts the watcher. Call it
@@ -24,9 +26,6 @@ void start_signal_watcher();
 // Graceful mode on (stop_requested() turns true on the first signal) or off
 // (a signal ends the process). Starts the watcher if needed.
 void set_graceful_stop(bool on);
-
-bool stop_requested();
-void clear_stop_request();
 
 // For a child process about to exec: unblocks the signals the watcher takes
 // (a blocked mask survives exec, and the child would ignore Ctrl-C).

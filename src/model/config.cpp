@@ -1,5 +1,6 @@
 #include "gpt2lab/model/config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -112,6 +113,29 @@ const std::vector<ModelField>& model_fields() {
   };
   // clang-format on
   return fields;
+}
+
+const ModelField* find_model_field(const std::string& name) {
+  std::string flag = name.rfind("--", 0) == 0 ? name : "--" + name;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  for (const ModelField& f : model_fields())
+    if (f.flag == flag) return &f;
+  return nullptr;
+}
+
+std::string model_field_text(const ModelField& f, const nlohmann::json& v) {
+  if (f.choices.empty()) {
+    check(v.is_number_integer(), f.flag + ": expected an integer, got " + v.dump());
+    return v.dump();
+  }
+  const bool on_off = std::find(f.choices.begin(), f.choices.end(), "on") != f.choices.end();
+  if (on_off && v.is_boolean()) return v.get<bool>() ? "on" : "off";
+  std::string words;
+  for (const std::string& c : f.choices) words += (words.empty() ? "" : ", ") + c;
+  const bool known =
+      v.is_string() && std::find(f.choices.begin(), f.choices.end(), v.get<std::string>()) != f.choices.end();
+  check(known, f.flag + ": expected one of " + words + (on_off ? " (or true/false)" : "") + ", got " + v.dump());
+  return v.get<std::string>();
 }
 
 ModelConfig config_from_fields(const std::map<std::string, std::string>& text) {

@@ -101,51 +101,77 @@ void check_generation(const ModelConfig& c, std::span<const int> prompt, const S
             std::to_string(c.block_size) + " (use --context slide to keep only its end)");
 }
 
+Generator::Generator(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
+                     std::function<void(const std::string&)> notice)
+    : o_(o), notice_(std::move(notice)), rng_(o.seed) {
+  const ModelConfig& c = model.config();
+  check_generation(c, prompt, o);
+  keep_on_slide_ = std::max(1, c.block_size * 3 / 4);
+  block_size_ = c.block_size;
+  seq_.assign(prompt.begin(), prompt.end());
+  if (static_cast<int>(seq_.size()) > c.block_size) {
+    say("prompt longer than the context: keeping its last " + std::to_string(keep_on_slide_) + " tokens");
+    seq_.erase(seq_.begin(), seq_.end() - keep_on_slide_);
+  }
+  session_ = std::make_unique<InferenceSession>(model, InferenceOptions{o.weights, o.packed});
+  logits_ = session_->append(seq_);
+  done_ = o.max_new_tokens == 0;
+}
+
+Generator::~Generator() = default;
+
+void Generator::say(const std::string& note) const {
+  if (notice_) notice_(note);
+}
+
+// Feeds the last drawn token (or slides the window), unless generation ends
+// with it.
+void Generator::advance() {
+  const int last = seq_.back();
+  if ((o_.stop_at_eot && last == o_.eot_id) || drawn_ == o_.max_new_tokens) {
+    done_ = true;
+  } else if (session_->position() == block_size_) {
+    if (o_.context == ContextPolicy::stop) {
+      say("context of " + std::to_string(block_size_) + " tokens is full; stopping");
+      done_ = true;
+      return;
+    }
+    say("context full: sliding the window, re-encoding the last " + std::to_string(keep_on_slide_) + " tokens");
+    session_->reset();
+    logits_ = session_->append(std::span<const int>(seq_).last(static_cast<size_t>(keep_on_slide_)));
+  } else {
+    logits_ = session_->append(std::span<const int>(&seq_.back(), 1));
+  }
+}
+
+std::optional<int> Generator::next() {
+  if (!done_ && drawn_ > 0) advance();
+  if (done_) return std::nullopt;
+  const size_t V = static_cast<size_t>(session_->vocab_size());
+  // Weights holding NaN/inf (a diverged run's model, a damaged export) give
+  // NaN logits, from which every sampler would silently return some fixed
+  // token; say so instead.
+  // (The message is built only on failure: this runs for every token.)
+  const float* bad = std::find_if(logits_, logits_ + V, [](float x) { return !std::isfinite(x); });
+  if (bad != logits_ + V)
+    throw Error("generate: the model's output for token " + std::to_string(bad - logits_) + " at position " +
+                std::to_string(session_->position() - 1) +
+                " is not finite (NaN or inf): the weights hold non-finite values (is this the model of a"
+                " diverged run?)");
+  const int tok = sample_token(std::span<const float>(logits_, V), o_, rng_, seq_);
+  seq_.push_back(tok);
+  ++drawn_;
+  return tok;
+}
+
 std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
                           const std::function<bool(int)>& on_token,
                           const std::function<void(const std::string&)>& notice) {
-  const ModelConfig& c = model.config();
-  check_generation(model.config(), prompt, o);
-  const int keep_on_slide = std::max(1, c.block_size * 3 / 4);
-  std::vector<int> seq(prompt.begin(), prompt.end());
-  if (static_cast<int>(seq.size()) > c.block_size) {
-    if (notice) notice("prompt longer than the context: keeping its last " + std::to_string(keep_on_slide) + " tokens");
-    seq.erase(seq.begin(), seq.end() - keep_on_slide);
-  }
-  InferenceSession session(model, InferenceOptions{o.weights, o.packed});
-  Rng rng(o.seed);
-  const size_t V = static_cast<size_t>(c.vocab_size);
-  const float* logits = session.append(seq);
+  Generator g(model, prompt, o, notice);
   std::vector<int> out;
-  for (int i = 0; i < o.max_new_tokens; ++i) {
-    // Weights holding NaN/inf (a diverged run's model, a damaged export) give
-    // NaN logits, from which every sampler would silently return some fixed
-    // token; say so instead.
-    // (The message is built only on failure: this runs for every token.)
-    const float* bad = std::find_if(logits, logits + V, [](float x) { return !std::isfinite(x); });
-    if (bad != logits + V)
-      throw Error("generate: the model's output for token " + std::to_string(bad - logits) + " at position " +
-                  std::to_string(session.position() - 1) +
-                  " is not finite (NaN or inf): the weights hold non-finite values (is this the model of a"
-                  " diverged run?)");
-    const int tok = sample_token(std::span<const float>(logits, V), o, rng, seq);
-    out.push_back(tok);
-    seq.push_back(tok);
-    if (on_token && !on_token(tok)) break;
-    if (o.stop_at_eot && tok == o.eot_id) break;
-    if (i + 1 == o.max_new_tokens) break;
-    if (session.position() == c.block_size) {
-      if (o.context == ContextPolicy::stop) {
-        if (notice) notice("context of " + std::to_string(c.block_size) + " tokens is full; stopping");
-        break;
-      }
-      if (notice)
-        notice("context full: sliding the window, re-encoding the last " + std::to_string(keep_on_slide) + " tokens");
-      session.reset();
-      logits = session.append(std::span<const int>(seq).last(static_cast<size_t>(keep_on_slide)));
-    } else {
-      logits = session.append(std::span<const int>(&seq.back(), 1));
-    }
+  while (const std::optional<int> tok = g.next()) {
+    out.push_back(*tok);
+    if (on_token && !on_token(*tok)) break;
   }
   return out;
 }

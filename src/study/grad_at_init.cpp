@@ -1,11 +1,9 @@
 #include "study/grad_at_init.h"
 
-#include <cmath>
-
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/model/gpt2.h"
+#include "gpt2lab/train/grad_norms.h"
 #include "train/dataloader.h"
-#include "train/diagnostics.h"
 
 namespace gpt2lab {
 
@@ -20,7 +18,6 @@ InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& 
             " beyond the model's vocab_size " + std::to_string(config.vocab_size));
 
   const int L = config.n_layer;
-  const size_t C = static_cast<size_t>(config.n_embd);
   InitGradients g;
   for (auto* v : {&g.attn_c_attn, &g.attn_c_proj, &g.mlp_c_fc, &g.mlp_c_proj, &g.ffn, &g.total}) v->assign(L, 0.0);
   g.residual_rms.assign(L + 1, 0.0);
@@ -28,28 +25,21 @@ InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& 
 
   const size_t N = static_cast<size_t>(B) * T;
   std::vector<int> inputs(N), targets(N);
+  auto add = [](std::vector<double>& sum, const std::vector<double>& x) {
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += x[i];
+  };
   for (int b = 0; b < batches; ++b) {
     loader.next_batch(inputs.data(), targets.data());
-    model.zero_grad();
-    g.loss += model.forward(inputs.data(), targets.data(), B, T);
-    model.backward();
-    const float* grads = model.grads();
-    for (int l = 0; l < L; ++l) {
-      const LayerOffsets& o = model.layout().layers[l];
-      const double qkv = sum_squares(grads + o.c_attn_w, C * 3 * C);
-      const double attn_proj = sum_squares(grads + o.attn_proj_w, C * C);
-      const double fc = sum_squares(grads + o.c_fc_w, C * 4 * C);
-      const double mlp_proj = sum_squares(grads + o.mlp_proj_w, 4 * C * C);
-      g.attn_c_attn[l] += std::sqrt(qkv);
-      g.attn_c_proj[l] += std::sqrt(attn_proj);
-      g.mlp_c_fc[l] += std::sqrt(fc);
-      g.mlp_c_proj[l] += std::sqrt(mlp_proj);
-      g.ffn[l] += std::sqrt(fc + mlp_proj);
-      g.total[l] += std::sqrt(qkv + attn_proj + fc + mlp_proj);
-    }
-    g.wte += std::sqrt(sum_squares(grads + model.layout().wte, static_cast<size_t>(config.vocab_size) * C));
-    const auto rms = residual_rms(model);
-    for (int l = 0; l <= L; ++l) g.residual_rms[l] += rms[l];
+    const LayerGradNorms n = layer_grad_norms(model, inputs.data(), targets.data(), B, T);
+    add(g.attn_c_attn, n.attn_c_attn);
+    add(g.attn_c_proj, n.attn_c_proj);
+    add(g.mlp_c_fc, n.mlp_c_fc);
+    add(g.mlp_c_proj, n.mlp_c_proj);
+    add(g.ffn, n.ffn);
+    add(g.total, n.total);
+    add(g.residual_rms, n.residual_rms);
+    g.wte += n.wte;
+    g.loss += n.loss;
   }
   const double k = 1.0 / batches;
   for (auto* v : {&g.attn_c_attn, &g.attn_c_proj, &g.mlp_c_fc, &g.mlp_c_proj, &g.ffn, &g.total, &g.residual_rms})

@@ -351,6 +351,17 @@ std::vector<int> Tokenizer::encode_parallel(std::string_view text, bool allow_sp
   return out;
 }
 
+std::vector<std::vector<int>> Tokenizer::encode_batch(std::span<const std::string> texts, bool allow_special,
+                                                      int threads) const {
+  if (threads <= 0) threads = omp_get_num_procs();
+  std::vector<std::vector<int>> out(texts.size());
+  // Dynamic: texts differ in length. Each result is moved in whole, so the
+  // threads do not share a cache line while they encode.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i], allow_special);
+  return out;
+}
+
 // ---------------------------------------------------------------- decode
 
 std::string Tokenizer::decode(std::span<const int> ids) const {

@@ -10,6 +10,7 @@
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "gpt2lab/train/trainer.h"
 #include "io/safetensors.h"
 #include "tokenizer/sha256.h"
 
@@ -289,3 +290,14 @@ std::string first_difference(const nlohmann::json& a, const nlohmann::json& b, c
 }
 
 }  // namespace gpt2lab::run_dir
+
+namespace gpt2lab {
+
+std::vector<nlohmann::json> read_run_metrics(const std::filesystem::path& run) {
+  std::error_code ec;
+  check(fs::is_regular_file(run / run_dir::kMetrics, ec),
+        "'" + run.string() + "' holds no " + run_dir::kMetrics + " (give a run directory, `train --out`)");
+  return run_dir::read_metrics(run);
+}
+
+}  // namespace gpt2lab

@@ -90,6 +90,13 @@ struct ModelField {
 };
 const std::vector<ModelField>& model_fields();
 
+// The field whose flag is `name` without its dashes ("n-layer"; '_' may
+// stand for '-'), or null.
+const ModelField* find_model_field(const std::string& name);
+// A value given as JSON (an integer, one of the field's words, or true/false
+// for on/off) as the field's text; throws Error naming the flag.
+std::string model_field_text(const ModelField& f, const nlohmann::json& v);
+
 // A validated config from field texts by key (a missing key takes its
 // default_text); throws Error naming the flag.
 ModelConfig config_from_fields(const std::map<std::string, std::string>& text);

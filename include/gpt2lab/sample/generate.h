@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,9 +60,38 @@ void validate(const SamplingOptions& o);
 // Callers that print the prompt first call it before they print.
 void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o);
 
+// Generation one token at a time, for callers that pull (an iterator, a
+// server's stream): prefills the prompt when constructed (throwing Error as
+// check_generation does); next() draws a token, or says the generation has
+// ended (max_new_tokens, end of text with stop_at_eot, a full context with
+// ContextPolicy::stop). Reads the model, which must outlive it.
+class Generator {
+ public:
+  Generator(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
+            std::function<void(const std::string&)> notice = nullptr);
+  ~Generator();
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+
+  std::optional<int> next();
+
+ private:
+  void advance();
+  void say(const std::string& note) const;
+  SamplingOptions o_;
+  std::function<void(const std::string&)> notice_;
+  Rng rng_;
+  std::unique_ptr<InferenceSession> session_;
+  std::vector<int> seq_;  // the context so far: what the repetition penalty sees
+  const float* logits_ = nullptr;
+  int drawn_ = 0, block_size_ = 0, keep_on_slide_ = 0;
+  bool done_ = false;
+};
+
 // Generates up to o.max_new_tokens after `prompt` (non-empty). on_token is
 // called with each new id as soon as it is drawn; returning false stops.
 // Returns the new ids (prompt excluded). Deterministic for a given seed.
+// Generator's tokens, pushed.
 // `notice`, if set, receives human-readable notes (e.g. the window slid).
 std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
                           const std::function<bool(int)>& on_token = nullptr,

@@ -53,6 +53,10 @@ class Tokenizer {
   // on `threads` threads (<= 0: all cores).
   std::vector<int> encode_parallel(std::string_view text, bool allow_special, int threads) const;
 
+  // encode() of each text, the texts shared among `threads` threads (<= 0:
+  // all cores); a text's ids do not depend on the thread count.
+  std::vector<std::vector<int>> encode_batch(std::span<const std::string> texts, bool allow_special, int threads) const;
+
   // Raw bytes of the ids, concatenated; may be invalid UTF-8 (a character
   // cut between tokens). Throws Error on an id out of range.
   std::string decode(std::span<const int> ids) const;

@@ -7,9 +7,11 @@
 // (train/progress.h), a study logs it, a test may ignore it.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "gpt2lab/train/options.h"
 
@@ -70,6 +72,11 @@ class Trainer {
 
 // Trainer(o, progress).run().
 TrainResult train(TrainOptions o, ProgressFn progress = {});
+
+// The rows of a run's metrics.jsonl (`run` is the run directory), in order.
+// Tolerant, as the study's reader is: a torn last line (a kill mid-write) is
+// skipped. Throws Error when the folder holds no metrics.jsonl.
+std::vector<nlohmann::json> read_run_metrics(const std::filesystem::path& run);
 
 // From now on SIGINT/SIGTERM make the loop finish its step, save and return
 // (a second signal exits at once); see core/signals.h for how, and call

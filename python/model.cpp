@@ -1,0 +1,235 @@
+// gpt2lab.Model: a GPT-2 in memory. Loading, saving, the forward pass, the
+// loss, generation (whole or token by token) and the per-layer gradient
+// norms of a batch, each the library's own.
+#include <mutex>
+
+#include "bindings.h"
+#include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/sample/generate.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
+#include "gpt2lab/train/grad_norms.h"
+
+namespace gpt2lab::python {
+namespace {
+
+struct Model {
+  explicit Model(GPT2<float>&& m, std::string dir = "") : model(std::move(m)), dir(std::move(dir)) {}
+  GPT2<float> model;
+  std::string dir;  // where it was loaded from: its tokenizer is there
+  // forward and backward write the model's activations and gradients;
+  // generation only reads the weights.
+  std::mutex busy;
+  std::shared_ptr<Tokenizer> tok;
+
+  const Tokenizer& tokenizer() {
+    if (!tok) {
+      check(!dir.empty() || model.config().vocab_size == 50257,
+            "this model has no tokenizer (made by Model.init with vocab_size " +
+                std::to_string(model.config().vocab_size) + "): pass token ids, or save() it with a tokenizer");
+      tok = std::make_shared<Tokenizer>(dir.empty() ? Tokenizer::resolve("gpt2") : checkpoint_tokenizer(dir));
+    }
+    return *tok;
+  }
+};
+
+// B rows of T ids (a 1-D input is one row); T must be at least 1.
+struct Batch {
+  std::vector<int> ids;
+  int B = 0, T = 0;
+  bool one_row = false;
+};
+
+Batch batch_of(const py::handle& obj, const char* what) {
+  Batch b;
+  b.ids = ids_from(obj, what, &b.B);
+  b.one_row = py::array::ensure(obj).ndim() == 1;
+  check(b.B > 0 && !b.ids.empty(), std::string(what) + ": no tokens");
+  b.T = static_cast<int>(b.ids.size() / static_cast<size_t>(b.B));
+  return b;
+}
+
+py::array_t<float> forward(Model& m, const py::handle& ids) {
+  const Batch b = batch_of(ids, "forward");
+  const int V = m.model.config().vocab_size, Vp = m.model.config().padded_vocab_size();
+  std::vector<py::ssize_t> shape = {b.B, b.T, V};
+  if (b.one_row) shape.erase(shape.begin());
+  py::array_t<float> out(shape);
+  float* dst = out.mutable_data();
+  without_gil([&] {
+    std::lock_guard lock(m.busy);
+    m.model.forward(b.ids.data(), nullptr, b.B, b.T);
+    // The model's rows are padded to Vp; the padding is not a logit.
+    const float* src = m.model.logits();
+    for (size_t row = 0; row < static_cast<size_t>(b.B) * b.T; ++row)
+      std::copy(src + row * Vp, src + row * Vp + V, dst + row * V);
+  });
+  return out;
+}
+
+double loss(Model& m, const py::handle& ids, const py::handle& targets) {
+  const Batch b = batch_of(ids, "loss: ids"), t = batch_of(targets, "loss: targets");
+  check(t.B == b.B && t.T == b.T, "loss: targets must have the shape of ids");
+  return without_gil([&] {
+    std::lock_guard lock(m.busy);
+    return static_cast<double>(m.model.forward(b.ids.data(), t.ids.data(), b.B, b.T));
+  });
+}
+
+py::dict grad_norms(Model& m, const py::handle& ids, const py::handle& targets) {
+  const Batch b = batch_of(ids, "grad_norms: ids"), t = batch_of(targets, "grad_norms: targets");
+  check(t.B == b.B && t.T == b.T, "grad_norms: targets must have the shape of ids");
+  const LayerGradNorms g = without_gil([&] {
+    std::lock_guard lock(m.busy);
+    return layer_grad_norms(m.model, b.ids.data(), t.ids.data(), b.B, b.T);
+  });
+  auto arr = [](const std::vector<double>& v) {
+    return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());
+  };
+  py::dict d;
+  d["attn.c_attn"] = arr(g.attn_c_attn);
+  d["attn.c_proj"] = arr(g.attn_c_proj);
+  d["mlp.c_fc"] = arr(g.mlp_c_fc);
+  d["mlp.c_proj"] = arr(g.mlp_c_proj);
+  d["ffn"] = arr(g.ffn);
+  d["total"] = arr(g.total);
+  d["residual_rms"] = arr(g.residual_rms);
+  d["wte"] = g.wte;
+  d["loss"] = g.loss;
+  return d;
+}
+
+// A prompt as ids: a list/array as is, a str through the model's tokenizer
+// (the special token allowed, as `gpt2lab sample --prompt` does).
+std::vector<int> prompt_ids(Model& m, const py::handle& prompt) {
+  if (!py::isinstance<py::str>(prompt)) return ids_from(prompt, "prompt");
+  const std::string text = prompt.cast<std::string>();
+  return m.tokenizer().encode(text, /*allow_special=*/true);
+}
+
+SamplingOptions sampling(Model& m, int max_new_tokens, float temperature, int top_k, float top_p, uint64_t seed,
+                         float repetition_penalty, bool stop_at_eot, const std::string& weights) {
+  SamplingOptions o;
+  o.max_new_tokens = max_new_tokens;
+  o.temperature = temperature;
+  o.top_k = top_k;
+  o.top_p = top_p;
+  o.seed = seed;
+  o.repetition_penalty = repetition_penalty;
+  o.stop_at_eot = stop_at_eot;
+  o.weights = parse_weight_type(weights);
+  if (stop_at_eot) o.eot_id = m.tokenizer().eot_id();
+  validate(o);
+  return o;
+}
+
+// Model.stream(): the tokens one at a time, as Generator draws them.
+class Stream {
+ public:
+  Stream(Model& m, std::vector<int> prompt, const SamplingOptions& o)
+      : gen_(without_gil([&] { return std::make_unique<Generator>(m.model, prompt, o); })) {}
+  int next() {
+    const std::optional<int> tok = without_gil([&] { return gen_->next(); });
+    if (!tok) throw py::stop_iteration();
+    return *tok;
+  }
+
+ private:
+  std::unique_ptr<Generator> gen_;
+};
+
+#define SAMPLING_ARGS                                                                                   \
+  py::kw_only(), py::arg("max_new_tokens") = 64, py::arg("temperature") = 1.0f, py::arg("top_k") = 0,   \
+                 py::arg("top_p") = 1.0f, py::arg("seed") = 1337, py::arg("repetition_penalty") = 1.0f, \
+                 py::arg("stop_at_eot") = false, py::arg("weights") = "f32"
+
+void add_generation(py::class_<Model, std::shared_ptr<Model>>& c) {
+  c.def(
+      "generate",
+      [](Model& m, const py::handle& prompt, int max_new_tokens, float temperature, int top_k, float top_p,
+         uint64_t seed, float repetition_penalty, bool stop_at_eot, const std::string& weights) -> py::object {
+        const SamplingOptions o =
+            sampling(m, max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights);
+        const std::vector<int> ids = prompt_ids(m, prompt);
+        std::vector<int> out =
+            without_gil([&] { return generate(m.model, ids, o, [](int) { return !stop_requested(); }); });
+        if (!py::isinstance<py::str>(prompt)) return py::cast(out);
+        return py::bytes(m.tokenizer().decode(out)).attr("decode")("utf-8", "replace");
+      },
+      py::arg("prompt"), SAMPLING_ARGS,
+      "New token ids after the prompt (ids), or the new text (a str prompt); as `gpt2lab sample` draws them");
+  c.def(
+      "stream",
+      [](Model& m, const py::handle& prompt, int max_new_tokens, float temperature, int top_k, float top_p,
+         uint64_t seed, float repetition_penalty, bool stop_at_eot, const std::string& weights) {
+        const SamplingOptions o =
+            sampling(m, max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights);
+        return std::make_unique<Stream>(m, prompt_ids(m, prompt), o);
+      },
+      py::arg("prompt"), SAMPLING_ARGS, py::keep_alive<0, 1>(),
+      "An iterator over the new token ids, each drawn when asked for (same tokens as generate)");
+}
+
+std::shared_ptr<Model> init(const py::kwargs& fields) {
+  std::map<std::string, std::string> text;
+  uint64_t seed = 1337;
+  for (const auto& [k, v] : fields) {
+    const std::string key = k.cast<std::string>();
+    if (key == "seed") {
+      seed = v.cast<uint64_t>();
+      continue;
+    }
+    const ModelField* f = find_model_field(key);
+    check(f != nullptr, "Model.init: unknown field '" + key + "'");
+    text[f->key] = model_field_text(*f, json_of(v, key.c_str()));
+  }
+  const ModelConfig c = config_from_fields(text);
+  return without_gil([&] {
+    GPT2<float> model(c);
+    model.init_weights(seed);
+    return std::make_shared<Model>(std::move(model));
+  });
+}
+
+}  // namespace
+
+void add_model(py::module_& m) {
+  py::class_<Stream>(m, "Stream", "Model.stream(): iterate for the next token id")
+      .def("__iter__", [](Stream& s) -> Stream& { return s; })
+      .def("__next__", &Stream::next);
+  py::class_<Model, std::shared_ptr<Model>> c(m, "Model", "A GPT-2 in memory (fp32 weights)");
+  c.def_static(
+       "load",
+       [](const std::string& dir) {
+         return without_gil([&] { return std::make_shared<Model>(load_model(dir), model_directory(dir).string()); });
+       },
+       py::arg("dir"), "A checkpoint folder, a training run (its latest checkpoint) or a Hugging Face GPT-2 folder")
+      .def_static("init", &init,
+                  "A new model: the fields of `gpt2lab init` as keywords (n_layer, n_head, n_embd, block_size, "
+                  "vocab_size, norm, init, residual_scale, final_norm, embedding_scale) and seed")
+      .def_property_readonly("config", [](const Model& m) { return from_json(to_json(m.model.config())); })
+      .def_property_readonly("tokenizer",
+                             [](Model& m) {
+                               m.tokenizer();
+                               return m.tok;
+                             })
+      .def(
+          "save",
+          [](Model& m, const std::string& dir, bool overwrite, const std::string& tokenizer) {
+            without_gil([&] {
+              save_model(dir, m.model, overwrite);
+              if (!tokenizer.empty()) write_tokenizer_files(dir, tokenizer, m.model.config().block_size);
+            });
+          },
+          py::arg("dir"), py::kw_only(), py::arg("overwrite") = false, py::arg("tokenizer") = "",
+          "Writes a checkpoint folder (config.json + model.safetensors, published in one rename); with "
+          "tokenizer (\"gpt2\" or a folder) its files go with it")
+      .def("forward", &forward, py::arg("ids"),
+           "Logits (float32) of every position: (T, V) for a 1-D input, (B, T, V) for 2-D")
+      .def("loss", &loss, py::arg("ids"), py::arg("targets"),
+           "Mean next-token cross-entropy; a target of -1 is skipped")
+      .def("grad_norms", &grad_norms, py::arg("ids"), py::arg("targets"),
+           "Per-layer gradient norms of one batch (the grad-at-init study's measurement) as numpy arrays");
+  add_generation(c);
+}
+
+}  // namespace gpt2lab::python
