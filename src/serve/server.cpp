@@ -78,7 +78,7 @@ void configure(httplib::Server& server, const ServeOptions& o) {
                  "the request was refused (HTTP " + std::to_string(res.status) +
                      "): a malformed request, a body over the limit, or a header too long");
   });
-  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
     send_error(res, 500, "server_error", "internal error while handling the request");
   });
   if (!o.quiet)

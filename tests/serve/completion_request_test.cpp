@@ -13,6 +13,7 @@ using nlohmann::json;
 // Every byte a token; no merges: the id of a character is its byte.
 Tokenizer byte_tokenizer() {
   std::vector<std::string> tokens;
+  tokens.reserve(257);
   for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
   tokens.emplace_back(Tokenizer::kEndOfText);
   return Tokenizer::from_vocab(std::move(tokens), {}, "bytes");
