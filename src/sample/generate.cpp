@@ -144,6 +144,10 @@ void Generator::advance() {
   }
 }
 
+std::span<const float> Generator::logits() const {
+  return {logits_, static_cast<size_t>(session_->vocab_size())};
+}
+
 std::optional<int> Generator::next() {
   if (!done_ && drawn_ > 0) advance();
   if (done_) return std::nullopt;
@@ -167,11 +171,39 @@ std::optional<int> Generator::next() {
 std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
                           const std::function<bool(int)>& on_token,
                           const std::function<void(const std::string&)>& notice) {
+  if (!on_token) return generate_steps(model, prompt, o, nullptr, notice);
+  return generate_steps(
+      model, prompt, o, [&](const GenerationStep& step) { return on_token(step.id); }, notice);
+}
+
+TokenLogprobs token_logprobs(std::span<const float> logits, int id, int top) {
+  check(id >= 0 && static_cast<size_t>(id) < logits.size(),
+        "token_logprobs: id " + std::to_string(id) + " is outside the " + std::to_string(logits.size()) + " logits");
+  const double maxv = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (float z : logits) sum += std::exp(static_cast<double>(z) - maxv);
+  const double log_z = maxv + std::log(sum);
+  TokenLogprobs out;
+  out.chosen = logits[static_cast<size_t>(id)] - log_z;
+  const size_t k = std::min(static_cast<size_t>(std::max(top, 0)), logits.size());
+  std::vector<int> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), [&](int a, int b) {
+    return logits[static_cast<size_t>(a)] > logits[static_cast<size_t>(b)] ||
+           (logits[static_cast<size_t>(a)] == logits[static_cast<size_t>(b)] && a < b);
+  });
+  for (size_t r = 0; r < k; ++r) out.top.emplace_back(order[r], logits[static_cast<size_t>(order[r])] - log_z);
+  return out;
+}
+
+std::vector<int> generate_steps(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
+                                const std::function<bool(const GenerationStep&)>& on_step,
+                                const std::function<void(const std::string&)>& notice) {
   Generator g(model, prompt, o, notice);
   std::vector<int> out;
   while (const std::optional<int> tok = g.next()) {
     out.push_back(*tok);
-    if (on_token && !on_token(*tok)) break;
+    if (on_step && !on_step(GenerationStep{*tok, g.logits()})) break;
   }
   return out;
 }

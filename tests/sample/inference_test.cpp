@@ -201,6 +201,42 @@ TEST(Generate, SameSeedSameTokensAndPolicies) {
   EXPECT_EQ(generate(m, prompt, o).size(), 1u);
 }
 
+TEST(Generate, StepsGiveTheSameTokensAndTheirLogits) {
+  GPT2<float> m(make_config(2, 2, 16, 12, 40, NormPlacement::pre, InitScheme::gpt2));
+  m.init_weights(3);
+  SamplingOptions o;
+  o.max_new_tokens = 8;
+  const std::vector<int> prompt = {1, 2, 3};
+  std::vector<int> ids;
+  std::vector<std::vector<float>> logits;
+  const auto got = generate_steps(m, prompt, o, [&](const GenerationStep& step) {
+    ids.push_back(step.id);
+    logits.emplace_back(step.logits.begin(), step.logits.end());
+    return true;
+  });
+  EXPECT_EQ(got, generate(m, prompt, o));
+  EXPECT_EQ(ids, got);
+  // The first step's logits are the prompt's last position's.
+  InferenceSession s(m);
+  const float* first = s.append(prompt);
+  ASSERT_EQ(logits[0].size(), 40u);
+  for (int v = 0; v < 40; ++v) EXPECT_EQ(logits[0][v], first[v]);
+}
+
+TEST(Generate, TokenLogprobsAreTheLogSoftmax) {
+  const std::vector<float> l = {1.0f, 3.0f, 3.0f, -2.0f};
+  double z = 0;
+  for (float x : l) z += std::exp(static_cast<double>(x));
+  const TokenLogprobs lp = token_logprobs(l, 3, 2);
+  EXPECT_NEAR(lp.chosen, -2.0 - std::log(z), 1e-12);
+  ASSERT_EQ(lp.top.size(), 2u);
+  EXPECT_EQ(lp.top[0].first, 1);  // equal logits: the lower id first
+  EXPECT_EQ(lp.top[1].first, 2);
+  EXPECT_NEAR(lp.top[0].second, 3.0 - std::log(z), 1e-12);
+  EXPECT_EQ(token_logprobs(l, 0, 9).top.size(), 4u);
+  EXPECT_THROW(token_logprobs(l, 4, 0), Error);
+}
+
 TEST(Generate, NonFiniteWeightsAreReportedNotSampled) {
   GPT2<float> m(make_config(2, 2, 16, 12, 40, NormPlacement::pre, InitScheme::gpt2));
   m.init_weights(3);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpt2lab/core/rng.h"
@@ -74,6 +75,9 @@ class Generator {
   Generator& operator=(const Generator&) = delete;
 
   std::optional<int> next();
+  // The logits the last token next() drew was sampled from (valid until the
+  // next call).
+  std::span<const float> logits() const;
 
  private:
   void advance();
@@ -96,5 +100,28 @@ class Generator {
 std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
                           const std::function<bool(int)>& on_token = nullptr,
                           const std::function<void(const std::string&)>& notice = nullptr);
+
+// One drawn token as generate_steps() reports it: its id and the raw logits
+// (vocab_size of them, valid during the call) it was drawn from, for
+// callers that also want the model's probabilities (token_logprobs).
+struct GenerationStep {
+  int id;
+  std::span<const float> logits;
+};
+
+// generate() with the logits of each step; the same tokens for the same seed.
+std::vector<int> generate_steps(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
+                                const std::function<bool(const GenerationStep&)>& on_step,
+                                const std::function<void(const std::string&)>& notice = nullptr);
+
+// The model's log-probabilities at one position: log-softmax of the raw
+// logits, i.e. before temperature, penalty, top-k and top-p (what OpenAI's
+// `logprobs` reports), of token `id` and of the `top` most likely tokens
+// (most likely first; equal values by lower id).
+struct TokenLogprobs {
+  double chosen = 0;
+  std::vector<std::pair<int, double>> top;
+};
+TokenLogprobs token_logprobs(std::span<const float> logits, int id, int top);
 
 }  // namespace gpt2lab

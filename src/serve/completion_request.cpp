@@ -1,0 +1,152 @@
+#include "serve/completion_request.h"
+
+#include <cstdint>
+#include <random>
+
+#include "gpt2lab/core/error.h"
+#include "serve/request_fields.h"
+#include "tokenizer/stream_decoder.h"
+
+namespace gpt2lab::serve {
+
+using nlohmann::json;
+
+namespace {
+
+// OpenAI's prompt: a string, a list of ids, or a list of either; absent
+// means "<|endoftext|>" as in OpenAI's API. Special tokens in text count as
+// such, as `gpt2lab sample --prompt` reads them.
+void read_prompts(const json& body, const Tokenizer& tok, CompletionRequest& r) {
+  const auto it = body.find("prompt");
+  const json prompt = it == body.end() || it->is_null() ? json(std::string(Tokenizer::kEndOfText)) : *it;
+  const bool one_list_of_ids = prompt.is_array() && !prompt.empty() && prompt.front().is_number();
+  const json list = prompt.is_string() || one_list_of_ids ? json::array({prompt}) : prompt;
+  check(list.is_array() && !list.empty(),
+        "prompt must be a string, a list of token ids, or a non-empty list of those, got " + shown(prompt));
+  for (const json& p : list) {
+    std::vector<int> ids;
+    if (p.is_string()) {
+      ids = tok.encode(p.get<std::string>(), /*allow_special=*/true);
+      r.prompt_texts.push_back(p.get<std::string>());
+    } else {
+      ids = token_ids(p, "prompt " + std::to_string(r.prompts.size()), tok.vocab_size());
+      Utf8StreamDecoder text;  // ids may cut a character: JSON holds UTF-8 only
+      r.prompt_texts.push_back(text.push(tok.decode(ids)) + text.flush());
+    }
+    check(!ids.empty(), "prompt " + std::to_string(r.prompts.size()) +
+                            " is empty (send \"<|endoftext|>\" for an unconditional completion)");
+    r.prompts.push_back(std::move(ids));
+  }
+}
+
+std::vector<std::string> read_stops(const json& body) {
+  const auto it = body.find("stop");
+  if (it == body.end() || it->is_null()) return {};
+  const json list = it->is_string() ? json::array({*it}) : *it;
+  check(list.is_array() && list.size() <= kMaxStops,
+        "stop must be a string or a list of at most " + std::to_string(kMaxStops) + " strings, got " + shown(*it));
+  std::vector<std::string> stops;
+  for (const json& s : list) {
+    check(s.is_string() && !s.get<std::string>().empty() && s.get<std::string>().size() <= kMaxStopBytes,
+          "stop strings must be non-empty strings of at most " + std::to_string(kMaxStopBytes) + " bytes, got " +
+              shown(s));
+    stops.push_back(s.get<std::string>());
+  }
+  return stops;
+}
+
+// Fields OpenAI defines that this server cannot honour: refused unless they
+// hold their neutral value, rather than silently ignored.
+void refuse_unsupported(const json& body, RequestProblem& problem) {
+  const auto neutral = [&](const char* key, const json& ok) {
+    const auto it = body.find(key);
+    problem.param = key;
+    check(it == body.end() || it->is_null() || *it == ok,
+          std::string(key) + " is not supported by gpt2lab serve (leave it out, or send " + ok.dump() + ")");
+  };
+  neutral("suffix", "");
+  neutral("presence_penalty", 0);
+  neutral("frequency_penalty", 0);
+  neutral("logit_bias", json::object());
+  neutral("best_of", 1);
+}
+
+void read_sampling(const json& body, RequestProblem& problem, CompletionRequest& r) {
+  SamplingOptions& s = r.sampling;
+  problem.param = "temperature";
+  s.temperature = static_cast<float>(field_real(body, "temperature", 0, 1e6, 1.0));
+  problem.param = "top_p";
+  s.top_p = static_cast<float>(field_real(body, "top_p", 0, 1, 1.0));
+  check(s.top_p > 0, "top_p must be in (0, 1], got 0");
+  problem.param = "top_k";
+  s.top_k = static_cast<int>(field_int(body, "top_k", 0, 1 << 24, 0));
+  // llama.cpp's name for the CTRL repetition penalty (1 = off).
+  problem.param = "repeat_penalty";
+  s.repetition_penalty = static_cast<float>(field_real(body, "repeat_penalty", 1e-3, 1e3, 1.0));
+  problem.param = "seed";
+  s.seed = field_uint64(body, "seed", std::random_device{}() * uint64_t{4294967296} + std::random_device{}());
+  check(s.seed <= UINT64_MAX - static_cast<uint64_t>(r.n - 1),
+        "seed " + std::to_string(s.seed) + " with n " + std::to_string(r.n) +
+            " runs past the largest seed (choices use seed, seed+1, ...)");
+}
+
+// OpenAI's rule: prompt plus max_tokens within the context, else 400.
+void check_context(const CompletionRequest& r, const ModelConfig& c, RequestProblem& problem) {
+  for (const auto& p : r.prompts) {
+    const size_t want = p.size() + static_cast<size_t>(r.max_tokens);
+    if (want <= static_cast<size_t>(c.block_size)) continue;
+    problem = {"prompt", "context_length_exceeded"};
+    throw Error("this model's maximum context length is " + std::to_string(c.block_size) +
+                " tokens, however you requested " + std::to_string(want) + " tokens (" + std::to_string(p.size()) +
+                " in your prompt; " + std::to_string(r.max_tokens) +
+                " for the completion). Please reduce your prompt or max_tokens");
+  }
+}
+
+}  // namespace
+
+CompletionRequest read_completion_request(const json& body, const ModelConfig& c, const Tokenizer& tok,
+                                          const SamplingOptions& base, const RequestLimits& limits,
+                                          RequestProblem& problem) {
+  problem = {};
+  check(body.is_object(), "the request body must be a JSON object, got " + shown(body));
+  CompletionRequest r;
+  r.sampling = base;
+  problem.param = "model";
+  const auto model = body.find("model");
+  if (model != body.end() && !model->is_string() && !model->is_null())
+    throw Error("model must be a string, got " + shown(*model));
+  refuse_unsupported(body, problem);
+  problem.param = "max_tokens";
+  r.max_tokens = static_cast<int>(field_int(body, "max_tokens", 0, c.block_size, 16));
+  problem.param = "n";
+  r.n = static_cast<int>(field_int(body, "n", 1, static_cast<int64_t>(limits.max_choices), 1));
+  problem.param = "stream";
+  r.stream = field_bool(body, "stream", false);
+  problem.param = "echo";
+  r.echo = field_bool(body, "echo", false);
+  problem.param = "logprobs";
+  r.logprobs = static_cast<int>(field_int(body, "logprobs", 0, kMaxTopLogprobs, -1));
+  problem.param = "stream_options";
+  const auto options = body.find("stream_options");
+  if (options != body.end() && !options->is_null()) {
+    check(options->is_object(), "stream_options must be an object, got " + shown(*options));
+    r.include_usage = field_bool(*options, "include_usage", false);
+  }
+  problem.param = "stop";
+  r.stop = read_stops(body);
+  read_sampling(body, problem, r);
+  problem.param = "prompt";
+  read_prompts(body, tok, r);
+  check(r.choices() <= limits.max_choices,
+        std::to_string(r.prompts.size()) + " prompts x n " + std::to_string(r.n) + " make " +
+            std::to_string(r.choices()) + " choices, more than this server's " + std::to_string(limits.max_choices));
+  r.sampling.max_new_tokens = r.max_tokens;
+  r.sampling.stop_at_eot = true;
+  r.sampling.context = ContextPolicy::stop;
+  check_context(r, c, problem);
+  problem = {};
+  return r;
+}
+
+}  // namespace gpt2lab::serve

@@ -1,0 +1,217 @@
+#include "serve/endpoints.h"  // completions() is declared with the other endpoints
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpt2lab/core/error.h"
+#include "serve/client_watch.h"
+
+namespace gpt2lab::serve {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr auto kPoll = std::chrono::milliseconds(100);  // how often a waiting handler looks at its client
+
+ResponseHead response_head(const ServerState& s) {
+  static std::atomic<uint64_t> counter{std::random_device{}()};
+  char id[40];
+  std::snprintf(id, sizeof id, "cmpl-%016llx", static_cast<unsigned long long>(counter.fetch_add(1)));
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return {id, std::chrono::duration_cast<std::chrono::seconds>(now).count(), s.model.id};
+}
+
+// A completion answered in one response: the handler waits for the worker,
+// and gives up (the worker then stops at its next token) once the client
+// has gone away.
+struct Pending {
+  std::mutex mutex;
+  std::condition_variable ready;
+  bool done = false;
+  int status = 200;
+  json body;
+  std::atomic<bool> cancel{false};
+};
+
+void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Pending& p) {
+  int status = 200;
+  json body;
+  try {
+    std::vector<ChoiceResult> results;
+    for (size_t i = 0; i < r.choices() && !p.cancel; ++i)
+      results.push_back(run_choice(s.model, r, i / static_cast<size_t>(r.n), static_cast<int>(i % r.n),
+                                   [&](const ChoicePiece&) { return !p.cancel.load(); }));
+    body = completion_json(head, r, results);
+  } catch (const std::exception& e) {
+    status = 500;
+    body = error_json("server_error", std::string("generation failed: ") + e.what());
+  }
+  std::lock_guard<std::mutex> lock(p.mutex);
+  p.status = status;
+  p.body = std::move(body);
+  p.done = true;
+  p.ready.notify_all();
+}
+
+void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, const ResponseHead& head,
+                    const ClientWatch& watch, httplib::Response& res) {
+  auto p = std::make_shared<Pending>();
+  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, p] {
+    if (!p->cancel) run_whole(s, *r, head, *p);
+  });
+  if (!queued) {
+    send_error(res, 429, "rate_limit_error",
+               "the server is busy: " + std::to_string(s.options.max_requests) +
+                   " completions are queued or running (--max-requests); retry later",
+               "", "server_busy");
+    return;
+  }
+  std::unique_lock<std::mutex> lock(p->mutex);
+  while (!p->ready.wait_for(lock, kPoll, [&] { return p->done; })) {
+    if (watch.gone()) {
+      p->cancel = true;
+      return;
+    }
+  }
+  res.status = p->status;
+  send_json(res, p->body);
+}
+
+// A streamed completion: the worker queues server-sent events, the
+// connection's thread writes them as they come.
+struct Events {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<std::string> queue;
+  bool done = false;
+  std::atomic<bool> cancel{false};
+
+  void push(const json& data) {
+    std::lock_guard<std::mutex> lock(mutex);
+    queue.push_back("data: " + dumped(data) + "\n\n");
+    ready.notify_all();
+  }
+};
+
+void run_streamed(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Events& ev) {
+  try {
+    int tokens = 0;
+    for (size_t i = 0; i < r.choices() && !ev.cancel; ++i) {
+      size_t sent = 0;
+      if (r.echo) ev.push(chunk_json(head, i, r.prompt_texts[i / static_cast<size_t>(r.n)], nullptr, ""));
+      const auto on_piece = [&](const ChoicePiece& piece) {
+        if (!piece.text.empty() || !piece.logprobs.is_null())
+          ev.push(chunk_json(head, i, piece.text, piece.logprobs, ""));
+        sent += piece.text.size();
+        return !ev.cancel.load();
+      };
+      const ChoiceResult c = run_choice(s.model, r, i / static_cast<size_t>(r.n), static_cast<int>(i % r.n), on_piece);
+      tokens += c.completion_tokens;
+      const size_t before = (r.echo ? r.prompt_texts[i / static_cast<size_t>(r.n)].size() : 0) + sent;
+      ev.push(chunk_json(head, i, c.text.substr(before), nullptr, c.finish_reason));
+    }
+    if (r.include_usage) {
+      json last = chunk_json(head, 0, "", nullptr, "");
+      last["choices"] = json::array();
+      last["usage"] = usage_json(r, tokens);
+      ev.push(last);
+    }
+  } catch (const std::exception& e) {
+    ev.push(error_json("server_error", std::string("generation failed: ") + e.what()));
+  }
+  std::lock_guard<std::mutex> lock(ev.mutex);
+  ev.done = true;
+  ev.ready.notify_all();
+}
+
+// Writes the events as they come; false (the connection is dropped) once
+// the client has gone.
+bool write_events(Events& ev, const ClientWatch& watch, httplib::DataSink& sink) {
+  for (;;) {
+    std::deque<std::string> batch;
+    bool finished = false;
+    {
+      std::unique_lock<std::mutex> lock(ev.mutex);
+      ev.ready.wait_for(lock, kPoll, [&] { return !ev.queue.empty() || ev.done; });
+      batch.swap(ev.queue);
+      finished = ev.done;
+    }
+    for (const std::string& e : batch) {
+      if (sink.write(e.data(), e.size())) continue;
+      ev.cancel = true;
+      return false;
+    }
+    if (finished) {
+      const std::string end = "data: [DONE]\n\n";
+      sink.write(end.data(), end.size());
+      sink.done();
+      return true;
+    }
+    if (watch.gone()) {
+      ev.cancel = true;
+      return false;
+    }
+  }
+}
+
+void complete_streamed(ServerState& s, std::shared_ptr<const CompletionRequest> r, const ResponseHead& head,
+                       const ClientWatch& watch, httplib::Response& res) {
+  auto ev = std::make_shared<Events>();
+  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, ev] {
+    if (ev->cancel) {
+      std::lock_guard<std::mutex> lock(ev->mutex);
+      ev->done = true;
+      return;
+    }
+    run_streamed(s, *r, head, *ev);
+  });
+  if (!queued) {
+    send_error(res, 429, "rate_limit_error",
+               "the server is busy: " + std::to_string(s.options.max_requests) +
+                   " completions are queued or running (--max-requests); retry later",
+               "", "server_busy");
+    return;
+  }
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream", [ev, watch](size_t, httplib::DataSink& sink) { return write_events(*ev, watch, sink); },
+      [ev](bool) { ev->cancel = true; });
+}
+
+void complete(ServerState& s, const httplib::Request& req, httplib::Response& res,
+              const httplib::ContentReader& reader) {
+  json body;
+  if (!read_json_body(req, reader, s.options.max_body_bytes, res, body)) return;
+  RequestProblem problem;
+  std::shared_ptr<const CompletionRequest> r;
+  try {
+    r = std::make_shared<const CompletionRequest>(
+        read_completion_request(body, s.model.model.config(), s.model.tok, s.base, s.limits, problem));
+  } catch (const Error& e) {
+    send_error(res, 400, "invalid_request_error", e.what(), problem.param, problem.code);
+    return;
+  }
+  const ClientWatch watch(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+  if (r->stream)
+    complete_streamed(s, r, response_head(s), watch, res);
+  else
+    complete_whole(s, r, response_head(s), watch, res);
+}
+
+}  // namespace
+
+void completions(ServerState& s, const httplib::Request& req, httplib::Response& res,
+                 const httplib::ContentReader& reader) {
+  complete(s, req, res, reader);
+}
+
+}  // namespace gpt2lab::serve

@@ -1,0 +1,40 @@
+// `gpt2lab serve`: one model behind OpenAI-style HTTP endpoints, as
+// llama.cpp's server made the convention (docs/serve.md):
+//   POST /v1/completions   (and /completions)  text completions, streamed with stream: true
+//   GET  /v1/models        (and /models)       the one model
+//   GET  /health                               {"status": "ok"}, no key needed
+//   POST /tokenize, /detokenize                text <-> token ids
+// Completions run one at a time in arrival order (serve/scheduler.h); every
+// error is OpenAI's JSON {"error": {"message", "type", "param", "code"}}.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "gpt2lab/model/weight_type.h"
+
+namespace gpt2lab::serve {
+
+struct ServeOptions {
+  std::string model_dir;
+  std::string tokenizer;  // "" = the checkpoint's own
+  std::string model_id;   // "" = the model folder's name
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0 = any free port (printed)
+  int threads = 0;  // of the kernels; 0 = all cores
+  WeightType weights = WeightType::f32;
+  std::string api_key;              // "" = none; else "Authorization: Bearer KEY" on every endpoint but /health
+  size_t max_requests = 8;          // completions queued or running; more get 429
+  size_t max_body_bytes = 1 << 20;  // a request body (decompressed); more gets 413
+  size_t max_choices = 16;          // prompts x n of one request
+  int timeout_s = 10;               // each read and write on a connection
+  bool quiet = false;               // no line per request on stderr
+};
+
+// Loads the model, listens, prints "gpt2lab serve: listening on
+// http://HOST:PORT" on stdout, and serves until SIGINT or SIGTERM; then
+// stops accepting, finishes the requests it has, and returns (a second
+// signal ends the process at once). Throws Error when it cannot start.
+void serve(const ServeOptions& o);
+
+}  // namespace gpt2lab::serve
