@@ -131,9 +131,12 @@ namespace {
 // The llm.c header has no field for what gpt2lab adds to GPT-2: llm.c would
 // run such a model as plain GPT-2, so it is refused rather than written.
 void check_llmc_can_hold(const ModelConfig& c) {
-  check(c.norm == NormPlacement::pre && c.final_norm, "the llm.c format holds Pre-LN GPT-2 only; this model is " +
-                                                          std::string(to_string(c.norm)) +
-                                                          "-LN (export it to the Hugging Face layout instead)");
+  check(c.norm == NormPlacement::pre && c.final_norm,
+        "the llm.c format holds Pre-LN GPT-2 only; this model's norm is " + std::string(to_string(c.norm)) +
+            " (export it to the Hugging Face layout instead)");
+  check(c.norm_type == NormType::layernorm, "the llm.c format holds GPT-2's LayerNorm only; this model has norm_type " +
+                                                std::string(to_string(c.norm_type)) +
+                                                " (export it to the Hugging Face layout instead)");
   check(c.embedding_scale == EmbeddingScale::none,
         "the llm.c format holds GPT-2's unscaled embeddings only; this model has embedding_scale " +
             std::string(to_string(c.embedding_scale)) + " (export it to the Hugging Face layout instead)");
