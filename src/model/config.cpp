@@ -86,7 +86,7 @@ double ModelConfig::embedding_factor() const {
   return embedding_scale == EmbeddingScale::sqrt ? std::sqrt(static_cast<double>(n_embd)) : 1.0;
 }
 
-// Wang et al. 2022, Table 1, decoder-only with N layers: alpha = (2N)^(1/4),
+// Wang et al. 2022 (DeepNet), for a decoder-only model of N layers: alpha = (2N)^(1/4),
 // beta = (8N)^(-1/4).
 double ModelConfig::skip_factor() const {
   return norm == NormPlacement::deepnorm ? std::pow(2.0 * n_layer, 0.25) : 1.0;

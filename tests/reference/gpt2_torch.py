@@ -79,7 +79,7 @@ class TorchGPT2:
         self.norm = cfg.get("norm", "pre")
         self.rms = cfg.get("norm_type", "layernorm") == "rmsnorm"
         self.final_norm = cfg.get("final_norm", self.norm in ("pre", "sandwich"))
-        # DeepNet (Wang et al. 2022), Table 1, decoder-only: alpha = (2N)^(1/4).
+        # DeepNet (Wang et al. 2022), a decoder-only model of N layers: alpha = (2N)^(1/4).
         self.deepnorm_alpha = (2.0 * self.L) ** 0.25
         # Multiplies the sum wte + wpe (not wte alone); absent in GPT-2 configs.
         self.embedding_factor = {"none": 1.0, "sqrt": math.sqrt(self.C)}[cfg.get("embedding_scale", "none")]
