@@ -3,7 +3,11 @@
 // measures this machine's sgemm peak (OpenBLAS, square 2048) in the same
 // process. Run by bench/train_compare.sh beside PyTorch.
 // --profile adds a table of time per op (model/op_profile.h) over the timed steps.
+// --norm and --norm-type choose the model's placement and norm type (default
+// pre, layernorm; the init is the placement's own): what a placement or
+// RMSNorm costs against Pre-LN LayerNorm, in the same build.
 //   train_bench --layers L --heads H --embd C --vocab V -B B -T T [--threads N] [--steps K] [--json] [--profile]
+//               [--norm pre|post|sandwich|deepnorm|rezero|none] [--norm-type layernorm|rmsnorm]
 #include <cblas.h>
 #ifdef GPT2LAB_WITH_DNNL
 #include <oneapi/dnnl/dnnl.h>
@@ -63,6 +67,8 @@ static void print_profile(int steps) {
 int main(int argc, char** argv) {
   int L = 12, H = 12, C = 768, V = 50257, B = 4, T = 64, threads = 2, steps = 10;
   bool json = false, peak = true, bf16 = false, profile = false;
+  NormPlacement norm = NormPlacement::pre;
+  NormType norm_type = NormType::layernorm;
   for (int i = 1; i < argc; ++i) {
     auto next = [&] { return std::atoi(argv[++i]); };
     if (!std::strcmp(argv[i], "--layers"))
@@ -89,13 +95,19 @@ int main(int argc, char** argv) {
       bf16 = true;
     else if (!std::strcmp(argv[i], "--profile"))
       profile = true;
+    else if (!std::strcmp(argv[i], "--norm") && i + 1 < argc)
+      norm = parse_norm(argv[++i]);
+    else if (!std::strcmp(argv[i], "--norm-type") && i + 1 < argc)
+      norm_type = parse_norm_type(argv[++i]);
   }
   set_threads(threads);
   const double peak_openblas = peak ? sgemm_peak(false) : 0;
   const double peak_dnnl = peak ? sgemm_peak(true) : 0;
   const double peak_gflops = std::max(peak_openblas, peak_dnnl);
   if (peak && !json) std::printf("sgemm peak: OpenBLAS %.1f, oneDNN %.1f GFLOP/s\n", peak_openblas, peak_dnnl);
-  GPT2<float> model(make_config(L, H, C, std::max(T, 64), V, NormPlacement::pre, InitScheme::gpt2));
+  ModelConfig config = make_config(L, H, C, std::max(T, 64), V, norm, default_init(norm));
+  config.norm_type = norm_type;
+  GPT2<float> model(config);
   model.init_weights(1);
   model.set_bf16_matmul(bf16);
   AdamW opt(model.layout(), AdamWConfig{});
@@ -157,13 +169,15 @@ int main(int argc, char** argv) {
   const double rss_mb = ru.ru_maxrss / 1024.0;
   if (json)
     std::printf(
-        "{\"impl\": \"gpt2lab%s\", \"ms\": %.2f, \"tokens_per_s\": %.1f, \"gflops\": %.1f, \"sgemm_peak\": %.1f, "
-        "\"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n",
-        bf16 ? "-bf16" : "", median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
+        "{\"impl\": \"gpt2lab%s\", \"norm\": \"%s\", \"norm_type\": \"%s\", \"ms\": %.2f, \"tokens_per_s\": %.1f, "
+        "\"gflops\": %.1f, \"sgemm_peak\": %.1f, \"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n",
+        bf16 ? "-bf16" : "", to_string(norm), to_string(norm_type), median, B * T / (median / 1000), gflops,
+        peak_gflops, rss_mb, cpu_ms);
   else
     std::printf(
-        "gpt2lab L%d H%d C%d V%d B%d T%d, %d threads: %.1f ms/step, %.0f tok/s, %.1f GFLOP/s (sgemm peak %.1f), "
+        "gpt2lab L%d H%d C%d V%d B%d T%d %s, %d threads: %.1f ms/step, %.0f tok/s, %.1f GFLOP/s (sgemm peak %.1f), "
         "peak RSS %.0f MB, CPU %.1f ms/step\n",
-        L, H, C, V, B, T, threads, median, B * T / (median / 1000), gflops, peak_gflops, rss_mb, cpu_ms);
+        L, H, C, V, B, T, norm_label(config).c_str(), threads, median, B * T / (median / 1000), gflops, peak_gflops,
+        rss_mb, cpu_ms);
   return 0;
 }

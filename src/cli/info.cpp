@@ -29,7 +29,10 @@ void add(CLI::App& app) {
     std::printf("n_layer      %d\nn_head       %d\nn_embd       %d\nblock_size   %d\n", c.n_layer, c.n_head, c.n_embd,
                 c.block_size);
     std::printf("vocab_size   %d (padded to %d)\n", c.vocab_size, c.padded_vocab_size());
-    std::printf("norm         %s (final LayerNorm %s)\n", to_string(c.norm), c.final_norm ? "on" : "off");
+    std::printf("norm         %s (final %s %s)\n", to_string(c.norm),
+                c.norm_type == NormType::rmsnorm ? "RMSNorm" : "LayerNorm", c.final_norm ? "on" : "off");
+    if (c.norm == NormPlacement::deepnorm)
+      std::printf("deepnorm     alpha %g (skip), beta %g (branch init)\n", c.skip_factor(), c.deepnorm_beta());
     std::printf("init         %s (residual scale %s)\n", to_string(c.init), c.residual_scale ? "on" : "off");
     std::printf("ln epsilon   %g\n", static_cast<double>(c.layer_norm_epsilon));
     // Shown only when set: a GPT-2 checkpoint's info reads as it always did.

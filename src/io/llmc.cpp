@@ -126,15 +126,16 @@ GPT2<float> load_llmc(const fs::path& path) {
   return model;
 }
 
-namespace {}  // namespace
-
 // Neither llm.c's header nor GGUF's gpt2 architecture has a field for what
 // gpt2lab adds to GPT-2: their readers would run such a model as plain GPT-2,
 // so it is refused rather than written.
 void check_plain_gpt2(const ModelConfig& c, const std::string& format) {
-  check(c.norm == NormPlacement::pre && c.final_norm, format + " holds Pre-LN GPT-2 only; this model is " +
+  check(c.norm == NormPlacement::pre && c.final_norm, format + " holds Pre-LN GPT-2 only; this model's norm is " +
                                                           std::string(to_string(c.norm)) +
-                                                          "-LN (export it to the Hugging Face layout instead)");
+                                                          " (export it to the Hugging Face layout instead)");
+  check(c.norm_type == NormType::layernorm, format + " holds GPT-2's LayerNorm only; this model has norm_type " +
+                                                std::string(to_string(c.norm_type)) +
+                                                " (export it to the Hugging Face layout instead)");
   check(c.embedding_scale == EmbeddingScale::none,
         format + " holds GPT-2's unscaled embeddings only; this model has embedding_scale " +
             std::string(to_string(c.embedding_scale)) + " (export it to the Hugging Face layout instead)");

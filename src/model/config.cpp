@@ -11,7 +11,19 @@
 
 namespace gpt2lab {
 
-const char* to_string(NormPlacement n) { return n == NormPlacement::pre ? "pre" : "post"; }
+const char* to_string(NormPlacement n) {
+  switch (n) {
+    case NormPlacement::pre: return "pre";
+    case NormPlacement::post: return "post";
+    case NormPlacement::sandwich: return "sandwich";
+    case NormPlacement::deepnorm: return "deepnorm";
+    case NormPlacement::rezero: return "rezero";
+    case NormPlacement::none: return "none";
+  }
+  return "?";
+}
+
+const char* to_string(NormType t) { return t == NormType::layernorm ? "layernorm" : "rmsnorm"; }
 
 const char* to_string(InitScheme s) {
   switch (s) {
@@ -20,6 +32,8 @@ const char* to_string(InitScheme s) {
     case InitScheme::he: return "he";
     case InitScheme::zero: return "zero";
     case InitScheme::gpt2: return "gpt2";
+    case InitScheme::small: return "small";
+    case InitScheme::t_fixup: return "t-fixup";
   }
   return "?";
 }
@@ -27,15 +41,23 @@ const char* to_string(InitScheme s) {
 const char* to_string(EmbeddingScale e) { return e == EmbeddingScale::none ? "none" : "sqrt"; }
 
 NormPlacement parse_norm(const std::string& s) {
-  if (s == "pre") return NormPlacement::pre;
-  if (s == "post") return NormPlacement::post;
-  throw Error("norm: '" + s + "' is not a norm placement (use pre or post)");
+  for (NormPlacement v : {NormPlacement::pre, NormPlacement::post, NormPlacement::sandwich, NormPlacement::deepnorm,
+                          NormPlacement::rezero, NormPlacement::none})
+    if (s == to_string(v)) return v;
+  throw Error("norm: '" + s + "' is not a norm placement (use pre, post, sandwich, deepnorm, rezero or none)");
+}
+
+NormType parse_norm_type(const std::string& s) {
+  if (s == "layernorm") return NormType::layernorm;
+  if (s == "rmsnorm") return NormType::rmsnorm;
+  throw Error("norm_type: '" + s + "' is not a norm type (use layernorm or rmsnorm)");
 }
 
 InitScheme parse_init(const std::string& s) {
-  for (InitScheme v : {InitScheme::normal, InitScheme::xavier, InitScheme::he, InitScheme::zero, InitScheme::gpt2})
+  for (InitScheme v : {InitScheme::normal, InitScheme::xavier, InitScheme::he, InitScheme::zero, InitScheme::gpt2,
+                       InitScheme::small, InitScheme::t_fixup})
     if (s == to_string(v)) return v;
-  throw Error("init: '" + s + "' is not an init scheme (use normal, xavier, he, zero or gpt2)");
+  throw Error("init: '" + s + "' is not an init scheme (use normal, xavier, he, zero, gpt2, small or t-fixup)");
 }
 
 EmbeddingScale parse_embedding_scale(const std::string& s) {
@@ -44,9 +66,62 @@ EmbeddingScale parse_embedding_scale(const std::string& s) {
   throw Error("embedding_scale: '" + s + "' is not an embedding scale (use none or sqrt)");
 }
 
+std::string norm_label(const ModelConfig& c) {
+  switch (c.norm) {
+    case NormPlacement::rezero: return "rezero";
+    case NormPlacement::none: return "no norm";
+    default: return std::string(to_string(c.norm)) + (c.norm_type == NormType::rmsnorm ? "-RMSNorm" : "-LN");
+  }
+}
+
+InitScheme default_init(NormPlacement norm) {
+  switch (norm) {
+    case NormPlacement::deepnorm:
+    case NormPlacement::rezero: return InitScheme::xavier;
+    case NormPlacement::none: return InitScheme::t_fixup;
+    default: return InitScheme::gpt2;
+  }
+}
+
 double ModelConfig::embedding_factor() const {
   return embedding_scale == EmbeddingScale::sqrt ? std::sqrt(static_cast<double>(n_embd)) : 1.0;
 }
+
+// Wang et al. 2022 (DeepNet), for a decoder-only model of N layers: alpha = (2N)^(1/4),
+// beta = (8N)^(-1/4).
+double ModelConfig::skip_factor() const {
+  return norm == NormPlacement::deepnorm ? std::pow(2.0 * n_layer, 0.25) : 1.0;
+}
+
+double ModelConfig::deepnorm_beta() const {
+  return norm == NormPlacement::deepnorm ? std::pow(8.0 * n_layer, -0.25) : 1.0;
+}
+
+bool ModelConfig::has_block_norms() const { return norm != NormPlacement::rezero && norm != NormPlacement::none; }
+
+namespace {
+
+// The rules that tie the placement, the norm type and the init together.
+void check_norm_and_init(const ModelConfig& c) {
+  check(!(c.init == InitScheme::gpt2 && !c.residual_scale),
+        "init gpt2 is normal + residual_scale; for no scaling use init normal");
+  check(c.norm != NormPlacement::pre || c.final_norm, "Pre-LN needs the final LayerNorm (final_norm)");
+  check(c.norm != NormPlacement::sandwich || c.final_norm,
+        "norm sandwich needs the final norm (final_norm): its residual stream is never normalized otherwise");
+  check(!(c.norm == NormPlacement::deepnorm && c.residual_scale),
+        "norm deepnorm scales the branch init by its own beta = (8 n_layer)^(-1/4); residual_scale must be off "
+        "(use init xavier, DeepNet's, or another scheme without the scale)");
+  check(
+      c.init != InitScheme::t_fixup || c.norm == NormPlacement::none,
+      std::string("init t-fixup is for a model without norms (norm none); this model's norm is ") + to_string(c.norm));
+  check(!(c.init == InitScheme::t_fixup && c.residual_scale),
+        "init t-fixup scales the branch weights itself; residual_scale must be off");
+  check(c.norm_type == NormType::layernorm || c.has_norms(),
+        std::string("norm_type rmsnorm: norm ") + to_string(c.norm) +
+            " has no norm to compute (turn final_norm on, or leave norm_type layernorm)");
+}
+
+}  // namespace
 
 void ModelConfig::validate() const {
   auto positive = [](int v, const char* name) {
@@ -60,9 +135,7 @@ void ModelConfig::validate() const {
   check(n_embd % n_head == 0,
         "n_embd (" + std::to_string(n_embd) + ") must be divisible by n_head (" + std::to_string(n_head) + ")");
   check(layer_norm_epsilon > 0 && layer_norm_epsilon < 1, "layer_norm_epsilon must be in (0, 1)");
-  check(!(init == InitScheme::gpt2 && !residual_scale),
-        "init gpt2 is normal + residual_scale; for no scaling use init normal");
-  check(norm == NormPlacement::post || final_norm, "Pre-LN needs the final LayerNorm (final_norm)");
+  check_norm_and_init(*this);
   // Limits keep every index and buffer size inside int64 with room to spare
   // and reject sizes no machine could hold before anything is allocated.
   check(n_layer <= 4096, "n_layer " + std::to_string(n_layer) + " exceeds 4096");
@@ -70,7 +143,8 @@ void ModelConfig::validate() const {
   check(block_size <= 1 << 20, "block_size " + std::to_string(block_size) + " exceeds 1048576");
   check(vocab_size <= 1 << 24, "vocab_size " + std::to_string(vocab_size) + " exceeds 16777216");
   const double C = n_embd, L = n_layer;
-  double params = padded_vocab_size() * C + block_size * C + L * 12.0 * C * C + L * 13.0 * C + 2 * C;
+  // (An upper bound over the placements: sandwich has 4C more per layer.)
+  double params = padded_vocab_size() * C + block_size * C + L * 12.0 * C * C + L * 17.0 * C + L + 2 * C;
   // 3 copies (weights, grads, 2 Adam moments -> 4) of fp32 must fit in 2^40 bytes.
   check(params * 16.0 < 1099511627776.0,
         "model has " + std::to_string(static_cast<long long>(params)) +
@@ -88,7 +162,7 @@ ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size, int
   c.norm = norm;
   c.init = init;
   c.residual_scale = init == InitScheme::gpt2;
-  c.final_norm = norm == NormPlacement::pre;
+  c.final_norm = norm == NormPlacement::pre || norm == NormPlacement::sandwich;
   return c;
 }
 
@@ -100,13 +174,20 @@ const std::vector<ModelField>& model_fields() {
       {"n_embd", "--n-embd", "Embedding width (C)", "384", {}},
       {"n_positions", "--block-size", "Context length (n_positions)", "256", {}},
       {"vocab_size", "--vocab-size", "Vocabulary size (V); GPT-2's is 50257", "50257", {}},
-      {"norm", "--norm", "LayerNorm placement: pre (GPT-2) or post (original Transformer)", "pre", {"pre", "post"}},
-      {"init", "--init", "Linear weight init: gpt2 (normal + residual scale), normal, xavier, he, zero",
-       "gpt2", {"gpt2", "normal", "xavier", "he", "zero"}},
+      {"norm", "--norm",
+       "Norm placement: pre (GPT-2), post (original Transformer), sandwich (CogView, Peri-LN), deepnorm (DeepNet), "
+       "rezero (ReZero, no norms), none (no norms)", "pre", {"pre", "post", "sandwich", "deepnorm", "rezero", "none"}},
+      {"norm_type", "--norm-type", "What every norm computes: layernorm or rmsnorm (Zhang & Sennrich 2019)",
+       "layernorm", {"layernorm", "rmsnorm"}},
+      {"init", "--init",
+       "Linear weight init: gpt2 (normal + residual scale), normal, xavier, he, zero, small (Nguyen & Salazar), "
+       "t-fixup (Huang et al., norm none only), auto (the placement's: gpt2; xavier for deepnorm and rezero; "
+       "t-fixup for none)", "auto", {"auto", "gpt2", "normal", "xavier", "he", "zero", "small", "t-fixup"}},
       {"residual_scale", "--residual-scale",
        "Scale c_proj weights by 1/sqrt(2*n_layer): on, off, auto (on for gpt2 only)", "auto", {"on", "off", "auto"}},
       {"final_norm", "--final-norm",
-       "Final LayerNorm before the LM head: on, off, auto (on for pre, off for post)", "auto", {"on", "off", "auto"}},
+       "Final norm before the LM head: on, off, auto (on for pre and sandwich, off otherwise)", "auto",
+       {"on", "off", "auto"}},
       {"embedding_scale", "--embedding-scale",
        "Blocks' input: none (GPT-2, wte + wpe) or sqrt (sqrt(n_embd) * (wte + wpe), Xiong et al. 2020)", "none",
        {"none", "sqrt"}},
@@ -152,8 +233,10 @@ ModelConfig config_from_fields(const std::map<std::string, std::string>& text) {
   };
   ModelConfig c;
   try {
+    const NormPlacement norm = parse_norm(v["norm"]);
     c = make_config(integer("n_layer"), integer("n_head"), integer("n_embd"), integer("n_positions"),
-                    integer("vocab_size"), parse_norm(v["norm"]), parse_init(v["init"]));
+                    integer("vocab_size"), norm, v["init"] == "auto" ? default_init(norm) : parse_init(v["init"]));
+    c.norm_type = parse_norm_type(v["norm_type"]);
     if (v["residual_scale"] != "auto") c.residual_scale = v["residual_scale"] == "on";
     if (v["final_norm"] != "auto") c.final_norm = v["final_norm"] == "on";
     c.embedding_scale = parse_embedding_scale(v["embedding_scale"]);
@@ -168,9 +251,10 @@ nlohmann::json to_json(const ModelConfig& c) {
   nlohmann::json j;
   // Hugging Face's GPT2LMHeadModel is Pre-LN with a final LayerNorm: a model
   // it cannot represent must not claim to be one (from_pretrained would load
-  // a Post-LN model as Pre-LN, or a scaled input as GPT-2's, without a
-  // word). docs/design.md, file formats.
-  const bool hf_gpt2 = c.norm == NormPlacement::pre && c.final_norm && c.embedding_scale == EmbeddingScale::none;
+  // a Post-LN model as Pre-LN, RMSNorm as LayerNorm, or a scaled input as
+  // GPT-2's, without a word). docs/design.md, file formats.
+  const bool hf_gpt2 = c.norm == NormPlacement::pre && c.final_norm && c.embedding_scale == EmbeddingScale::none &&
+                       c.norm_type == NormType::layernorm;
   j["architectures"] = {hf_gpt2 ? "GPT2LMHeadModel" : "Gpt2labLMHeadModel"};
   j["model_type"] = hf_gpt2 ? "gpt2" : "gpt2lab";
   j["activation_function"] = "gelu_new";
@@ -186,6 +270,7 @@ nlohmann::json to_json(const ModelConfig& c) {
   j["eos_token_id"] = c.vocab_size - 1;
   j["tie_word_embeddings"] = true;
   j["norm"] = to_string(c.norm);
+  j["norm_type"] = to_string(c.norm_type);
   j["init"] = to_string(c.init);
   j["residual_scale"] = c.residual_scale;
   j["final_norm"] = c.final_norm;
@@ -235,6 +320,8 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) 
           where + ": activation_function must be gelu_new (GPT-2's tanh GELU)");
   }
   c.norm = get_choice(j, "norm", "pre", where, parse_norm);
+  // Checkpoints written before the field existed use LayerNorm.
+  c.norm_type = get_choice(j, "norm_type", "layernorm", where, parse_norm_type);
   c.init = get_choice(j, "init", "gpt2", where, parse_init);
   // Checkpoints written before the field existed are GPT-2's: none.
   c.embedding_scale = get_choice(j, "embedding_scale", "none", where, parse_embedding_scale);
@@ -245,7 +332,7 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) 
     return it->get<bool>();
   };
   c.residual_scale = get_bool("residual_scale", c.init == InitScheme::gpt2);
-  c.final_norm = get_bool("final_norm", c.norm == NormPlacement::pre);
+  c.final_norm = get_bool("final_norm", c.norm == NormPlacement::pre || c.norm == NormPlacement::sandwich);
   try {
     c.validate();
   } catch (const Error& e) {

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "model/chunked_sum.h"
 #include "model/gemm_bf16.h"
 #include "model/op_profile.h"
 #include "model/vecmath.h"
@@ -65,31 +66,6 @@ inline void gemv(CBLAS_TRANSPOSE t, int M, int N, double alpha, const double* A,
   cblas_dgemv(CblasRowMajor, t, M, N, alpha, A, lda, x, 1, beta, y, 1);
 }
 
-// Column sums of a (N,C) matrix accumulated into dst (C). The rows are cut
-// into a fixed number of chunks whose partial sums are added in order, so the
-// result does not depend on how many threads ran them.
-constexpr int kChunks = 32;
-
-// The first of N rows in chunk k of `chunks` (k = chunks: N).
-inline int chunk_start(int N, int chunks, int k) { return static_cast<int>(static_cast<long>(N) * k / chunks); }
-
-// Calls row(r, p) for every row r < N, where p (C) holds the partial sums
-// of r's chunk, then adds the chunks' partials into dst in chunk order.
-template <typename R, class Row>
-void chunked_column_sums(R* dst, int N, int C, Row row) {
-  const int chunks = std::min(N, kChunks);
-  std::vector<R> partial(static_cast<size_t>(chunks) * C, R(0));
-#pragma omp parallel for schedule(static)
-  for (int k = 0; k < chunks; ++k) {
-    R* p = partial.data() + static_cast<size_t>(k) * C;
-    for (int r = chunk_start(N, chunks, k); r < chunk_start(N, chunks, k + 1); ++r) row(r, p);
-  }
-  for (int k = 0; k < chunks; ++k) {
-    const R* p = partial.data() + static_cast<size_t>(k) * C;
-    for (int c = 0; c < C; ++c) dst[c] += p[c];
-  }
-}
-
 template <typename R>
 void column_sum_accumulate(R* dst, const R* src, int N, int C) {
   chunked_column_sums(dst, N, C, [&](int r, R* p) {
@@ -138,126 +114,6 @@ void encoder_backward(R* dwte, R* dwpe, const R* dout, const int* inp, int B, in
     }
   }
   op_profile::lap("encoder bwd");
-}
-
-namespace {
-
-// One row x (C) of layernorm_forward.
-template <typename R>
-inline void layernorm_row(R* o, R* mean, R* rstd, const R* x, const R* weight, const R* bias, int C, R eps) {
-  R m = 0;
-#pragma omp simd reduction(+ : m)
-  for (int c = 0; c < C; ++c) m += x[c];
-  m /= C;
-  R v = 0;
-#pragma omp simd reduction(+ : v)
-  for (int c = 0; c < C; ++c) {
-    R d = x[c] - m;
-    v += d * d;
-  }
-  v /= C;
-  R s = R(1) / std::sqrt(v + eps);
-  for (int c = 0; c < C; ++c) o[c] = (x[c] - m) * s * weight[c] + bias[c];
-  *mean = m;
-  *rstd = s;
-}
-
-}  // namespace
-
-template <typename R>
-void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, const R* bias, int N, int C, R eps) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < N; ++r) {
-    const size_t off = static_cast<size_t>(r) * C;
-    layernorm_row(out + off, mean + r, rstd + r, inp + off, weight, bias, C, eps);
-  }
-  op_profile::lap("layernorm fwd");
-}
-
-template <typename R>
-void residual_layernorm_forward(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias,
-                                const R* weight, const R* bias, int N, int C, R eps) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < N; ++r) {
-    const size_t off = static_cast<size_t>(r) * C;
-    R* o = res + off;
-    // (-O3 unswitches the loop on ybias.)
-#pragma omp simd
-    for (int c = 0; c < C; ++c) o[c] = x[off + c] + (ybias ? y[off + c] + ybias[c] : y[off + c]);
-    // The row was just written: LayerNorm reads it from L1.
-    layernorm_row(out + off, mean + r, rstd + r, o, weight, bias, C, eps);
-  }
-  op_profile::lap("residual+layernorm fwd");
-}
-
-namespace {
-
-// One body for both contracts: kAssign writes dinp = dskip + gradient
-// (dskip may be null), otherwise dinp += gradient.
-template <bool kAssign, typename R>
-void layernorm_backward_rows(R* dinp, R* dweight, R* dbias, const R* dskip, const R* dout, const R* inp,
-                             const R* weight, const R* mean, const R* rstd, int N, int C) {
-  const int chunks = std::min(N, kChunks);
-  std::vector<R> partial(static_cast<size_t>(chunks) * 2 * C, R(0));
-#pragma omp parallel for schedule(static)
-  for (int k = 0; k < chunks; ++k) {
-    R* pw = partial.data() + static_cast<size_t>(k) * 2 * C;
-    R* pb = pw + C;
-    const int r0 = chunk_start(N, chunks, k), r1 = chunk_start(N, chunks, k + 1);
-    for (int r = r0; r < r1; ++r) {
-      const size_t off = static_cast<size_t>(r) * C;
-      const R* x = inp + off;
-      const R* d = dout + off;
-      R* dx = dinp + off;
-      const R m = mean[r], s = rstd[r];
-      // dxhat = dout * weight; dx = s * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-      R sum_dxhat = 0, sum_dxhat_xhat = 0;
-      for (int c = 0; c < C; ++c) {
-        R xhat = (x[c] - m) * s;
-        R dxhat = d[c] * weight[c];
-        sum_dxhat += dxhat;
-        sum_dxhat_xhat += dxhat * xhat;
-        pw[c] += d[c] * xhat;
-        pb[c] += d[c];
-      }
-      sum_dxhat /= C;
-      sum_dxhat_xhat /= C;
-      for (int c = 0; c < C; ++c) {
-        R xhat = (x[c] - m) * s;
-        R dxhat = d[c] * weight[c];
-        const R g = s * (dxhat - sum_dxhat - xhat * sum_dxhat_xhat);
-        if constexpr (kAssign)
-          dx[c] = dskip ? dskip[off + c] + g : g;
-        else
-          dx[c] += g;
-      }
-    }
-  }
-  for (int k = 0; k < chunks; ++k) {
-    const R* pw = partial.data() + static_cast<size_t>(k) * 2 * C;
-    const R* pb = pw + C;
-    for (int c = 0; c < C; ++c) {
-      dweight[c] += pw[c];
-      dbias[c] += pb[c];
-    }
-  }
-}
-
-}  // namespace
-
-template <typename R>
-void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,
-                        const R* rstd, int N, int C) {
-  layernorm_backward_rows<false>(dinp, dweight, dbias, static_cast<const R*>(nullptr), dout, inp, weight, mean, rstd, N,
-                                 C);
-  op_profile::lap("layernorm bwd");
-}
-
-template <typename R>
-void layernorm_backward_residual(R* dres, R* dweight, R* dbias, const R* dskip, const R* dout, const R* inp,
-                                 const R* weight, const R* mean, const R* rstd, int N, int C) {
-  layernorm_backward_rows<true>(dres, dweight, dbias, dskip, dout, inp, weight, mean, rstd, N, C);
-  op_profile::lap("layernorm+residual bwd");
 }
 
 template <typename R>
@@ -480,6 +336,46 @@ void accumulate(R* dst, const R* src, long n) {
 }
 
 template <typename R>
+void scale_inplace(R* p, R s, long n) {
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; ++i) p[i] *= s;
+  op_profile::lap("scale");
+}
+
+template <typename R>
+void scaled_residual_forward(R* out, const R* x, R* y, const R* ybias, R scale, int N, int C) {
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < N; ++r) {
+    const size_t off = static_cast<size_t>(r) * C;
+    if (ybias) {
+#pragma omp simd
+      for (int c = 0; c < C; ++c) y[off + c] += ybias[c];
+    }
+#pragma omp simd
+    for (int c = 0; c < C; ++c) out[off + c] = x[off + c] + scale * y[off + c];
+  }
+  op_profile::lap("scaled residual fwd");
+}
+
+template <typename R>
+void scaled_residual_backward(R* dy, R* dscale, const R* dout, const R* y, R scale, int N, int C) {
+  // The same fixed row chunks as the column sums, over one "column": alpha.
+  R sum = 0;
+  chunked_column_sums(&sum, N, 1, [&](int r, R* p) {
+    const size_t off = static_cast<size_t>(r) * C;
+    R dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int c = 0; c < C; ++c) {
+      dy[off + c] = scale * dout[off + c];
+      dot += dout[off + c] * y[off + c];
+    }
+    p[0] += dot;
+  });
+  if (dscale) *dscale += sum;
+  op_profile::lap("scaled residual bwd");
+}
+
+template <typename R>
 R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* targets, int N, int V, int Vp) {
 #pragma omp parallel for schedule(static)
   for (int r = 0; r < N; ++r) {
@@ -551,30 +447,27 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
 
 // R is a type name in a template argument list: it cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define GPT2LAB_INSTANTIATE(R)                                                                                         \
-  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);                              \
-  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);                                   \
-  template void layernorm_forward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, R);                           \
-  template void layernorm_backward<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int, int);         \
-  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                                    \
-  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);                           \
-  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                                             \
-  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int);                              \
-  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                                            \
-  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);                           \
-  template void gelu_forward<R>(R*, const R*, long);                                                                   \
-  template void gelu_backward<R>(R*, const R*, const R*, long);                                                        \
-  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                                                      \
-  template void residual_layernorm_forward<R>(R*, R*, R*, R*, const R*, const R*, const R*, const R*, const R*, int,   \
-                                              int, R);                                                                 \
-  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int);                                           \
-  template void layernorm_backward_residual<R>(R*, R*, R*, const R*, const R*, const R*, const R*, const R*, const R*, \
-                                               int, int);                                                              \
-  template void zero_fill<R>(R*, size_t);                                                                              \
-  template void residual_forward<R>(R*, const R*, const R*, long);                                                     \
-  template void accumulate<R>(R*, const R*, long);                                                                     \
-  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);                             \
-  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);                          \
+#define GPT2LAB_INSTANTIATE(R)                                                                \
+  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);     \
+  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);          \
+  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);           \
+  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);  \
+  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                    \
+  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int);     \
+  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                   \
+  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);  \
+  template void gelu_forward<R>(R*, const R*, long);                                          \
+  template void gelu_backward<R>(R*, const R*, const R*, long);                               \
+  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                             \
+  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int);                  \
+  template void zero_fill<R>(R*, size_t);                                                     \
+  template void residual_forward<R>(R*, const R*, const R*, long);                            \
+  template void accumulate<R>(R*, const R*, long);                                            \
+  template void scale_inplace<R>(R*, R, long);                                                \
+  template void scaled_residual_forward<R>(R*, const R*, R*, const R*, R, int, int);          \
+  template void scaled_residual_backward<R>(R*, R*, const R*, const R*, R, int, int);         \
+  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);    \
+  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int); \
   template void softmax_crossentropy_backward_inplace<R>(R*, const int*, R, int, int, int);
 
 // NOLINTEND(bugprone-macro-parentheses)

@@ -42,6 +42,13 @@ template <typename R>
 void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,
                         const R* rstd, int N, int C);
 
+// RMSNorm (Zhang & Sennrich 2019): out (N,C) = inp * rstd * weight, with
+// rstd (N) = 1 / sqrt(mean(inp^2) + eps) kept for backward. No mean, no bias.
+template <typename R>
+void rmsnorm_forward(R* out, R* rstd, const R* inp, const R* weight, int N, int C, R eps);
+template <typename R>
+void rmsnorm_backward(R* dinp, R* dweight, const R* dout, const R* inp, const R* weight, const R* rstd, int N, int C);
+
 // out (N,OC) = inp (N,IC) @ weight (IC,OC) + bias (OC); bias may be null.
 // weight is in Hugging Face's Conv1D layout (in, out).
 template <typename R>
@@ -81,6 +88,20 @@ void residual_forward(R* out, const R* a, const R* b, long n);
 // dst += src, elementwise over n (the backward of a residual add).
 template <typename R>
 void accumulate(R* dst, const R* src, long n);
+// p *= s, elementwise over n.
+template <typename R>
+void scale_inplace(R* p, R s, long n);
+
+// The residual add of a placement without norms (ReZero's, scale = alpha):
+// y (N,C) += ybias (C) in place when ybias is given (y is kept for the
+// backward), then out (N,C) = x + scale * y.
+template <typename R>
+void scaled_residual_forward(R* out, const R* x, R* y, const R* ybias, R scale, int N, int C);
+// Its backward for the branch: dy (N,C) = scale * dout, WRITTEN; and, when
+// dscale is given, *dscale += sum over (N,C) of dout * y (alpha's gradient),
+// summed in a fixed order. The skip's gradient (dout itself) is the caller's.
+template <typename R>
+void scaled_residual_backward(R* dy, R* dscale, const R* dout, const R* y, R scale, int N, int C);
 
 // Fused passes over a matmul's output, which is then computed without its
 // bias (matmul_forward with bias null): each saves a pass over (N,OC) and
@@ -89,11 +110,16 @@ void accumulate(R* dst, const R* src, long n);
 // pre (N,OC) += bias (OC); out (N,OC) = gelu(pre). pre is kept for backward.
 template <typename R>
 void bias_gelu_forward(R* out, R* pre, const R* bias, int N, int OC);
-// res (N,C) = x + (y + ybias); out, mean, rstd = layernorm_forward of res.
-// ybias (C) may be null (y already has its bias).
+// res (N,C) = skip_scale * x + (y + ybias); out, mean, rstd = layernorm_forward
+// of res. ybias (C) may be null (y already has its bias). skip_scale is
+// DeepNet's alpha (1 otherwise, which leaves the sum bit for bit).
 template <typename R>
 void residual_layernorm_forward(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias,
-                                const R* weight, const R* bias, int N, int C, R eps);
+                                const R* weight, const R* bias, int N, int C, R eps, R skip_scale = R(1));
+// The same with rmsnorm_forward of res.
+template <typename R>
+void residual_rmsnorm_forward(R* res, R* out, R* rstd, const R* x, const R* y, const R* ybias, const R* weight, int N,
+                              int C, R eps, R skip_scale = R(1));
 
 // gelu_backward, and dbias (C) += the column sums of the gradient it adds:
 // the bias gradient of the matmul that produced inp (N,C), in the same pass.
@@ -106,6 +132,10 @@ void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, i
 template <typename R>
 void layernorm_backward_residual(R* dres, R* dweight, R* dbias, const R* dskip, const R* dout, const R* inp,
                                  const R* weight, const R* mean, const R* rstd, int N, int C);
+// The same for rmsnorm_backward.
+template <typename R>
+void rmsnorm_backward_residual(R* dres, R* dweight, const R* dskip, const R* dout, const R* inp, const R* weight,
+                               const R* rstd, int N, int C);
 
 // Softmax over the first V of Vp logits per row and cross-entropy against
 // targets (N); a target < 0 is ignored. Writes probs (N,Vp) (padded columns

@@ -26,8 +26,18 @@ const char* kind_suffix(TensorKind k) {
     case TensorKind::mlp_c_proj_bias: return "mlp.c_proj.bias";
     case TensorKind::ln_f_weight: return "ln_f.weight";
     case TensorKind::ln_f_bias: return "ln_f.bias";
+    case TensorKind::ln_1_post_weight: return "ln_1_post.weight";
+    case TensorKind::ln_1_post_bias: return "ln_1_post.bias";
+    case TensorKind::ln_2_post_weight: return "ln_2_post.weight";
+    case TensorKind::ln_2_post_bias: return "ln_2_post.bias";
+    case TensorKind::rezero_alpha: return "rezero_alpha";
   }
   return "?";
+}
+
+bool is_norm_weight(TensorKind k) {
+  return k == TensorKind::ln_1_weight || k == TensorKind::ln_2_weight || k == TensorKind::ln_f_weight ||
+         k == TensorKind::ln_1_post_weight || k == TensorKind::ln_2_post_weight;
 }
 
 ParamLayout::ParamLayout(const ModelConfig& c) {
@@ -47,28 +57,36 @@ ParamLayout::ParamLayout(const ModelConfig& c) {
     tensors_.push_back(std::move(t));
     return tensors_.back().offset;
   };
+  // A norm's tensors: weight and, for LayerNorm, bias (else kAbsent).
+  const bool bias = c.norm_type == NormType::layernorm;
+  auto norm = [&](TensorKind weight, TensorKind bias_kind, int layer, size_t& w, size_t& b) {
+    w = add(weight, layer, {C});
+    b = bias ? add(bias_kind, layer, {C}) : kAbsent;
+  };
+  const bool block_norms = c.has_block_norms(), sandwich = c.norm == NormPlacement::sandwich;
   wte = add(TensorKind::wte, -1, {V, C}, static_cast<size_t>(Vp * C));
   wpe = add(TensorKind::wpe, -1, {c.block_size, C});
   layers.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {
     LayerOffsets& o = layers[l];
-    o.ln_1_w = add(TensorKind::ln_1_weight, l, {C});
-    o.ln_1_b = add(TensorKind::ln_1_bias, l, {C});
+    o.ln_1_w = o.ln_1_b = o.ln_2_w = o.ln_2_b = kAbsent;
+    if (block_norms) norm(TensorKind::ln_1_weight, TensorKind::ln_1_bias, l, o.ln_1_w, o.ln_1_b);
     o.c_attn_w = add(TensorKind::attn_c_attn_weight, l, {C, 3 * C});
     o.c_attn_b = add(TensorKind::attn_c_attn_bias, l, {3 * C});
     o.attn_proj_w = add(TensorKind::attn_c_proj_weight, l, {C, C});
     o.attn_proj_b = add(TensorKind::attn_c_proj_bias, l, {C});
-    o.ln_2_w = add(TensorKind::ln_2_weight, l, {C});
-    o.ln_2_b = add(TensorKind::ln_2_bias, l, {C});
+    if (sandwich) norm(TensorKind::ln_1_post_weight, TensorKind::ln_1_post_bias, l, o.ln_1_post_w, o.ln_1_post_b);
+    if (block_norms) norm(TensorKind::ln_2_weight, TensorKind::ln_2_bias, l, o.ln_2_w, o.ln_2_b);
     o.c_fc_w = add(TensorKind::mlp_c_fc_weight, l, {C, 4 * C});
     o.c_fc_b = add(TensorKind::mlp_c_fc_bias, l, {4 * C});
     o.mlp_proj_w = add(TensorKind::mlp_c_proj_weight, l, {4 * C, C});
     o.mlp_proj_b = add(TensorKind::mlp_c_proj_bias, l, {C});
+    if (sandwich) norm(TensorKind::ln_2_post_weight, TensorKind::ln_2_post_bias, l, o.ln_2_post_w, o.ln_2_post_b);
+    if (c.norm == NormPlacement::rezero) o.alpha = add(TensorKind::rezero_alpha, l, {1});
   }
-  // ln_f exists in both placements so the parameter names are the same; a
-  // Post-LN model without a final norm simply never reads it.
-  ln_f_w = add(TensorKind::ln_f_weight, -1, {C});
-  ln_f_b = add(TensorKind::ln_f_bias, -1, {C});
+  // ln_f exists in every placement so the parameter names are the same; a
+  // model without a final norm simply never reads it.
+  norm(TensorKind::ln_f_weight, TensorKind::ln_f_bias, -1, ln_f_w, ln_f_b);
 }
 
 const TensorInfo* ParamLayout::find(const std::string& name) const {

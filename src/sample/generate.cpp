@@ -144,9 +144,7 @@ void Generator::advance() {
   }
 }
 
-std::span<const float> Generator::logits() const {
-  return {logits_, static_cast<size_t>(session_->vocab_size())};
-}
+std::span<const float> Generator::logits() const { return {logits_, static_cast<size_t>(session_->vocab_size())}; }
 
 std::optional<int> Generator::next() {
   if (!done_ && drawn_ > 0) advance();

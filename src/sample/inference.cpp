@@ -9,6 +9,7 @@
 #include "gpt2lab/core/error.h"
 #include "model/gemm_bf16.h"
 #include "model/kernels.h"
+#include "model/norm.h"
 #include "model/packed_matvec.h"
 #include "model/vecmath.h"
 
@@ -118,6 +119,7 @@ void InferenceSession::reserve_rows(int n) {
   atty_.reserve(N * C);
   scratch_.reserve(N * 4 * C);
   gelu_.reserve(N * 4 * C);
+  branch_.reserve(N * C);
   rows_ = n;
 }
 
@@ -161,9 +163,9 @@ void InferenceSession::embed(std::span<const int> tokens) {
   }
 }
 
-// x_ += the attention sublayer of `inp`; the new keys and values go into
-// the layer's cache at pos_.
-void InferenceSession::attention(int l, int n, const float* inp) {
+// out (e: = or +=) the attention sublayer of `inp`; the new keys and values
+// go into the layer's cache at pos_. inp may be out: it is read first.
+void InferenceSession::attention(int l, int n, const float* inp, float* out, Epilogue e) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd, NH = c.n_head;
   float* kc = k_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
@@ -181,33 +183,66 @@ void InferenceSession::attention(int l, int n, const float* inp) {
   } else {
     attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
   }
-  linear(x_.data(), atty_.data(), l, 1, n, Epilogue::accumulate);
+  linear(out, atty_.data(), l, 1, n, e);
 }
 
-// x_ += the MLP sublayer of `inp`.
-void InferenceSession::mlp(int l, int n, const float* inp) {
+// out (e: = or +=) the MLP sublayer of `inp`; inp may be out.
+void InferenceSession::mlp(int l, int n, const float* inp, float* out, Epilogue e) {
   linear(gelu_.data(), inp, l, 2, n, Epilogue::gelu);
-  linear(x_.data(), gelu_.data(), l, 3, n, Epilogue::accumulate);
+  linear(out, gelu_.data(), l, 3, n, e);
 }
 
+// One block on x_ in place, as GPT2::forward computes it per placement
+// (model/gpt2_blocks.cpp). Where the sublayer's output needs more than an
+// add (an output norm, alpha, DeepNet's scaled skip) it goes to branch_.
 void InferenceSession::block(int l, int n) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd;
-  const float eps = c.layer_norm_epsilon;
+  const long NC = static_cast<long>(n) * C;
+  const Norm<float> norm(c);
   const LayerOffsets& o = model_.layout().layers[l];
   const float* P = model_.params();
-  float* x = x_.data();
-  if (c.norm == NormPlacement::pre) {
-    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
-    attention(l, n, ln_.data());
-    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
-    mlp(l, n, ln_.data());
-  } else {
-    // The sublayers read x before they add into it.
-    attention(l, n, x);
-    layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_1_w, P + o.ln_1_b, n, C, eps);
-    mlp(l, n, x);
-    layernorm_forward(x, mean_.data(), rstd_.data(), x, P + o.ln_2_w, P + o.ln_2_b, n, C, eps);
+  float *x = x_.data(), *y = branch_.data(), *ln = ln_.data(), *mean = mean_.data(), *rstd = rstd_.data();
+  switch (c.norm) {
+    case NormPlacement::pre:
+      norm.forward(ln, mean, rstd, x, P, ln_1(o), n, C);
+      attention(l, n, ln, x, Epilogue::accumulate);
+      norm.forward(ln, mean, rstd, x, P, ln_2(o), n, C);
+      mlp(l, n, ln, x, Epilogue::accumulate);
+      break;
+    case NormPlacement::sandwich:  // the output norms in place on y
+      norm.forward(ln, mean, rstd, x, P, ln_1(o), n, C);
+      attention(l, n, ln, y, Epilogue::store);
+      norm.forward(y, mean, rstd, y, P, ln_1_post(o), n, C);
+      norm.residual_forward(x, ln, mean, rstd, x, y, nullptr, P, ln_2(o), n, C);  // x += y; ln = ln_2(x)
+      mlp(l, n, ln, y, Epilogue::store);
+      norm.forward(y, mean, rstd, y, P, ln_2_post(o), n, C);
+      accumulate(x, y, NC);
+      break;
+    case NormPlacement::post:
+      attention(l, n, x, x, Epilogue::accumulate);
+      norm.forward(x, mean, rstd, x, P, ln_1(o), n, C);
+      mlp(l, n, x, x, Epilogue::accumulate);
+      norm.forward(x, mean, rstd, x, P, ln_2(o), n, C);
+      break;
+    case NormPlacement::deepnorm: {
+      const auto a = static_cast<float>(c.skip_factor());
+      attention(l, n, x, y, Epilogue::store);
+      norm.residual_forward(x, x, mean, rstd, x, y, nullptr, P, ln_1(o), n, C, a);
+      mlp(l, n, x, y, Epilogue::store);
+      norm.residual_forward(x, x, mean, rstd, x, y, nullptr, P, ln_2(o), n, C, a);
+      break;
+    }
+    case NormPlacement::rezero:
+      attention(l, n, x, y, Epilogue::store);
+      scaled_residual_forward(x, x, y, static_cast<const float*>(nullptr), P[o.alpha], n, C);
+      mlp(l, n, x, y, Epilogue::store);
+      scaled_residual_forward(x, x, y, static_cast<const float*>(nullptr), P[o.alpha], n, C);
+      break;
+    case NormPlacement::none:
+      attention(l, n, x, x, Epilogue::accumulate);
+      mlp(l, n, x, x, Epilogue::accumulate);
+      break;
   }
 }
 
@@ -232,8 +267,7 @@ const float* InferenceSession::append(std::span<const int> tokens) {
   // Only the last position's logits are needed to continue.
   const float* last = x_.data() + static_cast<size_t>(n - 1) * C;
   if (c.final_norm) {
-    layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), last, P + lay.ln_f_w, P + lay.ln_f_b, 1, C,
-                      c.layer_norm_epsilon);
+    Norm<float>(c).forward(ln_.data(), mean_.data(), rstd_.data(), last, P, ln_f(lay), 1, C);
     last = ln_.data();
   }
   options_.packed->head().matvec(logits_.data(), last, nullptr);

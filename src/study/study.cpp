@@ -584,7 +584,7 @@ class Study {
         t.init_from.empty() ? "init " + std::string(to_string(t.model.init)) + (t.model.residual_scale ? "+scale" : "")
                             : "from " + fs::path(t.init_from).filename().string();
     log_(tag + (resume ? ": resuming" : ": training") + " (L" + std::to_string(t.model.n_layer) + " C" +
-         std::to_string(t.model.n_embd) + ", " + to_string(t.model.norm) + "-LN, " + init + ", lr " +
+         std::to_string(t.model.n_embd) + ", " + norm_label(t.model) + ", " + init + ", lr " +
          nlohmann::json(t.schedule.lr).dump() + ", warmup " + std::to_string(t.schedule.warmup) + ", " +
          std::to_string(t.steps) + " steps)");
     const auto t0 = std::chrono::steady_clock::now();

@@ -33,6 +33,11 @@ const char* group_of(TensorKind k) {
     case TensorKind::wpe: return "wpe";
     case TensorKind::ln_f_weight:
     case TensorKind::ln_f_bias: return "ln_f";
+    case TensorKind::ln_1_post_weight:
+    case TensorKind::ln_1_post_bias: return "ln_1_post";
+    case TensorKind::ln_2_post_weight:
+    case TensorKind::ln_2_post_bias: return "ln_2_post";
+    case TensorKind::rezero_alpha: return "rezero_alpha";
   }
   return "?";
 }
@@ -46,10 +51,15 @@ nlohmann::json gradient_norms(const GPT2<float>& model) {
   std::map<std::string, double> global;
   for (const auto& t : model.layout().tensors()) {
     const double s = sum_squares(model.grads() + t.offset, t.numel);
-    if (t.layer >= 0)
-      per_layer[group_of(t.kind)][t.layer] += s;
-    else
+    if (t.layer >= 0) {
+      // A placement's own groups (sandwich's output norms, ReZero's alpha)
+      // appear for the models that have them.
+      std::vector<double>& v = per_layer[group_of(t.kind)];
+      if (v.empty()) v.assign(L, 0.0);
+      v[t.layer] += s;
+    } else {
       global[group_of(t.kind)] += s;
+    }
   }
   nlohmann::json j;
   for (auto& [g, v] : per_layer) {

@@ -220,8 +220,8 @@ void Trainer::Impl::open_run_files() {
   metrics_ = std::make_unique<MetricsLog>(run_ / run_dir::kMetrics, state_.metrics_bytes);
   const ModelConfig& mc = model_->config();
   std::string text = std::to_string(model_->layout().num_parameters()) + " parameters (L" + std::to_string(mc.n_layer) +
-                     " H" + std::to_string(mc.n_head) + " C" + std::to_string(mc.n_embd) + ", " + to_string(mc.norm) +
-                     "-LN, init " + to_string(mc.init) + (mc.residual_scale ? "+scale" : "") + "), " +
+                     " H" + std::to_string(mc.n_head) + " C" + std::to_string(mc.n_embd) + ", " + norm_label(mc) +
+                     ", init " + to_string(mc.init) + (mc.residual_scale ? "+scale" : "") + "), " +
                      std::to_string(train_loader_->num_tokens()) + " train tokens, B=" + std::to_string(o_.batch_size) +
                      " T=" + std::to_string(o_.seq_len) + " accum=" + std::to_string(o_.accum) + ", " +
                      std::to_string(num_threads()) + " threads";

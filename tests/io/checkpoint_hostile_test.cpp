@@ -111,6 +111,10 @@ TEST_F(CheckpointHostile, MalformedConfigFilesAreRefused) {
   expect_refused(with_field("final_norm", 1), {"config.json", "'final_norm'"});
   expect_refused(with_field("embedding_scale", "cube"), {"config.json", "embedding_scale", "'cube'", "none or sqrt"});
   expect_refused(with_field("embedding_scale", 2), {"config.json", "'embedding_scale'", "string"});
+  expect_refused(with_field("norm_type", "batchnorm"),
+                 {"config.json", "norm_type", "'batchnorm'", "layernorm or rmsnorm"});
+  expect_refused(with_field("norm_type", true), {"config.json", "'norm_type'", "string"});
+  expect_refused(with_field("init", "t-fixup"), {"config.json", "t-fixup is for a model without norms"});
 }
 
 TEST_F(CheckpointHostile, WeightsThatLackOrMisshapeTensorsAreRefused) {

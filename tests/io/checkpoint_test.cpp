@@ -89,6 +89,83 @@ TEST_F(CheckpointTest, EmbeddingScaleIsNotExportedAsPlainGpt2) {
   EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "plain" / kConfigFile))["model_type"], "gpt2");
 }
 
+// Every placement and norm type: save -> load -> save byte-identical, the
+// config read back as written, Hugging Face told it is not GPT-2 and the
+// llm.c export refused (neither format can say what these models compute).
+TEST_F(CheckpointTest, EveryPlacementAndNormTypeRoundTripsAndIsNotExportedAsGpt2) {
+  struct Case {
+    NormPlacement norm;
+    NormType type;
+    InitScheme init;
+  };
+  const Case cases[] = {{NormPlacement::pre, NormType::rmsnorm, InitScheme::small},
+                        {NormPlacement::post, NormType::rmsnorm, InitScheme::gpt2},
+                        {NormPlacement::sandwich, NormType::layernorm, InitScheme::gpt2},
+                        {NormPlacement::sandwich, NormType::rmsnorm, InitScheme::gpt2},
+                        {NormPlacement::deepnorm, NormType::layernorm, InitScheme::xavier},
+                        {NormPlacement::rezero, NormType::layernorm, InitScheme::xavier},
+                        {NormPlacement::none, NormType::layernorm, InitScheme::t_fixup}};
+  for (const Case& k : cases) {
+    ModelConfig c = make_config(2, 2, 16, 8, 37, k.norm, k.init);
+    c.norm_type = k.type;
+    SCOPED_TRACE(std::string(to_string(k.norm)) + " " + to_string(k.type) + " " + to_string(k.init));
+    GPT2<float> m(c);
+    m.init_weights(11);
+    for (const auto& o : m.layout().layers)
+      if (o.alpha != kAbsent) m.params()[o.alpha] = 0.25f;  // a trained ReZero alpha
+    save_model(dir_ / "a", m, false);
+    const GPT2<float> loaded = load_model(dir_ / "a");
+    const ModelConfig& r = loaded.config();
+    EXPECT_EQ(r.norm, k.norm);
+    EXPECT_EQ(r.norm_type, k.type);
+    EXPECT_EQ(r.init, k.init);
+    EXPECT_EQ(r.final_norm, c.final_norm);
+    EXPECT_EQ(r.residual_scale, c.residual_scale);
+    ASSERT_EQ(loaded.buffer_size(), m.buffer_size());
+    for (const auto& t : m.layout().tensors())
+      for (size_t i = 0; i < t.numel; ++i) ASSERT_EQ(m.params()[t.offset + i], loaded.params()[t.offset + i]) << t.name;
+    save_model(dir_ / "b", loaded, false);
+    for (const char* f : {kConfigFile, kWeightsFile})
+      EXPECT_EQ(read_file(dir_ / "a" / f), read_file(dir_ / "b" / f)) << f;
+    const auto cfg = nlohmann::json::parse(read_file(dir_ / "a" / kConfigFile));
+    EXPECT_EQ(cfg["model_type"], "gpt2lab");
+    EXPECT_EQ(cfg["norm_type"], to_string(k.type));
+    test::expect_refused([&] { save_llmc(dir_ / "m.bin", m, false); }, {"llm.c"});
+    EXPECT_FALSE(fs::exists(dir_ / "m.bin"));
+    fs::remove_all(dir_ / "a");
+    fs::remove_all(dir_ / "b");
+  }
+  // A checkpoint written before norm_type existed is LayerNorm.
+  save_model(dir_ / "old", make_model(), false);
+  auto cfg = nlohmann::json::parse(read_file(dir_ / "old" / kConfigFile));
+  EXPECT_EQ(cfg["norm_type"], "layernorm");
+  cfg.erase("norm_type");
+  write_file_atomic(dir_ / "old" / kConfigFile, cfg.dump());
+  EXPECT_EQ(load_config(dir_ / "old").norm_type, NormType::layernorm);
+}
+
+// The config decides which tensors the weights must hold: a sandwich config
+// over Pre-LN weights lacks the output norms, an RMSNorm one has biases too many.
+TEST_F(CheckpointTest, WeightsOfAnotherPlacementOrNormTypeAreRejected) {
+  save_model(dir_ / "m", make_model(), false);
+  const fs::path c = dir_ / "m" / kConfigFile;
+  auto cfg = nlohmann::json::parse(read_file(c));
+  cfg["norm"] = "sandwich";
+  write_file_atomic(c, cfg.dump());
+  expect_load_error(dir_ / "m", "missing tensor 'transformer.h.0.ln_1_post.weight'");
+  cfg["norm"] = "pre";
+  cfg["norm_type"] = "rmsnorm";
+  write_file_atomic(c, cfg.dump());
+  expect_load_error(dir_ / "m", "unexpected tensor");
+  cfg["norm_type"] = "layernorm";
+  cfg["norm"] = "rezero";
+  cfg["final_norm"] = false;
+  cfg["residual_scale"] = false;
+  cfg["init"] = "xavier";
+  write_file_atomic(c, cfg.dump());
+  expect_load_error(dir_ / "m", "unexpected tensor 'transformer.h.0.ln_1");  // rezero has no block norms
+}
+
 TEST_F(CheckpointTest, RefusesToClobberExistingData) {
   fs::create_directories(dir_ / "notes");
   write_file_atomic(dir_ / "notes" / "todo.txt", "keep me");

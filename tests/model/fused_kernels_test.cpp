@@ -63,6 +63,43 @@ TEST(FusedKernels, ResidualLayerNormEqualsResidualThenLayerNorm) {
   }
 }
 
+// DeepNet's scaled skip and RMSNorm in the same fused pass.
+TEST(FusedKernels, ResidualNormWithSkipScaleEqualsScaleAddThenNorm) {
+  const Vec x = random_floats(N * C, 20), y = random_floats(N * C, 21), ybias = random_floats(C, 22);
+  const Vec lnw = random_floats(C, 23), lnb = random_floats(C, 24);
+  const float a = 1.7f;
+  Vec res_ref(N * C);
+  for (int i = 0; i < N * C; ++i) res_ref[i] = a * x[i] + (y[i] + ybias[i % C]);
+  Vec out_ref(N * C), mean_ref(N), rstd_ref(N), rms_ref(N * C), rrstd_ref(N);
+  layernorm_forward(out_ref.data(), mean_ref.data(), rstd_ref.data(), res_ref.data(), lnw.data(), lnb.data(), N, C,
+                    1e-5f);
+  rmsnorm_forward(rms_ref.data(), rrstd_ref.data(), res_ref.data(), lnw.data(), N, C, 1e-5f);
+  Vec res(N * C), out(N * C), mean(N), rstd(N);
+  residual_layernorm_forward(res.data(), out.data(), mean.data(), rstd.data(), x.data(), y.data(), ybias.data(),
+                             lnw.data(), lnb.data(), N, C, 1e-5f, a);
+  expect_close("res", res, res_ref);
+  expect_close("layernorm", out, out_ref);
+  expect_close("rstd", rstd, rstd_ref);
+  residual_rmsnorm_forward(res.data(), out.data(), rstd.data(), x.data(), y.data(), ybias.data(), lnw.data(), N, C,
+                           1e-5f, a);
+  expect_close("res (rms)", res, res_ref);
+  expect_close("rmsnorm", out, rms_ref);
+  expect_close("rstd (rms)", rstd, rrstd_ref);
+}
+
+TEST(FusedKernels, RMSNormBackwardResidualWritesSkipPlusGradient) {
+  const Vec inp = random_floats(N * C, 25, 2.0), dout = random_floats(N * C, 26), dskip = random_floats(N * C, 27);
+  const Vec w = random_floats(C, 28), dw0 = random_floats(C, 29);
+  Vec out(N * C), rstd(N);
+  rmsnorm_forward(out.data(), rstd.data(), inp.data(), w.data(), N, C, 1e-5f);
+  Vec dres_ref = dskip, dw_ref = dw0;
+  rmsnorm_backward(dres_ref.data(), dw_ref.data(), dout.data(), inp.data(), w.data(), rstd.data(), N, C);
+  Vec dres(N * C, std::numeric_limits<float>::quiet_NaN()), dw = dw0;
+  rmsnorm_backward_residual(dres.data(), dw.data(), dskip.data(), dout.data(), inp.data(), w.data(), rstd.data(), N, C);
+  expect_close("dres", dres, dres_ref);
+  expect_close("dweight", dw, dw_ref);
+}
+
 TEST(FusedKernels, GeluBackwardBiasEqualsGeluBackwardThenColumnSums) {
   const Vec inp = random_floats(N * C, 10, 2.0), dout = random_floats(N * C, 11), start = random_floats(N * C, 12);
   const Vec dbias0 = random_floats(C, 13);

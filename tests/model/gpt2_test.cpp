@@ -1,5 +1,5 @@
-// The whole model's gradient against finite differences in double, for both
-// LayerNorm placements; plus forward-pass invariants.
+// The whole model's gradient against finite differences in double, for every
+// norm placement and norm type; plus forward-pass invariants.
 #include "gpt2lab/model/gpt2.h"
 
 #include <gtest/gtest.h>
@@ -13,10 +13,12 @@
 namespace gpt2lab {
 namespace {
 
-ModelConfig tiny(NormPlacement norm, bool final_norm, EmbeddingScale scale = EmbeddingScale::none) {
+ModelConfig tiny(NormPlacement norm, bool final_norm, EmbeddingScale scale = EmbeddingScale::none,
+                 NormType type = NormType::layernorm) {
   ModelConfig c = make_config(2, 2, 8, 6, 11, norm, InitScheme::normal);
   c.final_norm = final_norm;
   c.embedding_scale = scale;
+  c.norm_type = type;
   return c;
 }
 
@@ -26,9 +28,8 @@ void randomize(GPT2<double>& m, uint64_t seed) {
   Rng rng(seed);
   for (const auto& t : m.layout().tensors()) {
     double* p = m.params() + t.offset;
-    const bool ln_w =
-        t.kind == TensorKind::ln_1_weight || t.kind == TensorKind::ln_2_weight || t.kind == TensorKind::ln_f_weight;
-    for (size_t i = 0; i < t.numel; ++i) p[i] = (ln_w ? 1.0 : 0.0) + 0.3 * rng.normal();
+    // (ReZero's alpha too: random, not its init's 0, so the branches count.)
+    for (size_t i = 0; i < t.numel; ++i) p[i] = (is_norm_weight(t.kind) ? 1.0 : 0.0) + 0.3 * rng.normal();
   }
 }
 
@@ -64,6 +65,76 @@ TEST(ModelGrad, PostLNWithFinalNormMatchesFiniteDifferences) { check_model_gradi
 TEST(ModelGrad, SqrtEmbeddingScaleMatchesFiniteDifferences) {
   check_model_gradient(tiny(NormPlacement::pre, true, EmbeddingScale::sqrt));
   check_model_gradient(tiny(NormPlacement::post, false, EmbeddingScale::sqrt));
+}
+
+// The placements after GPT-2 (docs/design.md), each with both norm types.
+TEST(ModelGrad, SandwichMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::sandwich, true));
+  check_model_gradient(tiny(NormPlacement::sandwich, true, EmbeddingScale::none, NormType::rmsnorm));
+}
+
+TEST(ModelGrad, DeepNormMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::deepnorm, false));
+  check_model_gradient(tiny(NormPlacement::deepnorm, true, EmbeddingScale::none, NormType::rmsnorm));
+}
+
+TEST(ModelGrad, ReZeroMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::rezero, false));
+  check_model_gradient(tiny(NormPlacement::rezero, true, EmbeddingScale::none, NormType::rmsnorm));
+}
+
+TEST(ModelGrad, NoNormMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::none, false));
+  check_model_gradient(tiny(NormPlacement::none, true, EmbeddingScale::sqrt));
+}
+
+TEST(ModelGrad, RMSNormMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::pre, true, EmbeddingScale::none, NormType::rmsnorm));
+  check_model_gradient(tiny(NormPlacement::post, false, EmbeddingScale::none, NormType::rmsnorm));
+  check_model_gradient(tiny(NormPlacement::post, true, EmbeddingScale::sqrt, NormType::rmsnorm));
+}
+
+// ReZero starts as the identity: with every alpha 0 at init, each block
+// passes its input through and the head sees the embeddings.
+TEST(Model, ReZeroAtInitIsTheIdentity) {
+  GPT2<double> m(make_config(3, 2, 8, 6, 11, NormPlacement::rezero, InitScheme::xavier));
+  m.init_weights(2);
+  std::vector<int> tok = {3, 1, 4, 1, 5};
+  m.forward(tok.data(), nullptr, 1, 5);
+  for (int i = 0; i < 5 * 8; ++i) EXPECT_EQ(m.residual(3)[i], m.residual(0)[i]) << i;
+}
+
+// What each placement and norm type has to learn: RMSNorm has no biases,
+// sandwich two output norms per layer, ReZero one alpha per layer, and
+// rezero/none no norms in the blocks.
+TEST(Model, TensorsFollowThePlacementAndNormType) {
+  auto names = [](const ModelConfig& c) {
+    std::vector<std::string> v;
+    const ParamLayout layout(c);
+    for (const auto& t : layout.tensors())
+      if (t.layer == 0) v.push_back(kind_suffix(t.kind));
+    return v;
+  };
+  using V = std::vector<std::string>;
+  const V gpt2 = {"ln_1.weight",        "ln_1.bias",        "attn.c_attn.weight", "attn.c_attn.bias",
+                  "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight",        "ln_2.bias",
+                  "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
+  EXPECT_EQ(names(tiny(NormPlacement::pre, true)), gpt2);
+  EXPECT_EQ(names(tiny(NormPlacement::deepnorm, false)), gpt2);
+  EXPECT_EQ(names(tiny(NormPlacement::pre, true, EmbeddingScale::none, NormType::rmsnorm)),
+            (V{"ln_1.weight", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
+               "ln_2.weight", "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"}));
+  EXPECT_EQ(names(tiny(NormPlacement::sandwich, true)),
+            (V{"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+               "attn.c_proj.bias", "ln_1_post.weight", "ln_1_post.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight",
+               "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias", "ln_2_post.weight", "ln_2_post.bias"}));
+  const V plain = {"attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight", "attn.c_proj.bias",
+                   "mlp.c_fc.weight",    "mlp.c_fc.bias",    "mlp.c_proj.weight",  "mlp.c_proj.bias"};
+  EXPECT_EQ(names(tiny(NormPlacement::none, false)), plain);
+  V rezero = plain;
+  rezero.push_back("rezero_alpha");
+  EXPECT_EQ(names(tiny(NormPlacement::rezero, false)), rezero);
+  EXPECT_EQ(ParamLayout(tiny(NormPlacement::pre, true, EmbeddingScale::none, NormType::rmsnorm)).ln_f_b, kAbsent);
 }
 
 TEST(Model, SqrtEmbeddingScaleMultipliesTheBlockInput) {
@@ -167,6 +238,53 @@ TEST(Config, RejectsBadConfigsWithTheFieldName) {
   c = make_config(2, 2, 8, 16, 10, NormPlacement::pre, InitScheme::gpt2);
   c.residual_scale = false;
   EXPECT_NE(msg(c).find("residual_scale"), std::string::npos);
+  c = make_config(2, 2, 8, 16, 10, NormPlacement::sandwich, InitScheme::gpt2);
+  c.final_norm = false;
+  EXPECT_NE(msg(c).find("sandwich needs the final norm"), std::string::npos);
+  c = make_config(2, 2, 8, 16, 10, NormPlacement::deepnorm, InitScheme::gpt2);  // gpt2 = normal + residual scale
+  EXPECT_NE(msg(c).find("deepnorm scales the branch init by its own beta"), std::string::npos);
+  c = make_config(2, 2, 8, 16, 10, NormPlacement::pre, InitScheme::t_fixup);
+  EXPECT_NE(msg(c).find("t-fixup is for a model without norms"), std::string::npos);
+  c = make_config(2, 2, 8, 16, 10, NormPlacement::none, InitScheme::t_fixup);
+  EXPECT_EQ(msg(c), "");
+  c.residual_scale = true;
+  EXPECT_NE(msg(c).find("t-fixup scales the branch weights itself"), std::string::npos);
+  c = make_config(2, 2, 8, 16, 10, NormPlacement::rezero, InitScheme::xavier);
+  c.norm_type = NormType::rmsnorm;
+  EXPECT_NE(msg(c).find("norm_type rmsnorm: norm rezero has no norm"), std::string::npos);
+  c.final_norm = true;  // now ln_f is an RMSNorm
+  EXPECT_EQ(msg(c), "");
+}
+
+// --init auto is the placement's own init; the final norm follows the
+// placement; every new choice has its flag text.
+TEST(Config, PlacementsChooseTheirInitAndFinalNorm) {
+  auto from = [](const std::string& norm) { return config_from_fields({{"norm", norm}}); };
+  EXPECT_EQ(from("pre").init, InitScheme::gpt2);
+  EXPECT_TRUE(from("pre").residual_scale);
+  EXPECT_EQ(from("post").init, InitScheme::gpt2);
+  EXPECT_EQ(from("sandwich").init, InitScheme::gpt2);
+  EXPECT_TRUE(from("sandwich").final_norm);
+  EXPECT_EQ(from("deepnorm").init, InitScheme::xavier);
+  EXPECT_FALSE(from("deepnorm").residual_scale);
+  EXPECT_FALSE(from("deepnorm").final_norm);
+  EXPECT_EQ(from("rezero").init, InitScheme::xavier);
+  EXPECT_FALSE(from("rezero").final_norm);
+  EXPECT_EQ(from("none").init, InitScheme::t_fixup);
+  EXPECT_FALSE(from("none").residual_scale);
+  EXPECT_EQ(config_from_fields({{"init", "small"}}).init, InitScheme::small);
+  EXPECT_FALSE(config_from_fields({{"init", "small"}}).residual_scale);
+  EXPECT_EQ(config_from_fields({{"norm_type", "rmsnorm"}}).norm_type, NormType::rmsnorm);
+  EXPECT_EQ(config_from_fields({}).norm_type, NormType::layernorm);
+  for (NormPlacement n : {NormPlacement::pre, NormPlacement::post, NormPlacement::sandwich, NormPlacement::deepnorm,
+                          NormPlacement::rezero, NormPlacement::none})
+    EXPECT_EQ(parse_norm(to_string(n)), n);
+  for (InitScheme i : {InitScheme::normal, InitScheme::xavier, InitScheme::he, InitScheme::zero, InitScheme::gpt2,
+                       InitScheme::small, InitScheme::t_fixup})
+    EXPECT_EQ(parse_init(to_string(i)), i);
+  EXPECT_EQ(std::string(to_string(InitScheme::t_fixup)), "t-fixup");
+  EXPECT_THROW(parse_norm_type("batchnorm"), Error);
+  EXPECT_THROW(config_from_fields({{"norm", "pre"}, {"init", "t-fixup"}}), Error);
 }
 
 }  // namespace

@@ -66,6 +66,56 @@ TEST(KernelGrad, LayerNormManyRowsUsesChunkedReduction) {
   expect_gradient("bias", bias, dbias, f);
 }
 
+// RMSNorm, checked like LayerNorm; the forward against its definition too.
+TEST(KernelGrad, RMSNorm) {
+  for (int N : {7, 100}) {  // 100: more rows than reduction chunks
+    const int C = 9;
+    Vec inp = random_vector(N * C, 40, 2.0), weight = random_vector(C, 41);
+    Vec w = random_vector(N * C, 42), out(N * C), rstd(N);
+    auto f = [&] {
+      rmsnorm_forward(out.data(), rstd.data(), inp.data(), weight.data(), N, C, 1e-5);
+      return dot(out, w);
+    };
+    f();
+    for (int c = 0; c < C; ++c) {  // row 0 from x / sqrt(mean(x^2) + eps) * g
+      double ms = 0;
+      for (int k = 0; k < C; ++k) ms += inp[k] * inp[k] / C;
+      EXPECT_NEAR(out[c], inp[c] / std::sqrt(ms + 1e-5) * weight[c], 1e-12);
+    }
+    Vec dinp(N * C, 0), dweight(C, 0);
+    rmsnorm_backward(dinp.data(), dweight.data(), w.data(), inp.data(), weight.data(), rstd.data(), N, C);
+    SCOPED_TRACE(N);
+    expect_gradient("inp", inp, dinp, f);
+    expect_gradient("weight", weight, dweight, f);
+  }
+}
+
+// ReZero's add x + alpha * (y + bias), alpha's gradient summed over (N,C).
+TEST(KernelGrad, ScaledResidual) {
+  const int N = 40, C = 6;  // more rows than reduction chunks
+  Vec x = random_vector(N * C, 43), y0 = random_vector(N * C, 44), bias = random_vector(C, 45);
+  Vec w = random_vector(N * C, 46), out(N * C), y(N * C);
+  Vec alpha = {0.7};
+  auto f = [&] {
+    y = y0;
+    scaled_residual_forward(out.data(), x.data(), y.data(), bias.data(), alpha[0], N, C);
+    return dot(out, w);
+  };
+  f();
+  for (int c = 0; c < C; ++c) EXPECT_DOUBLE_EQ(y[c], y0[c] + bias[c]);  // y keeps its bias for the backward
+  // d(out)/d(x) is the identity; d/d(y) and alpha from the backward.
+  Vec dy(N * C, std::nan("")), dalpha = {0.5};
+  scaled_residual_backward(dy.data(), dalpha.data(), w.data(), y.data(), alpha[0], N, C);
+  Vec dy0 = dy, dbias(C, 0), dx = w;
+  for (int r = 0; r < N; ++r)
+    for (int c = 0; c < C; ++c) dbias[c] += dy[r * C + c];
+  dalpha[0] -= 0.5;  // accumulated onto what was there
+  expect_gradient("x", x, dx, f);
+  expect_gradient("y", y0, dy0, f);
+  expect_gradient("bias", bias, dbias, f);
+  expect_gradient("alpha", alpha, dalpha, f);
+}
+
 TEST(KernelGrad, Matmul) {
   const int N = 6, IC = 5, OC = 7;
   Vec inp = random_vector(N * IC, 12), weight = random_vector(IC * OC, 13), bias = random_vector(OC, 14);
@@ -164,6 +214,8 @@ TEST(KernelGrad, ResidualAndAccumulate) {
   EXPECT_EQ(out, (Vec{11, 22, 33}));
   accumulate(out.data(), a.data(), 3);
   EXPECT_EQ(out, (Vec{12, 24, 36}));
+  scale_inplace(out.data(), 0.5, 3);
+  EXPECT_EQ(out, (Vec{6, 12, 18}));
 }
 
 }  // namespace

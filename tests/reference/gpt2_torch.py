@@ -1,7 +1,11 @@
-"""Independent PyTorch reference of GPT-2 (Pre-LN and Post-LN) for the oracles.
+"""Independent PyTorch reference of GPT-2 for the oracles.
 
-Written from the GPT-2 / nanoGPT definitions with plain torch ops; it shares
-no code with gpt2lab. Weights are read from a gpt2lab (= Hugging Face layout)
+Every norm placement (pre, post, sandwich, deepnorm, rezero, none) and norm
+type (LayerNorm, RMSNorm), written from the papers' definitions (GPT-2 /
+nanoGPT; CogView's Sandwich-LN; DeepNet's x_{l+1} = LN(alpha x + G(x)),
+alpha = (2N)^(1/4) for a decoder-only model of N layers; ReZero's
+x + alpha_l F(x); Zhang & Sennrich's RMSNorm) with plain torch ops; it
+shares no code with gpt2lab. Weights are read from a gpt2lab (= Hugging Face layout)
 checkpoint with a minimal safetensors reader, so no extra package is needed.
 """
 import json
@@ -73,7 +77,10 @@ class TorchGPT2:
         self.C = cfg["n_embd"]
         self.eps = cfg.get("layer_norm_epsilon", 1e-5)
         self.norm = cfg.get("norm", "pre")
-        self.final_norm = cfg.get("final_norm", self.norm == "pre")
+        self.rms = cfg.get("norm_type", "layernorm") == "rmsnorm"
+        self.final_norm = cfg.get("final_norm", self.norm in ("pre", "sandwich"))
+        # DeepNet (Wang et al. 2022), a decoder-only model of N layers: alpha = (2N)^(1/4).
+        self.deepnorm_alpha = (2.0 * self.L) ** 0.25
         # Multiplies the sum wte + wpe (not wte alone); absent in GPT-2 configs.
         self.embedding_factor = {"none": 1.0, "sqrt": math.sqrt(self.C)}[cfg.get("embedding_scale", "none")]
         self.p = {}
@@ -87,6 +94,8 @@ class TorchGPT2:
         return self.p["transformer." + name]
 
     def ln(self, x, name):
+        if self.rms:  # x / sqrt(mean(x^2) + eps) * g, no bias
+            return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.w(name + ".weight")
         return F.layer_norm(x, (self.C,), self.w(name + ".weight"), self.w(name + ".bias"), self.eps)
 
     def attn(self, x, i):
@@ -115,12 +124,27 @@ class TorchGPT2:
         if self.embedding_factor != 1.0:
             x = self.embedding_factor * x
         for i in range(self.L):
+            ln_1, ln_2 = f"h.{i}.ln_1", f"h.{i}.ln_2"
             if self.norm == "pre":
-                x = x + self.attn(self.ln(x, f"h.{i}.ln_1"), i)
-                x = x + self.mlp(self.ln(x, f"h.{i}.ln_2"), i)
+                x = x + self.attn(self.ln(x, ln_1), i)
+                x = x + self.mlp(self.ln(x, ln_2), i)
+            elif self.norm == "sandwich":
+                x = x + self.ln(self.attn(self.ln(x, ln_1), i), f"h.{i}.ln_1_post")
+                x = x + self.ln(self.mlp(self.ln(x, ln_2), i), f"h.{i}.ln_2_post")
+            elif self.norm == "post":
+                x = self.ln(x + self.attn(x, i), ln_1)
+                x = self.ln(x + self.mlp(x, i), ln_2)
+            elif self.norm == "deepnorm":
+                x = self.ln(self.deepnorm_alpha * x + self.attn(x, i), ln_1)
+                x = self.ln(self.deepnorm_alpha * x + self.mlp(x, i), ln_2)
+            elif self.norm == "rezero":  # one alpha per layer, both sublayers
+                alpha = self.w(f"h.{i}.rezero_alpha")
+                x = x + alpha * self.attn(x, i)
+                x = x + alpha * self.mlp(x, i)
             else:
-                x = self.ln(x + self.attn(x, i), f"h.{i}.ln_1")
-                x = self.ln(x + self.mlp(x, i), f"h.{i}.ln_2")
+                assert self.norm == "none", self.norm
+                x = x + self.attn(x, i)
+                x = x + self.mlp(x, i)
         if self.final_norm:
             x = self.ln(x, "ln_f")
         logits = x @ self.w("wte.weight").t()

@@ -12,12 +12,22 @@ namespace gpt2lab {
 namespace {
 
 void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill,
-                               EmbeddingScale scale = EmbeddingScale::none) {
+                               EmbeddingScale scale = EmbeddingScale::none, NormType type = NormType::layernorm) {
   ModelConfig c = make_config(3, 4, 32, 24, 75, norm, InitScheme::he);  // he: large activations
   c.final_norm = final_norm;
   c.embedding_scale = scale;
+  c.norm_type = type;
   GPT2<float> m(c);
   m.init_weights(17);
+  // ReZero's alphas start at 0 (every block the identity): give them values.
+  for (const auto& o : m.layout().layers)
+    if (o.alpha != kAbsent) m.params()[o.alpha] = 0.4f + 0.1f * static_cast<float>(&o - m.layout().layers.data());
+  // Norm weights and biases too, so a norm read in the wrong place shows.
+  for (const auto& t : m.layout().tensors()) {
+    if (t.kind != TensorKind::wte && t.kind != TensorKind::wpe && t.shape.size() == 1 && t.numel > 1)
+      for (size_t i = 0; i < t.numel; ++i)
+        m.params()[t.offset + i] += 0.1f * static_cast<float>((i * 7 + t.offset) % 5);
+  }
   const int T = 24;
   std::vector<int> tokens(T);
   for (int t = 0; t < T; ++t) tokens[t] = (t * 31 + 7) % 75;
@@ -37,7 +47,7 @@ void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill,
     worst = std::max(worst, maxdiff / maxref);
   }
   EXPECT_LE(worst, 1e-5) << "norm " << to_string(norm) << " prefill " << prefill << " embedding_scale "
-                         << to_string(scale);
+                         << to_string(scale) << " norm_type " << to_string(type);
   EXPECT_EQ(s.position(), T);
   EXPECT_THROW(s.append(std::span<const int>(tokens.data(), 1)), Error);  // past block_size
 }
@@ -47,6 +57,22 @@ TEST(Inference, CachedDecodingEqualsFullForwardAtEveryPosition) {
     expect_cached_equals_full(NormPlacement::pre, true, prefill);
     expect_cached_equals_full(NormPlacement::post, false, prefill);
     expect_cached_equals_full(NormPlacement::post, true, prefill);
+  }
+}
+
+TEST(Inference, CachedDecodingEqualsFullForwardForEveryPlacementAndNormType) {
+  for (int prefill : {1, 5, 24}) {
+    for (NormType type : {NormType::layernorm, NormType::rmsnorm}) {
+      expect_cached_equals_full(NormPlacement::pre, true, prefill, EmbeddingScale::none, type);
+      expect_cached_equals_full(NormPlacement::post, false, prefill, EmbeddingScale::none, type);
+      expect_cached_equals_full(NormPlacement::sandwich, true, prefill, EmbeddingScale::none, type);
+      expect_cached_equals_full(NormPlacement::deepnorm, false, prefill, EmbeddingScale::none, type);
+      expect_cached_equals_full(NormPlacement::deepnorm, true, prefill, EmbeddingScale::none, type);
+      expect_cached_equals_full(NormPlacement::rezero, true, prefill, EmbeddingScale::none, type);
+    }
+    expect_cached_equals_full(NormPlacement::rezero, false, prefill);
+    expect_cached_equals_full(NormPlacement::none, false, prefill);
+    expect_cached_equals_full(NormPlacement::none, true, prefill, EmbeddingScale::sqrt, NormType::rmsnorm);
   }
 }
 

@@ -14,20 +14,34 @@
 
 namespace gpt2lab {
 
-// Where LayerNorm sits relative to the residual add.
+// Where normalization sits relative to the residual add, for each of the
+// two sublayers f (attention, MLP) of a block. docs/design.md gives every
+// formula with its paper.
 enum class NormPlacement {
-  pre,   // GPT-2: x = x + f(ln(x)); final ln_f before the LM head
-  post,  // original Transformer / GPT-1: x = ln(x + f(x))
+  pre,       // GPT-2: x = x + f(N(x)); final ln_f before the LM head
+  post,      // original Transformer / GPT-1: x = N(x + f(x))
+  sandwich,  // CogView's Sandwich-LN (Peri-LN): x = x + N_out(f(N(x))); final ln_f
+  deepnorm,  // DeepNet (Wang et al. 2022): x = N(alpha * x + f(x)), alpha = (2L)^(1/4)
+  rezero,    // ReZero (Bachlechner et al. 2020): x = x + alpha_l * f(x), alpha_l learned, init 0
+  none,      // no normalization: x = x + f(x) (T-Fixup's model)
 };
 
-// How the Linear (matmul) weights are drawn. Embeddings are N(0, 0.02) and
-// LayerNorm/biases are 1/0 in every scheme.
+// What the norms compute (every norm of the model, ln_f included).
+enum class NormType {
+  layernorm,  // (x - mean) / sqrt(var + eps) * weight + bias
+  rmsnorm,    // Zhang & Sennrich 2019: x / sqrt(mean(x^2) + eps) * weight (no bias)
+};
+
+// How the Linear (matmul) weights are drawn. Embeddings are N(0, 0.02) in
+// every scheme but t-fixup; norm weights/biases are 1/0 in all.
 enum class InitScheme {
-  normal,  // N(0, 0.02)
-  xavier,  // Glorot uniform U(+-sqrt(6 / (fan_in + fan_out)))
-  he,      // Kaiming normal N(0, sqrt(2 / fan_in))
-  zero,    // all Linear weights 0 (shows the symmetry problem)
-  gpt2,    // normal + residual_scale (GPT-2's choice)
+  normal,   // N(0, 0.02)
+  xavier,   // Glorot uniform U(+-sqrt(6 / (fan_in + fan_out)))
+  he,       // Kaiming normal N(0, sqrt(2 / fan_in))
+  zero,     // all Linear weights 0 (shows the symmetry problem)
+  gpt2,     // normal + residual_scale (GPT-2's choice)
+  small,    // Nguyen & Salazar 2019: N(0, sqrt(2 / (5 n_embd)))
+  t_fixup,  // Huang et al. 2020 for a model without norms (norm none): xavier, branch and embeddings scaled
 };
 
 // What multiplies the blocks' input x = wte[tok] + wpe[pos]. The sum is
@@ -41,11 +55,18 @@ enum class EmbeddingScale {
 };
 
 const char* to_string(NormPlacement n);
+const char* to_string(NormType t);
 const char* to_string(InitScheme s);
 const char* to_string(EmbeddingScale e);
 NormPlacement parse_norm(const std::string& s);              // throws Error
+NormType parse_norm_type(const std::string& s);              // throws Error
 InitScheme parse_init(const std::string& s);                 // throws Error
 EmbeddingScale parse_embedding_scale(const std::string& s);  // throws Error
+
+// The init that belongs to a placement, what `--init auto` means: gpt2 for
+// pre, post and sandwich; xavier for deepnorm (DeepNet's, then scaled by its
+// beta) and rezero; t-fixup for none.
+InitScheme default_init(NormPlacement norm);
 
 struct ModelConfig {
   int n_layer = 12;
@@ -55,11 +76,13 @@ struct ModelConfig {
   int vocab_size = 50257;
   float layer_norm_epsilon = 1e-5f;
   NormPlacement norm = NormPlacement::pre;
+  NormType norm_type = NormType::layernorm;
   InitScheme init = InitScheme::gpt2;
   // Scale attn.c_proj / mlp.c_proj by 1/sqrt(2 * n_layer) at init.
   bool residual_scale = true;
-  // Final LayerNorm before the LM head. Pre-LN always has it; Post-LN
-  // (whose last op already is a LayerNorm) does not by default.
+  // Final norm before the LM head. Pre-LN and Sandwich always have it;
+  // Post-LN and DeepNorm (whose last op already is a norm), ReZero and none
+  // do not by default.
   bool final_norm = true;
   EmbeddingScale embedding_scale = EmbeddingScale::none;
 
@@ -69,13 +92,28 @@ struct ModelConfig {
   int head_size() const { return n_embd / n_head; }
   // The factor embedding_scale stands for: 1 or sqrt(n_embd).
   double embedding_factor() const;
+  // What multiplies the skip path of every residual add: DeepNet's alpha =
+  // (2 n_layer)^(1/4) for deepnorm, 1 otherwise.
+  double skip_factor() const;
+  // DeepNet's beta = (8 n_layer)^(-1/4), the init factor of the branch
+  // weights (value, attn.c_proj, mlp.c_fc, mlp.c_proj) for deepnorm; 1 otherwise.
+  double deepnorm_beta() const;
+  // The block has norms inside it (pre, post, sandwich, deepnorm); rezero
+  // and none have none, only ln_f if final_norm is on.
+  bool has_block_norms() const;
+  bool has_norms() const { return has_block_norms() || final_norm; }
 
   // Throws Error with a message naming the bad field.
   void validate() const;
 };
 
+// A short label for logs: "pre-LN", "post-LN", "sandwich-RMSNorm",
+// "deepnorm-LN", "rezero", "no norm".
+std::string norm_label(const ModelConfig& c);
+
 // Defaults that depend on other fields: residual_scale follows the init
-// scheme (on for gpt2), final_norm follows the placement (on for pre).
+// scheme (on for gpt2), final_norm follows the placement (on for pre and
+// sandwich).
 ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size, int vocab_size, NormPlacement norm,
                         InitScheme init);
 
@@ -83,7 +121,7 @@ ModelConfig make_config(int n_layer, int n_head, int n_embd, int block_size, int
 // command-line flag, the help text, the words a choice accepts (none: a
 // positive integer) and the command line's default, a small model that
 // trains on a laptop rather than GPT-2 small. "auto" follows another field
-// (residual_scale follows init, final_norm follows norm).
+// (init and final_norm follow norm, residual_scale follows init).
 struct ModelField {
   std::string key, flag, help, default_text;
   std::vector<std::string> choices;
@@ -101,7 +139,7 @@ std::string model_field_text(const ModelField& f, const nlohmann::json& v);
 // default_text); throws Error naming the flag.
 ModelConfig config_from_fields(const std::map<std::string, std::string>& text);
 
-// config.json in Hugging Face GPT-2 keys plus ours (norm, init,
+// config.json in Hugging Face GPT-2 keys plus ours (norm, norm_type, init,
 // residual_scale, final_norm, embedding_scale).
 nlohmann::json to_json(const ModelConfig& c);
 // `where` names the source for error messages (e.g. the file path).

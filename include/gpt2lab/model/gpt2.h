@@ -1,8 +1,9 @@
 // The GPT-2 model: parameters, activations, forward and backward.
 //
 // Reads top-down like the paper: embeddings, n_layer blocks of attention and
-// MLP with LayerNorm placed per NormPlacement, a final LayerNorm (Pre-LN), and
-// the LM head tied to the token embedding. Templated on the number type so the
+// MLP with their norms placed per NormPlacement (and computed per NormType),
+// a final norm (Pre-LN, Sandwich), and the LM head tied to the token
+// embedding. Templated on the number type so the
 // tests can run the same model in double against finite differences; the
 // engine uses GPT2<float>.
 #pragma once
@@ -19,6 +20,9 @@ namespace gpt2lab {
 // Activation buffers for one (B, T), each a view into one allocation.
 template <typename R>
 struct Activations {
+  // Buffers a placement does not use are null. The norms' outputs are
+  // named by the norm (ln1 = ln_1's output); without block norms (rezero,
+  // none) ln1/ln2 and their statistics are null.
   struct Layer {
     R *ln1, *ln1_mean, *ln1_rstd;  // (N,C), (N), (N)
     R* qkv;                        // (N,3C)
@@ -29,6 +33,11 @@ struct Activations {
     R* fch;                        // (N,4C)
     R* fch_gelu;                   // (N,4C)
     R* res2;                       // (N,C) second residual sum
+    // Sandwich and ReZero: each sublayer's output y = f(...) with its bias,
+    // before the output norm (sandwich) or alpha (rezero).
+    R *attn_out, *mlp_out;  // (N,C) each
+    // Sandwich: statistics of the output norms ln_1_post, ln_2_post.
+    R *ln1_post_mean, *ln1_post_rstd, *ln2_post_mean, *ln2_post_rstd;  // (N) each
   };
   std::vector<R> memory;
   std::vector<Layer> layers;
@@ -53,6 +62,7 @@ struct ActivationGrads {
   size_t layer_size = 0;                       // elements of the block above (zeroed per layer)
   R* stream[2];                                // (N,C) each; the residual adds' gradients live here
   R* lnf;                                      // (N,C)
+  R* branch;                                   // (N,C) d(y) of a sublayer output (sandwich, rezero; else null)
   int B = 0, T = 0;
 
   void allocate(const ModelConfig& c, int B, int T);
@@ -101,7 +111,17 @@ class GPT2 {
   const R* residual(int l) const;
 
  private:
-  void block_backward(int l, R* dout, R* din, const std::function<void()>& tick);
+  // The blocks' forward by the shape of the block (model/norm.h); each
+  // returns the LM head's input. Backward: dout holds d(the last block's
+  // output) and din is a second (N,C) buffer; returns the one holding
+  // d(encoded); report(l + 1) between the kernels of block l (the layers
+  // above l are final). src/model/gpt2_blocks.cpp.
+  const R* forward_norm_in_branch(int B, int T);
+  const R* forward_norm_after_add(int B, int T);
+  const R* forward_no_norm(int B, int T);
+  R* backward_norm_in_branch(R* dout, R* din, const BackwardProgress& report);
+  R* backward_norm_after_add(R* dout, R* din, const BackwardProgress& report);
+  R* backward_no_norm(R* dout, R* din, const BackwardProgress& report);
 
   ModelConfig config_;
   ParamLayout layout_;

@@ -34,6 +34,12 @@ enum class TensorKind {
   mlp_c_proj_bias,
   ln_f_weight,
   ln_f_bias,
+  // Sandwich's output norms, applied to each sublayer's output before the add.
+  ln_1_post_weight,
+  ln_1_post_bias,
+  ln_2_post_weight,
+  ln_2_post_bias,
+  rezero_alpha,  // ReZero's per-layer residual weight (shape {1}), shared by both sublayers
 };
 
 struct TensorInfo {
@@ -47,10 +53,17 @@ struct TensorInfo {
   bool is_matrix() const { return shape.size() >= 2; }
 };
 
-// Offsets of one layer's tensors (elements into the buffer).
+// The offset of a tensor the model does not have: the norms of a placement
+// without them (rezero, none), a bias of RMSNorm, the output norms of all
+// but sandwich, alpha of all but rezero.
+inline constexpr size_t kAbsent = static_cast<size_t>(-1);
+
+// Offsets of one layer's tensors (elements into the buffer, or kAbsent).
 struct LayerOffsets {
   size_t ln_1_w, ln_1_b, c_attn_w, c_attn_b, attn_proj_w, attn_proj_b;
   size_t ln_2_w, ln_2_b, c_fc_w, c_fc_b, mlp_proj_w, mlp_proj_b;
+  size_t ln_1_post_w = kAbsent, ln_1_post_b = kAbsent, ln_2_post_w = kAbsent, ln_2_post_b = kAbsent;
+  size_t alpha = kAbsent;
 };
 
 class ParamLayout {
@@ -63,7 +76,7 @@ class ParamLayout {
   // Sum of numel over tensors: the model's parameter count (HF's count).
   size_t num_parameters() const;
 
-  size_t wte = 0, wpe = 0, ln_f_w = 0, ln_f_b = 0;
+  size_t wte = 0, wpe = 0, ln_f_w = 0, ln_f_b = 0;  // ln_f_b: kAbsent with RMSNorm
   std::vector<LayerOffsets> layers;
 
  private:
@@ -72,5 +85,7 @@ class ParamLayout {
 };
 
 const char* kind_suffix(TensorKind k);  // "attn.c_attn.weight", ...
+// The weight (gain) of a norm: 1 at init, ln_1/ln_2/ln_f and the output norms.
+bool is_norm_weight(TensorKind k);
 
 }  // namespace gpt2lab

@@ -54,9 +54,9 @@ class InferenceSession {
   // Matmul `which` of a layer (0 c_attn, 1 attn_proj, 2 c_fc, 3 mlp_proj).
   void embed(std::span<const int> tokens);
   void block(int layer, int n);
-  void attention(int layer, int n, const float* inp);
-  void mlp(int layer, int n, const float* inp);
   enum class Epilogue { store, gelu, accumulate };  // out = r, = GELU(r), += r
+  void attention(int layer, int n, const float* inp, float* out, Epilogue e);
+  void mlp(int layer, int n, const float* inp, float* out, Epilogue e);
   void linear(float* out, const float* inp, int layer, int which, int n, Epilogue e);
   const GPT2<float>& model_;
   InferenceOptions options_;
@@ -83,6 +83,7 @@ class InferenceSession {
   };
   Buffer att_;  // (NH, n, n) probabilities of a batched prefill
   Buffer x_, ln_, mean_, rstd_, qkv_, atty_, scratch_, gelu_;
+  Buffer branch_;  // (n, C) a sublayer's output where the placement needs it apart
   std::vector<float> logits_;
 };
 

@@ -40,6 +40,31 @@ with harness.scratch() as tmp:
     r = gpt2lab("init", "--embedding-scale", "cube", "--out", os.path.join(tmp, "w"))
     expect(r.returncode != 0 and "--embedding-scale" in r.stderr and not os.path.exists(os.path.join(tmp, "w")),
            "unknown --embedding-scale is refused")
+    # The placements after GPT-2: each makes a checkpoint info describes, and
+    # none is written as an llm.c file (its header cannot say what they compute).
+    placements = [("sandwich", [], "init         gpt2 (residual scale on)"),
+                  ("deepnorm", [], "deepnorm     alpha 1.41421 (skip), beta 0.5 (branch init)"),
+                  ("rezero", [], "init         xavier (residual scale off)"),
+                  ("none", [], "init         t-fixup (residual scale off)"),
+                  ("pre", ["--norm-type", "rmsnorm", "--init", "small"], "norm         pre (final RMSNorm on)")]
+    for norm, extra, shown in placements:
+        m = os.path.join(tmp, f"p-{norm}")
+        r = gpt2lab("init", "--n-layer", "2", "--n-head", "2", "--n-embd", "16", "--block-size", "8",
+                    "--vocab-size", "50", "--norm", norm, *extra, "--out", m)
+        expect(r.returncode == 0, f"init --norm {norm} {' '.join(extra)} writes a checkpoint: {r.stderr.strip()}")
+        r = gpt2lab("info", m)
+        expect(r.returncode == 0 and f"norm         {norm}" in r.stdout and shown in r.stdout,
+               f"info shows norm {norm}: {shown!r} in {r.stdout.strip()[:400]}")
+        r = gpt2lab("convert", "--input", m, "--out", m + ".bin")
+        expect(r.returncode == 1 and "llm.c" in r.stderr and not os.path.exists(m + ".bin"),
+               f"a {norm} {' '.join(extra)} model is not exported to llm.c")
+    r = gpt2lab("init", "--norm", "pre", "--init", "t-fixup", "--out", os.path.join(tmp, "tf"))
+    expect(r.returncode == 1 and "t-fixup is for a model without norms" in r.stderr
+           and not os.path.exists(os.path.join(tmp, "tf")), "t-fixup on a model with norms is refused")
+    r = gpt2lab("init", "--norm", "rezero", "--norm-type", "rmsnorm", "--out", os.path.join(tmp, "rz"))
+    expect(r.returncode == 1 and "no norm to compute" in r.stderr, "rmsnorm on a model without norms is refused")
+    r = gpt2lab("init", "--norm-type", "batchnorm", "--out", os.path.join(tmp, "bn"))
+    expect(r.returncode != 0 and "--norm-type" in r.stderr, "unknown --norm-type is refused")
     r = gpt2lab("info", os.path.join(tmp, "nothing"))
     expect(r.returncode == 1 and "not a directory" in r.stderr, "info on a missing directory says so")
     with open(os.path.join(d, "model.safetensors"), "r+b") as f:

@@ -1,15 +1,17 @@
 """Oracle: gpt2lab's forward and backward against the PyTorch reference.
 
 For pre and post placement, every init scheme, the block input scaled by
-sqrt(n_embd) (--embedding-scale sqrt) and two small configs (one with
-T = block_size, one with odd sizes), gpt2lab writes a checkpoint (`gpt2lab
-init`), the test tool runs forward + backward on a batch, and the reference
-loads the same checkpoint and batch. Logits and loss must match to 1e-5
+sqrt(n_embd) (--embedding-scale sqrt), every later placement (sandwich,
+deepnorm, rezero, none) with its own init, RMSNorm in every placement that
+has norms, and two small configs (one with T = block_size, one with odd
+sizes), gpt2lab writes a checkpoint (`gpt2lab init`), the test tool runs
+forward + backward on a batch, and the reference loads the same checkpoint
+and batch. Logits and loss must match to 1e-5
 relative, every parameter gradient to 1e-4 relative (max-abs error over the
 tensor divided by the tensor's max-abs). A further case loads a checkpoint the
-reference wrote itself with random values in every tensor (biases and
-LayerNorm included, which the inits leave at 0/1) and ignored targets, with
-and without the scale.
+reference wrote itself with random values in every tensor (biases, norms
+and ReZero's alphas included, which the inits leave at 0/1/0) and ignored
+targets, for every placement and norm type, with and without the scale.
 """
 import os
 import sys
@@ -67,28 +69,38 @@ def main():
         for cname, (L, NH, C, block, V, B, T) in CONFIGS.items():
             tokens = rng.integers(0, V, size=(B, T))
             targets = rng.integers(0, V, size=(B, T))
-            cases = [(norm, init, None, None) for norm in ("pre", "post")
+            # Flags beyond the shape, one dict per case.
+            cases = [{"norm": norm, "init": init} for norm in ("pre", "post")
                      for init in ("gpt2", "normal", "xavier", "he", "zero")]
-            cases.append(("post", "xavier", "on", None))  # Post-LN with a final LayerNorm
-            cases += [(norm, "gpt2", None, "sqrt") for norm in ("pre", "post")]  # Xiong et al.'s input scale
-            for norm, init, final_norm, emb in cases:
-                d = os.path.join(tmp, f"{cname}-{norm}-{init}-{final_norm}-{emb}".replace("=", ""))
+            cases.append({"norm": "post", "init": "xavier", "final-norm": "on"})  # Post-LN with a final LayerNorm
+            cases += [{"norm": norm, "init": "gpt2", "embedding-scale": "sqrt"} for norm in ("pre", "post")]
+            # The placements after GPT-2, each with the init that belongs to it, and RMSNorm.
+            cases += [{"norm": "pre", "init": "small"}, {"norm": "sandwich", "init": "auto"},
+                      {"norm": "deepnorm", "init": "auto"}, {"norm": "deepnorm", "init": "auto", "final-norm": "on"},
+                      {"norm": "rezero", "init": "auto"}, {"norm": "none", "init": "auto"}]
+            cases += [{"norm": norm, "init": "auto", "norm-type": "rmsnorm"}
+                      for norm in ("pre", "post", "sandwich", "deepnorm")]
+            for flags in cases:
+                label = f"{cname} " + " ".join(f"{k}={v}" for k, v in flags.items())
+                d = os.path.join(tmp, label.replace(" ", "-").replace("=", ""))
                 cmd = [BIN, "init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C),
-                       "--block-size", str(block), "--vocab-size", str(V), "--norm", norm,
-                       "--init", init, "--seed", "7", "--out", d]
-                if final_norm:
-                    cmd += ["--final-norm", final_norm]
-                if emb:
-                    cmd += ["--embedding-scale", emb]
+                       "--block-size", str(block), "--vocab-size", str(V), "--seed", "7", "--out", d]
+                for k, v in flags.items():
+                    cmd += ["--" + k, v]
                 harness.command(cmd, check=True)
-                label = f"{cname} {norm} {init}" + (" +ln_f" if final_norm else "") + (f" x{emb}" if emb else "")
                 compare(label, d, tokens, targets, B, T)
             # Random values in every tensor, written by the reference itself.
-            for norm, emb in (("pre", "none"), ("post", "none"), ("pre", "sqrt"), ("post", "sqrt")):
-                d = os.path.join(tmp, f"{cname}-{norm}-{emb}-random")
+            randoms = [(norm, "layernorm", emb) for norm in ("pre", "post") for emb in ("none", "sqrt")]
+            randoms += [(norm, "layernorm", "none") for norm in ("sandwich", "deepnorm", "rezero", "none")]
+            randoms += [(norm, "rmsnorm", "none") for norm in ("pre", "post", "sandwich", "deepnorm")]
+            randoms.append(("rezero", "rmsnorm", "sqrt"))  # RMSNorm as ln_f only
+            for norm, norm_type, emb in randoms:
+                d = os.path.join(tmp, f"{cname}-{norm}-{norm_type}-{emb}-random")
+                extra = ["--final-norm", "on"] if norm == "rezero" and norm_type == "rmsnorm" else []
                 harness.run("init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C),
                             "--block-size", str(block), "--vocab-size", str(V), "--norm", norm,
-                            "--init", "normal", "--embedding-scale", emb, "--out", d, check=True)
+                            "--norm-type", norm_type, "--init", "normal", "--embedding-scale", emb, "--out", d,
+                            *extra, check=True)
                 w = read_safetensors(os.path.join(d, "model.safetensors"))
                 for k in w:
                     scale = 0.2 if k.endswith("bias") else 0.1
@@ -97,7 +109,7 @@ def main():
                 write_safetensors(os.path.join(d, "model.safetensors"), w)
                 masked = targets.copy()
                 masked[0, : T // 3] = -1  # ignored positions
-                compare(f"{cname} {norm} x{emb} random weights, ignore", d, tokens, masked, B, T)
+                compare(f"{cname} {norm} {norm_type} x{emb} random weights, ignore", d, tokens, masked, B, T)
     print(f"\n{checked} cases checked")
     if not harness.failures:
         print("all logits, losses and gradients match the PyTorch reference")

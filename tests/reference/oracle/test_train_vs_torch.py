@@ -4,7 +4,9 @@ Same initial weights (the reference loads gpt2lab's checkpoint), same batches
 (llm.c's sequential windows, read by the reference from the same shard),
 torch.optim.AdamW with decay only on rank >= 2 tensors, the same warmup +
 cosine schedule and torch.nn.utils.clip_grad_norm_. The loss of every step
-must agree to 1e-4 relative; clipping must actually fire in the run.
+must agree to 1e-4 relative; clipping must actually fire in the run. Pre-LN
+and Post-LN, and each placement after GPT-2 with its own init (ReZero's
+alpha learned, and not decayed) and RMSNorm.
 """
 import math
 import os
@@ -73,16 +75,26 @@ def main():
         mask = ((np.arange(20000) // 7) % 2).astype(np.uint8)
         write_mask(os.path.join(masked, "train.mask"), mask)
         write_mask(os.path.join(masked, "val.mask"), ((np.arange(2000) // 5) % 2).astype(np.uint8))
+        # Sandwich with xavier: with gpt2's init at this lr, ours and PyTorch's agree
+        # to 1e-7 for 7 steps, then a gradient spike amplifies float rounding to a
+        # 2e-3 difference in the gradient norm by step 20: a trajectory too
+        # sensitive to compare, not a wrong gradient (test_model_vs_torch).
         runs = (("pre", "gpt2", 4, 16, 1, None), ("post", "xavier", 2, 16, 2, None), ("pre", "he", 3, 11, 1, None),
-                ("post", "gpt2", 2, 16, 2, mask))
-        for norm, init, B, T, accum, run_mask in runs:
-            label = f"{norm}-LN {init} B={B} T={T} accum={accum}" + (" masked" if run_mask is not None else "")
+                ("post", "gpt2", 2, 16, 2, mask), ("sandwich", "xavier", 4, 16, 2, None),
+                ("deepnorm", "xavier", 2, 16, 2, None), ("rezero", "xavier", 4, 16, 1, None),
+                ("none", "t-fixup", 2, 16, 1, None), ("pre/rmsnorm", "small", 2, 16, 1, None),
+                ("deepnorm/rmsnorm", "xavier", 2, 16, 1, None))
+        for norm_and_type, init, B, T, accum, run_mask in runs:
+            norm, _, norm_type = norm_and_type.partition("/")
+            norm_type = norm_type or "layernorm"
+            label = f"{norm} {norm_type} {init} B={B} T={T} accum={accum}" + (" masked" if run_mask is not None else "")
             data = masked if run_mask is not None else plain
-            init_dir = os.path.join(tmp, f"init-{norm}-{init}")
+            name = f"{norm}-{norm_type}-{init}"
+            init_dir = os.path.join(tmp, f"init-{name}")
             harness.run("init", "--n-layer", str(L), "--n-head", str(NH), "--n-embd", str(C), "--block-size", str(BLOCK),
-                        "--vocab-size", str(V), "--norm", norm, "--init", init, "--seed", "5", "--out", init_dir,
-                        check=True)
-            out = os.path.join(tmp, f"run-{norm}-{init}" + ("-masked" if run_mask is not None else ""))
+                        "--vocab-size", str(V), "--norm", norm, "--norm-type", norm_type, "--init", init, "--seed", "5",
+                        "--out", init_dir, check=True)
+            out = os.path.join(tmp, f"run-{name}" + ("-masked" if run_mask is not None else ""))
             harness.run("train", "--init-from", init_dir, "--data", data, "--out", out, "-B", str(B), "-T", str(T),
                         "--accum", str(accum), "--steps", str(STEPS), "--lr", str(LR), "--min-lr", str(MIN_LR),
                         "--warmup", str(WARMUP), "--grad-clip", str(CLIP), "--weight-decay", str(WD),
@@ -93,7 +105,7 @@ def main():
             worst_norm = max(abs(o["grad_norm"] - r) / r for o, r in zip(ours, ref_norm))
             worst_lr = max(abs(o["lr"] - lr_at(i)) for i, o in enumerate(ours))
             clipped = sum(n > CLIP for n in ref_norm)
-            print(f"{label:36s} steps {len(ours)}  loss {ref_loss[0]:.4f} -> {ref_loss[-1]:.4f}  "
+            print(f"{label:48s} steps {len(ours)}  loss {ref_loss[0]:.4f} -> {ref_loss[-1]:.4f}  "
                   f"worst loss rel err {worst:.2e}  grad-norm {worst_norm:.2e}  clipped {clipped}/{STEPS}")
             if len(ours) != STEPS:
                 fail(f"{label}: {len(ours)} step rows, expected {STEPS}")
@@ -106,7 +118,7 @@ def main():
             total_clipped += clipped
             if not ref_loss[-1] < ref_loss[0] - 0.05:
                 fail(f"{label}: loss did not fall; the comparison is too weak")
-    # Both branches of clipping must have run somewhere in the three runs.
+    # Both branches of clipping must have run somewhere in the runs.
     if not 0 < total_clipped < len(runs) * STEPS:
         fail(f"clipping fired on {total_clipped} of {len(runs) * STEPS} steps; both branches must be exercised")
     if not harness.failures:
