@@ -24,6 +24,53 @@ void zero(R* p, size_t count) {
   op_profile::lap("zero activation grads");
 }
 
+// The two sublayers, the same in every placement. Forward: out (n,C) =
+// f(inp), with the output projection's bias when bias is true (else the add
+// that follows adds it).
+template <typename R>
+void attention_sublayer(R* out, const R* inp, typename Activations<R>::Layer& L, const LayerOffsets& o, const R* P,
+                        bool bias, int B, int T, int C, int NH) {
+  const int n = B * T;
+  matmul_forward(L.qkv, inp, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
+  attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
+  matmul_forward(out, L.atty, P + o.attn_proj_w, bias ? P + o.attn_proj_b : nullptr, n, C, C);
+}
+
+template <typename R>
+void mlp_sublayer(R* out, const R* inp, typename Activations<R>::Layer& L, const LayerOffsets& o, const R* P, bool bias,
+                  int n, int C) {
+  matmul_forward(L.fch, inp, P + o.c_fc_w, static_cast<const R*>(nullptr), n, C, 4 * C);
+  bias_gelu_forward(L.fch_gelu, L.fch, P + o.c_fc_b, n, 4 * C);
+  matmul_forward(out, L.fch_gelu, P + o.mlp_proj_w, bias ? P + o.mlp_proj_b : nullptr, n, 4 * C, C);
+}
+
+// Backward: dy = d(f's output) gives the sublayer's parameter gradients (G)
+// and accumulates d(inp) into dinp, after multiplying what dinp holds by
+// skip (DeepNet's alpha on the skip's gradient; 1 leaves it). dy may be
+// dinp itself: it is read before dinp is touched. `between` runs between
+// the attention's kernels (the data-parallel progress report).
+template <typename R, class Between>
+void attention_sublayer_backward(R* dinp, R skip, const R* dy, const R* inp, const typename Activations<R>::Layer& L,
+                                 const LayerOffsets& o, const R* P, R* G, ActivationGrads<R>& D, int B, int T, int C,
+                                 int NH, const Between& between) {
+  const int n = B * T;
+  matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, dy, L.atty, P + o.attn_proj_w, n, C, C);
+  between();
+  attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+  between();
+  if (skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
+  matmul_backward(dinp, G + o.c_attn_w, G + o.c_attn_b, D.qkv, inp, P + o.c_attn_w, n, C, 3 * C);
+}
+
+template <typename R>
+void mlp_sublayer_backward(R* dinp, R skip, const R* dy, const R* inp, const typename Activations<R>::Layer& L,
+                           const LayerOffsets& o, const R* P, R* G, ActivationGrads<R>& D, int n, int C) {
+  matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dy, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
+  gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
+  if (skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
+  matmul_backward(dinp, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, inp, P + o.c_fc_w, n, C, 4 * C);
+}
+
 }  // namespace
 
 // x -> x + f(N(x)) per sublayer (pre); sandwich adds an output norm: x + N_out(f(N(x))).
@@ -37,31 +84,20 @@ const R* GPT2<R>::forward_norm_in_branch(int B, int T) {
   const Norm<R> norm(c);
   const R* P = params_.data();
   Activations<R>& A = acts_;
-  // The sublayer output into A.scratch, its bias returned for the add; with
-  // sandwich y = inp @ W + b is kept and A.scratch = N_out(y), bias null.
-  auto project = [&](const R* inp, size_t w, size_t b, int IC, R* y, NormTensors out, R* mean, R* rstd) -> const R* {
-    if (!sandwich) {
-      matmul_forward(A.scratch, inp, P + w, static_cast<const R*>(nullptr), n, IC, C);
-      return P + b;
-    }
-    matmul_forward(y, inp, P + w, P + b, n, IC, C);
-    norm.forward(A.scratch, mean, rstd, y, P, out, n, C);
-    return nullptr;
-  };
   const R* x = A.encoded;
   norm.forward(A.layers[0].ln1, A.layers[0].ln1_mean, A.layers[0].ln1_rstd, x, P, ln_1(layout_.layers[0]), n, C);
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerOffsets& o = layout_.layers[l];
     auto& L = A.layers[l];
-    matmul_forward(L.qkv, L.ln1, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
-    attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
-    const R* bias =
-        project(L.atty, o.attn_proj_w, o.attn_proj_b, C, L.attn_out, ln_1_post(o), L.ln1_post_mean, L.ln1_post_rstd);
+    // A sublayer's output goes to A.scratch and its bias to the add; with
+    // sandwich y = f(...) + b is kept and A.scratch = N_out(y).
+    attention_sublayer(sandwich ? L.attn_out : A.scratch, L.ln1, L, o, P, sandwich, B, T, C, NH);
+    if (sandwich) norm.forward(A.scratch, L.ln1_post_mean, L.ln1_post_rstd, L.attn_out, P, ln_1_post(o), n, C);
+    const R* bias = sandwich ? nullptr : P + o.attn_proj_b;
     norm.residual_forward(L.res1, L.ln2, L.ln2_mean, L.ln2_rstd, x, A.scratch, bias, P, ln_2(o), n, C);
-    matmul_forward(L.fch, L.ln2, P + o.c_fc_w, static_cast<const R*>(nullptr), n, C, 4 * C);
-    bias_gelu_forward(L.fch_gelu, L.fch, P + o.c_fc_b, n, 4 * C);
-    bias = project(L.fch_gelu, o.mlp_proj_w, o.mlp_proj_b, 4 * C, L.mlp_out, ln_2_post(o), L.ln2_post_mean,
-                   L.ln2_post_rstd);
+    mlp_sublayer(sandwich ? L.mlp_out : A.scratch, L.ln2, L, o, P, sandwich, n, C);
+    if (sandwich) norm.forward(A.scratch, L.ln2_post_mean, L.ln2_post_rstd, L.mlp_out, P, ln_2_post(o), n, C);
+    bias = sandwich ? nullptr : P + o.mlp_proj_b;
     if (l + 1 < c.n_layer) {  // the next block's ln1
       auto& next = A.layers[l + 1];
       norm.residual_forward(L.res2, next.ln1, next.ln1_mean, next.ln1_rstd, L.res1, A.scratch, bias, P,
@@ -87,13 +123,9 @@ const R* GPT2<R>::forward_norm_after_add(int B, int T) {
   for (int l = 0; l < c.n_layer; ++l) {
     const LayerOffsets& o = layout_.layers[l];
     auto& L = A.layers[l];
-    matmul_forward(L.qkv, x, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
-    attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
-    matmul_forward(A.scratch, L.atty, P + o.attn_proj_w, static_cast<const R*>(nullptr), n, C, C);
+    attention_sublayer(A.scratch, x, L, o, P, false, B, T, C, NH);
     norm.residual_forward(L.res1, L.ln1, L.ln1_mean, L.ln1_rstd, x, A.scratch, P + o.attn_proj_b, P, ln_1(o), n, C, a);
-    matmul_forward(L.fch, L.ln1, P + o.c_fc_w, static_cast<const R*>(nullptr), n, C, 4 * C);
-    bias_gelu_forward(L.fch_gelu, L.fch, P + o.c_fc_b, n, 4 * C);
-    matmul_forward(A.scratch, L.fch_gelu, P + o.mlp_proj_w, static_cast<const R*>(nullptr), n, 4 * C, C);
+    mlp_sublayer(A.scratch, L.ln1, L, o, P, false, n, C);
     norm.residual_forward(L.res2, L.ln2, L.ln2_mean, L.ln2_rstd, L.ln1, A.scratch, P + o.mlp_proj_b, P, ln_2(o), n, C,
                           a);
     x = L.ln2;
@@ -118,14 +150,10 @@ const R* GPT2<R>::forward_no_norm(int B, int T) {
     const R g = rezero ? P[o.alpha] : R(1);
     // ReZero keeps each sublayer's output for alpha's gradient.
     R* y = rezero ? L.attn_out : A.scratch;
-    matmul_forward(L.qkv, x, P + o.c_attn_w, P + o.c_attn_b, n, C, 3 * C);
-    attention_forward(L.atty, L.att, L.qkv, B, T, C, NH);
-    matmul_forward(y, L.atty, P + o.attn_proj_w, static_cast<const R*>(nullptr), n, C, C);
+    attention_sublayer(y, x, L, o, P, false, B, T, C, NH);
     scaled_residual_forward(L.res1, x, y, P + o.attn_proj_b, g, n, C);
     y = rezero ? L.mlp_out : A.scratch;
-    matmul_forward(L.fch, L.res1, P + o.c_fc_w, static_cast<const R*>(nullptr), n, C, 4 * C);
-    bias_gelu_forward(L.fch_gelu, L.fch, P + o.c_fc_b, n, 4 * C);
-    matmul_forward(y, L.fch_gelu, P + o.mlp_proj_w, static_cast<const R*>(nullptr), n, 4 * C, C);
+    mlp_sublayer(y, L.res1, L, o, P, false, n, C);
     scaled_residual_forward(L.res2, L.res1, y, P + o.mlp_proj_b, g, n, C);
     x = L.res2;
   }
@@ -147,7 +175,8 @@ R* GPT2<R>::backward_norm_in_branch(R* dout, R* din, const BackwardProgress& rep
   R* G = grads_.data();
   ActivationGrads<R>& D = dacts_;
   for (int l = c.n_layer - 1; l >= 0; --l) {
-    report(l + 1);
+    const auto between = [&report, l] { report(l + 1); };
+    between();
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = acts_.layers[l];
     zero(D.ln1, D.layer_size);
@@ -158,9 +187,7 @@ R* GPT2<R>::backward_norm_in_branch(R* dout, R* din, const BackwardProgress& rep
                              L.ln2_post_mean, L.ln2_post_rstd, n, C);
       dy = D.branch;
     }
-    matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dy, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
-    gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
-    matmul_backward(D.ln2, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln2, P + o.c_fc_w, n, C, 4 * C);
+    mlp_sublayer_backward(D.ln2, R(1), dy, L.ln2, L, o, P, G, D, n, C);
     // res1 = x + attn(ln1(x)); din = d(res1) here, d(x) after ln1's backward
     norm.backward_residual(din, G, dout, D.ln2, L.res1, P, ln_2(o), L.ln2_mean, L.ln2_rstd, n, C);
     dy = din;
@@ -169,11 +196,7 @@ R* GPT2<R>::backward_norm_in_branch(R* dout, R* din, const BackwardProgress& rep
                              L.ln1_post_mean, L.ln1_post_rstd, n, C);
       dy = D.branch;
     }
-    matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, dy, L.atty, P + o.attn_proj_w, n, C, C);
-    report(l + 1);
-    attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
-    report(l + 1);
-    matmul_backward(D.ln1, G + o.c_attn_w, G + o.c_attn_b, D.qkv, L.ln1, P + o.c_attn_w, n, C, 3 * C);
+    attention_sublayer_backward(D.ln1, R(1), dy, L.ln1, L, o, P, G, D, B, T, C, NH, between);
     norm.backward(din, G, D.ln1, residual(l), P, ln_1(o), L.ln1_mean, L.ln1_rstd, n, C);
     std::swap(dout, din);
   }
@@ -185,32 +208,24 @@ R* GPT2<R>::backward_norm_after_add(R* dout, R* din, const BackwardProgress& rep
   const ModelConfig& c = config_;
   const int B = acts_.B, T = acts_.T, C = c.n_embd, NH = c.n_head, n = B * T;
   const auto a = static_cast<R>(c.skip_factor());
-  const long NC = static_cast<long>(n) * C;
   const Norm<R> norm(c);
   const R* P = params_.data();
   R* G = grads_.data();
   ActivationGrads<R>& D = dacts_;
   for (int l = c.n_layer - 1; l >= 0; --l) {
-    report(l + 1);
+    const auto between = [&report, l] { report(l + 1); };
+    between();
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = acts_.layers[l];
     zero(D.ln1, D.layer_size);
     // out = ln2(res2), res2 = a ln1 + mlp(ln1); dout is d(out), D.ln1 = d(res2), then d(ln1)
     norm.backward_residual(D.ln1, G, static_cast<const R*>(nullptr), dout, L.res2, P, ln_2(o), L.ln2_mean, L.ln2_rstd,
                            n, C);
-    matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, D.ln1, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
-    gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
-    if (a != R(1)) scale_inplace(D.ln1, a, NC);  // the skip's share: a d(res2)
-    matmul_backward(D.ln1, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.ln1, P + o.c_fc_w, n, C, 4 * C);
+    mlp_sublayer_backward(D.ln1, a, D.ln1, L.ln1, L, o, P, G, D, n, C);  // a d(res2) + the MLP's d(ln1)
     // ln1 = LN(res1), res1 = a x + attn(x); din = d(res1), then d(x)
     norm.backward_residual(din, G, static_cast<const R*>(nullptr), D.ln1, L.res1, P, ln_1(o), L.ln1_mean, L.ln1_rstd, n,
                            C);
-    matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, din, L.atty, P + o.attn_proj_w, n, C, C);
-    report(l + 1);
-    attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
-    report(l + 1);
-    if (a != R(1)) scale_inplace(din, a, NC);
-    matmul_backward(din, G + o.c_attn_w, G + o.c_attn_b, D.qkv, residual(l), P + o.c_attn_w, n, C, 3 * C);
+    attention_sublayer_backward(din, a, din, residual(l), L, o, P, G, D, B, T, C, NH, between);
     std::swap(dout, din);
   }
   return dout;
@@ -227,7 +242,8 @@ R* GPT2<R>::backward_no_norm(R* dout, R* /*din*/, const BackwardProgress& report
   R* G = grads_.data();
   ActivationGrads<R>& D = dacts_;
   for (int l = c.n_layer - 1; l >= 0; --l) {
-    report(l + 1);
+    const auto between = [&report, l] { report(l + 1); };
+    between();
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = acts_.layers[l];
     zero(D.ln1, D.layer_size);
@@ -237,20 +253,14 @@ R* GPT2<R>::backward_no_norm(R* dout, R* /*din*/, const BackwardProgress& report
       scaled_residual_backward(D.branch, G + o.alpha, dout, L.mlp_out, P[o.alpha], n, C);
       dy = D.branch;
     }
-    matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dy, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
-    gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
-    matmul_backward(dout, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, L.res1, P + o.c_fc_w, n, C, 4 * C);
+    mlp_sublayer_backward(dout, R(1), dy, L.res1, L, o, P, G, D, n, C);
     // res1 = x + g attn(x); dout is d(res1) now
     dy = dout;
     if (rezero) {
       scaled_residual_backward(D.branch, G + o.alpha, dout, L.attn_out, P[o.alpha], n, C);
       dy = D.branch;
     }
-    matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, dy, L.atty, P + o.attn_proj_w, n, C, C);
-    report(l + 1);
-    attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
-    report(l + 1);
-    matmul_backward(dout, G + o.c_attn_w, G + o.c_attn_b, D.qkv, residual(l), P + o.c_attn_w, n, C, 3 * C);
+    attention_sublayer_backward(dout, R(1), dy, residual(l), L, o, P, G, D, B, T, C, NH, between);
   }
   return dout;
 }
