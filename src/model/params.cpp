@@ -69,6 +69,7 @@ ParamLayout::ParamLayout(const ModelConfig& c) {
   layers.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {
     LayerOffsets& o = layers[l];
+    o.begin = size_;
     o.ln_1_w = o.ln_1_b = o.ln_2_w = o.ln_2_b = kAbsent;
     if (block_norms) norm(TensorKind::ln_1_weight, TensorKind::ln_1_bias, l, o.ln_1_w, o.ln_1_b);
     o.c_attn_w = add(TensorKind::attn_c_attn_weight, l, {C, 3 * C});

@@ -6,7 +6,9 @@ GradientBuckets::GradientBuckets(const ParamLayout& layout, int n_layer, double 
   const auto target = static_cast<size_t>(bucket_mb * 1e6 / sizeof(float));
   // Backward finishes the buffer from its end: ln_f, then layer n_layer-1
   // down to 0, each a contiguous block ending where the previous began.
-  auto first_final = [&](int layer) { return layer == n_layer ? layout.ln_f_w : layout.layers[layer].ln_1_w; };
+  // (A layer's block starts at its first tensor, not at ln_1: rezero and
+  // none have no ln_1.)
+  auto first_final = [&](int layer) { return layer == n_layer ? layout.ln_f_w : layout.layers[layer].begin; };
   size_t end = layout.size();
   for (int layer = n_layer; layer >= 0; --layer) {
     const size_t begin = first_final(layer);

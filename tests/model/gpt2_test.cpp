@@ -135,6 +135,26 @@ TEST(Model, TensorsFollowThePlacementAndNormType) {
   rezero.push_back("rezero_alpha");
   EXPECT_EQ(names(tiny(NormPlacement::rezero, false)), rezero);
   EXPECT_EQ(ParamLayout(tiny(NormPlacement::pre, true, EmbeddingScale::none, NormType::rmsnorm)).ln_f_b, kAbsent);
+  // Each layer's block starts at its first tensor, whichever that is (the
+  // data-parallel buckets cut the buffer there).
+  for (NormPlacement p : {NormPlacement::pre, NormPlacement::sandwich, NormPlacement::rezero, NormPlacement::none}) {
+    const ParamLayout layout(tiny(p, p == NormPlacement::pre || p == NormPlacement::sandwich));
+    for (const auto& t : layout.tensors()) {
+      if (t.layer >= 0) {
+        EXPECT_LE(layout.layers[t.layer].begin, t.offset) << t.name;
+      }
+    }
+    for (size_t l = 0; l < layout.layers.size(); ++l) {
+      const size_t end = l + 1 < layout.layers.size() ? layout.layers[l + 1].begin : layout.ln_f_w;
+      EXPECT_EQ(
+          layout.layers[l].begin,
+          layout
+              .find("transformer.h." + std::to_string(l) + "." +
+                    (p == NormPlacement::rezero || p == NormPlacement::none ? "attn.c_attn.weight" : "ln_1.weight"))
+              ->offset);
+      EXPECT_LT(layout.layers[l].begin, end);
+    }
+  }
 }
 
 TEST(Model, SqrtEmbeddingScaleMultipliesTheBlockInput) {

@@ -57,15 +57,25 @@ TEST(GradientBuckets, TileTheBufferInBackwardOrder) {
 
 // What backward reports final (the range a bucket with that ready_at covers)
 // holds its end-of-backward value from the report on: Pre-LN, Post-LN with
-// and without the final norm, accumulating into earlier gradients.
+// and without the final norm, every later placement (ReZero's alpha, summed
+// over both sublayers, included) and RMSNorm, accumulating into earlier
+// gradients.
 TEST(GradientBuckets, BackwardReportsOnlyFinalGradients) {
   const std::pair<NormPlacement, bool> placements[] = {
-      {NormPlacement::pre, true}, {NormPlacement::post, true}, {NormPlacement::post, false}};
-  for (const auto& [norm, final_norm] : placements) {
+      {NormPlacement::pre, true},      {NormPlacement::post, true},      {NormPlacement::post, false},
+      {NormPlacement::sandwich, true}, {NormPlacement::deepnorm, false}, {NormPlacement::rezero, false},
+      {NormPlacement::rezero, true},   {NormPlacement::none, false}};
+  for (size_t i = 0; i < std::size(placements); ++i) {
+    const auto& [norm, final_norm] = placements[i];
     ModelConfig c = make_config(3, 2, 16, 8, 13, norm, InitScheme::normal);
     c.final_norm = final_norm;
+    // RMSNorm wherever there is a norm to make one, every other case.
+    if (c.has_norms() && i % 2 == 1) c.norm_type = NormType::rmsnorm;
+    SCOPED_TRACE(norm_label(c));
     GPT2<float> m(c);
     m.init_weights(7);
+    for (const auto& o : m.layout().layers)  // ReZero's alphas off 0, so its branches get gradients
+      if (o.alpha != kAbsent) m.params()[o.alpha] = 0.5f;
     const std::vector<int> tokens = {1, 4, 4, 0, 12, 3, 7, 2}, targets = {4, 4, 0, 12, 3, 7, 2, 9};
     m.zero_grad();
     m.forward(tokens.data(), targets.data(), 2, 4);

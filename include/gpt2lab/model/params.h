@@ -59,7 +59,10 @@ struct TensorInfo {
 inline constexpr size_t kAbsent = static_cast<size_t>(-1);
 
 // Offsets of one layer's tensors (elements into the buffer, or kAbsent).
+// A layer's tensors are contiguous, from `begin` to the next layer's begin
+// (the last layer's: ln_f's).
 struct LayerOffsets {
+  size_t begin;
   size_t ln_1_w, ln_1_b, c_attn_w, c_attn_b, attn_proj_w, attn_proj_b;
   size_t ln_2_w, ln_2_b, c_fc_w, c_fc_b, mlp_proj_w, mlp_proj_b;
   size_t ln_1_post_w = kAbsent, ln_1_post_b = kAbsent, ln_2_post_w = kAbsent, ln_2_post_b = kAbsent;
