@@ -42,14 +42,32 @@ struct Pending {
   std::atomic<bool> cancel{false};
 };
 
-void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Pending& p) {
+// True while the client is still there; the worker looks before each token,
+// so that a client that hangs up stops its generation at once. (`cancel`
+// is read first: once it is set, the handler may have returned and the
+// socket be another connection's.)
+bool still_wanted(std::atomic<bool>& cancel, const ClientWatch& watch) {
+  if (!cancel && watch.gone()) cancel = true;
+  return !cancel;
+}
+
+// The prompt's tokens count once per prompt, not once per choice (as usage does).
+void count(CompletionRecord& rec, const CompletionRequest& r, size_t i, const ChoiceResult& c) {
+  rec.add_tokens(i % static_cast<size_t>(r.n) == 0 ? r.prompts[i / static_cast<size_t>(r.n)].size() : 0,
+                 c.completion_tokens);
+}
+
+void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Pending& p,
+               const ClientWatch& watch, CompletionRecord& rec) {
   int status = 200;
   json body;
   try {
     std::vector<ChoiceResult> results;
-    for (size_t i = 0; i < r.choices() && !p.cancel; ++i)
+    for (size_t i = 0; i < r.choices() && !p.cancel; ++i) {
       results.push_back(run_choice(s.model, r, i / static_cast<size_t>(r.n), static_cast<int>(i % r.n),
-                                   [&](const ChoicePiece&) { return !p.cancel.load(); }));
+                                   [&](const ChoicePiece&) { return still_wanted(p.cancel, watch); }));
+      count(rec, r, i, results.back());
+    }
     body = completion_json(head, r, results);
   } catch (const std::exception& e) {
     status = 500;
@@ -72,10 +90,14 @@ void send_busy(const ServerState& s, httplib::Response& res) {
 void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, const ResponseHead& head,
                     const ClientWatch& watch, httplib::Response& res) {
   auto p = std::make_shared<Pending>();
-  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, p] {
-    if (!p->cancel) run_whole(s, *r, head, *p);
+  ++s.stats.requests_deferred;
+  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, p, watch] {
+    CompletionRecord rec(s.stats, head.id, s.options.quiet);
+    if (!p->cancel) run_whole(s, *r, head, *p, watch, rec);
+    if (p->cancel) rec.cancelled();
   });
   if (!queued) {
+    --s.stats.requests_deferred;
     send_busy(s, res);
     return;
   }
@@ -106,7 +128,8 @@ struct Events {
   }
 };
 
-void run_streamed(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Events& ev) {
+void run_streamed(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Events& ev,
+                  const ClientWatch& watch, CompletionRecord& rec) {
   try {
     int tokens = 0;
     for (size_t i = 0; i < r.choices() && !ev.cancel; ++i) {
@@ -116,9 +139,10 @@ void run_streamed(const ServerState& s, const CompletionRequest& r, const Respon
         if (!piece.text.empty() || !piece.logprobs.is_null())
           ev.push(chunk_json(head, i, piece.text, piece.logprobs, ""));
         sent += piece.text.size();
-        return !ev.cancel.load();
+        return still_wanted(ev.cancel, watch);
       };
       const ChoiceResult c = run_choice(s.model, r, i / static_cast<size_t>(r.n), static_cast<int>(i % r.n), on_piece);
+      count(rec, r, i, c);
       tokens += c.completion_tokens;
       const size_t before = (r.echo ? r.prompt_texts[i / static_cast<size_t>(r.n)].size() : 0) + sent;
       ev.push(chunk_json(head, i, c.text.substr(before), nullptr, c.finish_reason));
@@ -170,15 +194,19 @@ bool write_events(Events& ev, const ClientWatch& watch, httplib::DataSink& sink)
 void complete_streamed(ServerState& s, std::shared_ptr<const CompletionRequest> r, const ResponseHead& head,
                        const ClientWatch& watch, httplib::Response& res) {
   auto ev = std::make_shared<Events>();
-  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, ev] {
-    if (ev->cancel) {
+  ++s.stats.requests_deferred;
+  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, ev, watch] {
+    CompletionRecord rec(s.stats, head.id, s.options.quiet);
+    if (!ev->cancel) {
+      run_streamed(s, *r, head, *ev, watch, rec);
+    } else {
       std::lock_guard<std::mutex> lock(ev->mutex);
       ev->done = true;
-      return;
     }
-    run_streamed(s, *r, head, *ev);
+    if (ev->cancel) rec.cancelled();
   });
   if (!queued) {
+    --s.stats.requests_deferred;
     send_busy(s, res);
     return;
   }

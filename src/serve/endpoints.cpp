@@ -136,6 +136,9 @@ void add_routes(httplib::Server& server, ServerState& s) {
     server.Post(path, [&s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& r) {
       completions(s, req, res, r);
     });
+  server.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
+    res.set_content(s.stats.prometheus(), "text/plain; version=0.0.4");
+  });
   server.Post("/tokenize", [&s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& r) {
     tokenize(s, req, res, r);
   });

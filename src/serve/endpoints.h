@@ -13,6 +13,7 @@
 #include "serve/completion_request.h"
 #include "serve/scheduler.h"
 #include "serve/server.h"
+#include "serve/stats.h"
 
 namespace gpt2lab::serve {
 
@@ -22,6 +23,7 @@ struct ServerState {
   SamplingOptions base;  // weights, packed weights, end of text
   RequestLimits limits;
   Scheduler* scheduler = nullptr;
+  ServeStats stats;
 };
 
 // {"error": {"message", "type", "param", "code"}}; empty param and code are null.

@@ -21,7 +21,7 @@ namespace {
 
 // What each path answers to; anything else is refused before its body is read.
 const char* allowed_method(const std::string& path) {
-  if (path == "/health" || path == "/v1/models" || path == "/models") return "GET";
+  if (path == "/health" || path == "/v1/models" || path == "/models" || path == "/metrics") return "GET";
   if (path == "/v1/completions" || path == "/completions" || path == "/tokenize" || path == "/detokenize")
     return "POST";
   return nullptr;
@@ -42,7 +42,7 @@ httplib::Server::HandlerResponse admit(const ServeOptions& o, const httplib::Req
   if (!method) {
     send_error(
         res, 404, "invalid_request_error",
-        "no endpoint " + req.path + " (this server has /v1/completions, /v1/models, /health, /tokenize, /detokenize)");
+        "no endpoint " + req.path + " (this server has /v1/completions, /v1/models, /health, /metrics, /tokenize, /detokenize)");
   } else if (req.method != method) {
     res.set_header("Allow", method);
     send_error(res, 405, "invalid_request_error", req.path + " takes " + method + ", not " + req.method);
@@ -110,7 +110,7 @@ void serve(const ServeOptions& o) {
   set_threads(o.threads);
   const GPT2<float> model = load_model(o.model_dir);
   const Tokenizer tok = checkpoint_tokenizer(o.model_dir, o.tokenizer);
-  ServerState state{o, {model, tok, model_name(o)}, {}, {o.max_choices}};
+  ServerState state{o, {model, tok, model_name(o)}, {}, {o.max_choices}, nullptr, {}};
   state.base.eot_id = tok.eot_id();
   state.base.weights = o.weights;
   state.base.packed = pack_decode_weights(model, o.weights);

@@ -4,6 +4,7 @@
 //   GET  /v1/models        (and /models)       the one model
 //   GET  /health                               {"status": "ok"}, no key needed
 //   POST /tokenize, /detokenize                text <-> token ids
+//   GET  /metrics                              Prometheus counters (serve/stats.h)
 // Completions run one at a time in arrival order (serve/scheduler.h); every
 // error is OpenAI's JSON {"error": {"message", "type", "param", "code"}}.
 #pragma once

@@ -12,7 +12,10 @@ Node package (`openai`, pinned in scripts/fetch_data.sh).
    (plain, chunked, gzip), unknown paths and methods, a missing or wrong
    key, a partial request left hanging (closed after --timeout), a client
    that hangs up mid-stream.
-3. SIGTERM stops it cleanly (exit 0).
+3. A client that hangs up stops its generation early, streamed or not:
+   /metrics (Prometheus text) counts it cancelled after a few of its
+   max_tokens, and counts a finished request's tokens exactly.
+4. SIGTERM stops it cleanly (exit 0).
 
 A tiny random model (1 layer, C 32, GPT-2's tokenizer) keeps it fast.
 Skips (77) only when node, the tokenizer or the openai package is missing
@@ -25,6 +28,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -186,6 +190,69 @@ def check_slow_clients(srv):
     expect(status == 200 and got["choices"][0]["text"] is not None, "served after a client hung up mid-stream")
 
 
+def metrics(srv):
+    status, headers, text = srv.request("GET", "/metrics", key=KEY)
+    assert status == 200 and headers.get("Content-Type", "").startswith("text/plain"), (status, headers)
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.split()
+            out[name.removeprefix("gpt2lab:")] = float(value)
+    return out
+
+
+def wait_for(srv, what, test):
+    """Polls /metrics until test(metrics) holds (60 s at most)."""
+    for _ in range(6000):
+        m = metrics(srv)
+        if test(m):
+            return m
+        time.sleep(0.01)
+    raise SystemExit(f"/metrics never showed {what}: {m}")
+
+
+def post_raw(srv, body):
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
+    data = json.dumps(body).encode()
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY.encode() +
+              b"\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
+    return s
+
+
+def check_cancel(tmp):
+    """A model with a 1,024-token context, slow enough per token (50,257 x
+    128 head) that 1,000 tokens take seconds: a client that hangs up after
+    the first streamed event, or while a plain request runs, must stop its
+    generation long before max_tokens."""
+    model = os.path.join(tmp, "ctx1024")
+    harness.run("init", "--out", model, "--n-layer", "2", "--n-head", "4", "--n-embd", "128", "--block-size", "1024",
+                "--vocab-size", "50257", "--seed", "6", check=True)
+    req = {"prompt": PROMPT, "max_tokens": 1000, "seed": 1}
+    with serve_util.Server(model, "--threads", "1", "--api-key", KEY, log=os.path.join(tmp, "cancel.log")) as srv:
+        s = post_raw(srv, {**req, "stream": True})
+        got = b""
+        while b"data: " not in got:
+            got += s.recv(4096)
+        s.close()
+        m = wait_for(srv, "the streamed request ended", lambda m: m["requests_total"] == 1)
+        streamed = m["tokens_predicted_total"]
+        expect(m["requests_cancelled_total"] == 1 and streamed < 500,
+               f"stream: hanging up after the first event stops generation ({streamed:.0f} of 1000 tokens)")
+        s = post_raw(srv, req)
+        wait_for(srv, "the plain request running", lambda m: m["requests_processing"] == 1)
+        s.close()
+        m = wait_for(srv, "the plain request ended", lambda m: m["requests_total"] == 2)
+        whole = m["tokens_predicted_total"] - streamed
+        expect(m["requests_cancelled_total"] == 2 and whole < 500,
+               f"plain: hanging up while it runs stops generation ({whole:.0f} of 1000 tokens)")
+        status, _, got = srv.request("POST", "/v1/completions", {**req, "max_tokens": 40}, key=KEY)
+        m = metrics(srv)
+        expect(status == 200 and got["usage"]["completion_tokens"] == 40 and m["requests_total"] == 3 and
+               m["requests_cancelled_total"] == 2 and m["tokens_predicted_total"] == streamed + whole + 40 and
+               m["prompt_tokens_total"] == 3 * got["usage"]["prompt_tokens"] and m["requests_processing"] == 0,
+               f"a finished request is counted exactly, not cancelled ({m})")
+
+
 def main():
     if not shutil.which("node") or not os.path.exists(OPENAI) or not os.path.exists(os.path.join(DATA, "gpt2")):
         if os.environ.get("CI"):
@@ -208,6 +275,7 @@ def main():
             expect(code == 0, f"SIGTERM: the server exits 0 (got {code})")
         if harness.failures:
             print(open(log).read()[-3000:])
+        check_cancel(tmp)
     harness.finish("serve")
 
 
