@@ -57,6 +57,28 @@ def one_request(port, i, max_tokens, stream):
     return elapsed, t_first, tokens, r.status
 
 
+def server_metrics(srv):
+    """The server's own counters (GET /metrics), minus the warm-up's."""
+    _, _, text = srv.request("GET", "/metrics")
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.split()
+            out[name.removeprefix("gpt2lab:")] = float(value)
+    return out
+
+
+def sample_rate(model, threads, max_tokens):
+    """Generation tokens/s of `gpt2lab sample` on the same model, in the same
+    run: what the server's decoding is compared with."""
+    r = harness.run("sample", "--model", model, "--prompt", "The state of the union is", "--seed", "1",
+                    "--max-new-tokens", str(max_tokens * 8), "--threads", str(threads), check=True)
+    for line in r.stderr.splitlines():
+        if line.startswith("sample: generation"):  # "... (  123.4 tok/s, 8.10 ms/token)"
+            return float(line.split("(", 1)[1].split("tok/s")[0])
+    return float("nan")
+
+
 def percentiles(xs):
     xs = sorted(xs)
     pick = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731
@@ -101,6 +123,8 @@ def main():
                                str(max(8, a.clients))) as srv:
             one_request(srv.port, 0, 4, False)  # warm-up
             results, wall = run(srv.port, a.clients, a.requests, a.max_tokens)
+            server = server_metrics(srv)
+        direct = sample_rate(model, a.threads, a.max_tokens)
         load_after = os.getloadavg()
     ok = [r for r in results if r[4] == 200]
     tokens = sum(r[3] for r in ok)
@@ -112,6 +136,10 @@ def main():
     print(f"first byte (streamed): {percentiles([r[2] for r in ok if r[0]])}")
     print(f"throughput: {tokens / wall:.1f} completion tokens/s, {len(ok) / wall:.2f} requests/s, "
           f"mean {statistics.mean(r[3] for r in ok):.1f} tokens per request")
+    busy = server["tokens_predicted_seconds_total"]
+    print(f"server: {server['tokens_predicted_total']:.0f} tokens in {busy:.2f} s of generation "
+          f"({server['tokens_predicted_total'] / busy:.1f} tokens/s, prompts included), worker busy "
+          f"{busy / wall * 100:.0f} % of the wall time; gpt2lab sample on the same model: {direct:.1f} tokens/s")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ Checked here:
    with no white space (mixed case, lower case, a 4-letter alphabet, one
    repeated letter), and on a mixed text, with --chunk-bytes 64 so that
    every input is cut thousands of times;
-2. --decode streamed gives back the bytes.
+2. --decode streamed gives back the bytes;
+3. files as arguments: one line of ids per file, equal to each file on
+   stdin; --decode of files writes their bytes in turn; a missing file or a
+   folder is refused by name before anything is written.
 The memory bound (a 32 MB line without white space under 300 MB of peak
 memory) is test_tokenizer_stream_memory.py.
 
@@ -37,6 +40,34 @@ def ours(path, *extra):
         r = harness.run("tokenize", *extra, stdin=f, text=False)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout.split()
+
+
+def check_files(tmp, cases):
+    paths = []
+    for i, text in enumerate(list(cases.values())[:3] + [b""]):
+        paths.append(os.path.join(tmp, f"file{i}.txt"))
+        open(paths[-1], "wb").write(text)
+    r = harness.run("tokenize", "--chunk-bytes", "4096", *paths, text=False)
+    lines = r.stdout.split(b"\n")
+    expect(r.returncode == 0 and len(lines) == len(paths) + 1 and
+           all(line.split() == ours(p, "--chunk-bytes", "4096") for line, p in zip(lines, paths)),
+           f"{len(paths)} files (one empty): one line each, equal to the file on stdin")
+    id_files = []
+    for i, line in enumerate(lines[:-1]):
+        id_files.append(os.path.join(tmp, f"ids{i}.txt"))
+        open(id_files[-1], "wb").write(line)
+    back = harness.run("tokenize", "--decode", *id_files, text=False)
+    expect(back.returncode == 0 and back.stdout == b"".join(open(p, "rb").read() for p in paths),
+           "--decode of the id files writes the files' bytes in turn")
+    for bad, what in ((os.path.join(tmp, "missing.txt"), "cannot open"), (tmp, "is a folder")):
+        r = harness.run("tokenize", paths[0], bad, text=False)
+        err = r.stderr.decode()
+        expect(r.returncode != 0 and r.stdout == b"" and what in err and bad in err,
+               f"{what}: refused naming it, nothing written ({err.strip()[:80]})")
+    open(id_files[0], "wb").write(b"12 x")
+    r = harness.run("tokenize", "--decode", id_files[0], text=False)
+    expect(r.returncode != 0 and id_files[0] + ", byte 3" in r.stderr.decode(),
+           "a bad id in a file: the error names the file and the byte")
 
 
 def main():
@@ -70,6 +101,7 @@ def main():
             with open(ids, "rb") as f:
                 back = harness.run("tokenize", "--decode", stdin=f, text=False).stdout
             expect(back == text, f"{name}: --decode gives the bytes back")
+        check_files(tmp, cases)
     harness.finish("streaming tokenizer")
 
 
