@@ -166,8 +166,8 @@ void add(CLI::App& app) {
     size_t chunk = size_t{8} << 20;
   };
   auto o = std::make_shared<Options>();
-  auto* sub =
-      app.add_subcommand("tokenize", "Encode stdin (or files, one line each) to token ids on stdout, or --decode ids back");
+  auto* sub = app.add_subcommand("tokenize",
+                                 "Encode stdin (or files, one line each) to token ids on stdout, or --decode ids back");
   sub->add_option("--tokenizer", o->tokenizer, "\"gpt2\" or a folder with encoder.json + vocab.bpe")
       ->capture_default_str();
   sub->add_flag("--decode", o->decode, "Read token ids, write the raw bytes they stand for");

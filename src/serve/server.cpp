@@ -40,9 +40,9 @@ bool same_key(const std::string& given, const std::string& key) {
 httplib::Server::HandlerResponse admit(const ServeOptions& o, const httplib::Request& req, httplib::Response& res) {
   const char* method = allowed_method(req.path);
   if (!method) {
-    send_error(
-        res, 404, "invalid_request_error",
-        "no endpoint " + req.path + " (this server has /v1/completions, /v1/models, /health, /metrics, /tokenize, /detokenize)");
+    send_error(res, 404, "invalid_request_error",
+               "no endpoint " + req.path +
+                   " (this server has /v1/completions, /v1/models, /health, /metrics, /tokenize, /detokenize)");
   } else if (req.method != method) {
     res.set_header("Allow", method);
     send_error(res, 405, "invalid_request_error", req.path + " takes " + method + ", not " + req.method);
