@@ -58,7 +58,7 @@ def one_request(port, i, max_tokens, stream):
 
 
 def server_metrics(srv):
-    """The server's own counters (GET /metrics), minus the warm-up's."""
+    """The server's own counters (GET /metrics)."""
     _, _, text = srv.request("GET", "/metrics")
     out = {}
     for line in text.splitlines():
@@ -69,10 +69,10 @@ def server_metrics(srv):
 
 
 def sample_rate(model, threads, max_tokens):
-    """Generation tokens/s of `gpt2lab sample` on the same model, in the same
-    run: what the server's decoding is compared with."""
+    """Generation tokens/s of `gpt2lab sample` on the same model and length,
+    in the same run: what the server's decoding is compared with."""
     r = harness.run("sample", "--model", model, "--prompt", "The state of the union is", "--seed", "1",
-                    "--max-new-tokens", str(max_tokens * 8), "--threads", str(threads), check=True)
+                    "--max-new-tokens", str(max_tokens), "--threads", str(threads), check=True)
     for line in r.stderr.splitlines():
         if line.startswith("sample: generation"):  # "... (  123.4 tok/s, 8.10 ms/token)"
             return float(line.split("(", 1)[1].split("tok/s")[0])
@@ -122,12 +122,15 @@ def main():
         with serve_util.Server(model, "--quiet", "--threads", str(a.threads), "--max-requests",
                                str(max(8, a.clients))) as srv:
             one_request(srv.port, 0, 4, False)  # warm-up
+            before = server_metrics(srv)
+            banner = srv.banner
             results, wall = run(srv.port, a.clients, a.requests, a.max_tokens)
-            server = server_metrics(srv)
+            server = {k: v - before[k] for k, v in server_metrics(srv).items()}
         direct = sample_rate(model, a.threads, a.max_tokens)
         load_after = os.getloadavg()
     ok = [r for r in results if r[4] == 200]
     tokens = sum(r[3] for r in ok)
+    print(f"server: {banner.strip()}")
     print(f"cpu: {cpu_model()}, {os.cpu_count()} cores; load average before {load_before[0]:.2f}, "
           f"after {load_after[0]:.2f} (1 min)")
     print(f"{a.clients} clients x {a.requests} requests, max_tokens {a.max_tokens}, server --threads {a.threads}: "

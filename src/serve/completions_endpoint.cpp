@@ -73,6 +73,8 @@ void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseH
     status = 500;
     body = error_json("server_error", std::string("generation failed: ") + e.what());
   }
+  if (p.cancel) rec.cancelled();
+  rec.finish();
   std::lock_guard<std::mutex> lock(p.mutex);
   p.status = status;
   p.body = std::move(body);
@@ -156,6 +158,8 @@ void run_streamed(const ServerState& s, const CompletionRequest& r, const Respon
   } catch (const std::exception& e) {
     ev.push(error_json("server_error", std::string("generation failed: ") + e.what()));
   }
+  if (ev.cancel) rec.cancelled();
+  rec.finish();
   std::lock_guard<std::mutex> lock(ev.mutex);
   ev.done = true;
   ev.ready.notify_all();

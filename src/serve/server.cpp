@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -129,8 +130,11 @@ void serve(const ServeOptions& o) {
     while (!finished && !server.is_running()) nap();
     server.stop();  // stop accepting; listen_after_bind returns once every connection has finished
   });
-  std::printf("gpt2lab serve: listening on http://%s:%d (model %s, %d threads)\n", o.host.c_str(), port,
-              state.model.id.c_str(), num_threads());
+  // The CLI chose how idle threads wait from the load at start (cli/main.cpp);
+  // a server lives long, so say which, for whoever reads its speed.
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  std::printf("gpt2lab serve: listening on http://%s:%d (model %s, %d threads, OMP_WAIT_POLICY=%s)\n", o.host.c_str(),
+              port, state.model.id.c_str(), num_threads(), policy ? policy : "unset");
   std::fflush(stdout);
   const bool ok = server.listen_after_bind();
   finished = true;

@@ -41,7 +41,11 @@ void CompletionRecord::add_tokens(size_t prompt, int completion) {
   completion_ += static_cast<uint64_t>(completion);
 }
 
-CompletionRecord::~CompletionRecord() {
+CompletionRecord::~CompletionRecord() { finish(); }
+
+void CompletionRecord::finish() {
+  if (finished_) return;
+  finished_ = true;
   const auto micros =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start_).count();
   stats_.prompt_tokens += prompt_;

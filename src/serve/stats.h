@@ -35,12 +35,16 @@ class CompletionRecord {
 
   void add_tokens(size_t prompt, int completion);
   void cancelled() { cancelled_ = true; }
+  // Counts and logs it now (the destructor does, if this was not called):
+  // before the reply is released, so that a client that reads /metrics
+  // after its reply sees its request counted.
+  void finish();
 
  private:
   ServeStats& stats_;
   std::string id_;
   bool quiet_;
-  bool cancelled_ = false;
+  bool cancelled_ = false, finished_ = false;
   size_t prompt_ = 0;
   uint64_t completion_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

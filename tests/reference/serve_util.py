@@ -32,6 +32,7 @@ class Server:
         if "listening on http://" not in line:
             self.proc.kill()
             raise SystemExit(f"serve did not start: {line!r} (log: {self.log})")
+        self.banner = line
         self.port = int(line.split("http://", 1)[1].split()[0].rsplit(":", 1)[1])
         return self
 
