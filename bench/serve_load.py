@@ -57,17 +57,6 @@ def one_request(port, i, max_tokens, stream):
     return elapsed, t_first, tokens, r.status
 
 
-def server_metrics(srv):
-    """The server's own counters (GET /metrics)."""
-    _, _, text = srv.request("GET", "/metrics")
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.split()
-            out[name.removeprefix("gpt2lab:")] = float(value)
-    return out
-
-
 def sample_rate(model, threads, max_tokens):
     """Generation tokens/s of `gpt2lab sample` on the same model and length,
     in the same run: what the server's decoding is compared with."""
@@ -122,10 +111,10 @@ def main():
         with serve_util.Server(model, "--quiet", "--threads", str(a.threads), "--max-requests",
                                str(max(8, a.clients))) as srv:
             one_request(srv.port, 0, 4, False)  # warm-up
-            before = server_metrics(srv)
+            before = srv.metrics()
             banner = srv.banner
             results, wall = run(srv.port, a.clients, a.requests, a.max_tokens)
-            server = {k: v - before[k] for k, v in server_metrics(srv).items()}
+            server = {k: v - before[k] for k, v in srv.metrics().items()}
         direct = sample_rate(model, a.threads, a.max_tokens)
         load_after = os.getloadavg()
     ok = [r for r in results if r[4] == 200]

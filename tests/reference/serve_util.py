@@ -71,6 +71,17 @@ class Server:
         except ValueError:
             return r.status, dict(r.getheaders()), raw
 
+    def metrics(self, key=None):
+        """GET /metrics as {name without "gpt2lab:": value}."""
+        status, headers, text = self.request("GET", "/metrics", key=key)
+        assert status == 200 and headers.get("Content-Type", "").startswith("text/plain"), (status, headers)
+        out = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.split()
+                out[name.removeprefix("gpt2lab:")] = float(value)
+        return out
+
     def raw(self, data, timeout=30):
         """Sends bytes on a new connection and reads until the server closes
         it or `timeout` passes; returns what came back."""

@@ -191,14 +191,7 @@ def check_slow_clients(srv):
 
 
 def metrics(srv):
-    status, headers, text = srv.request("GET", "/metrics", key=KEY)
-    assert status == 200 and headers.get("Content-Type", "").startswith("text/plain"), (status, headers)
-    out = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.split()
-            out[name.removeprefix("gpt2lab:")] = float(value)
-    return out
+    return srv.metrics(key=KEY)
 
 
 def wait_for(srv, what, test):
