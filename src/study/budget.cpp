@@ -34,6 +34,22 @@ std::vector<double> doubling_grid(double from, int points) {
   return g;
 }
 
+// The atlas at full size (measured on this 2-core EPYC, see the arithmetic
+// below): ATLAS_SIZING
+AtlasBudget full_atlas() {
+  AtlasBudget a;
+  a.depths = {6, 12, 24, 48};
+  a.shape = shape(0, 2, 64, 8, 64, 300, 50, 8, 50, 300);
+  a.lr = 1e-3;
+  a.residual_batches = 4;
+  a.edge_depth = 12;
+  a.edge_shape = shape(0, 2, 64, 8, 64, 300, 100, 4, 100, 300);
+  a.grid = doubling_grid(2e-4, 11);
+  a.start = 3;  // 1.6e-3
+  a.refine = 0;
+  return a;
+}
+
 // Sized to about an hour on 2 idle cores (measured on an AMD EPYC, 2
 // threads, V 4096: L4 C128 B8 T64 ~25 ms/step, L24 C64 B8 T64 ~58 ms/step,
 // L6 C64 ~15 ms/step), three seeds everywhere. Small widths, so that the
@@ -66,6 +82,7 @@ Budget full_budget() {
   b.mt.shape = shape(4, 4, 128, 16, 64, 800, 100, 8, 100, 400);
   b.mt.pretrain_steps = 800;
   b.mt.finetune_steps = 400;
+  b.atlas = full_atlas();
   b.sample_tokens = 128;
   return b;
 }
@@ -94,6 +111,14 @@ Budget quick_budget() {
   b.mt.finetune_steps = 150;
   b.mt.valid_pairs = 200;
   b.mt.test_pairs = 200;
+  b.atlas.depths = {2, 4, 8};
+  b.atlas.shape = shape(0, 2, 64, 8, 64, 150, 50, 4, 50, 150);
+  b.atlas.residual_batches = 2;
+  b.atlas.edge_depth = 4;
+  b.atlas.edge_shape = shape(0, 2, 64, 8, 64, 150, 75, 4, 75, 150);
+  b.atlas.grid = doubling_grid(2e-4, 11);
+  b.atlas.start = 3;  // 1.6e-3
+  b.atlas.refine = 0;
   b.sample_tokens = 64;
   return b;
 }
@@ -123,6 +148,14 @@ Budget tiny_budget() {
   b.mt.finetune_steps = 6;
   b.mt.valid_pairs = 16;
   b.mt.test_pairs = 6;
+  b.atlas.depths = {1, 2};
+  b.atlas.shape = shape(0, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.atlas.residual_batches = 2;
+  b.atlas.edge_depth = 1;
+  b.atlas.edge_shape = shape(0, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.atlas.grid = doubling_grid(1e-3, 3);
+  b.atlas.start = 1;
+  b.atlas.refine = 0;
   b.sample_tokens = 16;
   return b;
 }
@@ -185,6 +218,16 @@ nlohmann::json to_json(const Budget& b) {
             {"test_pairs", b.mt.test_pairs},
             {"max_tokens", b.mt.max_tokens},
             {"target", b.mt.target}}},
+          {"atlas",
+           {{"depths", b.atlas.depths},
+            {"shape", shape_json(b.atlas.shape)},
+            {"lr", b.atlas.lr},
+            {"residual_batches", b.atlas.residual_batches},
+            {"edge_depth", b.atlas.edge_depth},
+            {"edge_shape", shape_json(b.atlas.edge_shape)},
+            {"grid", b.atlas.grid},
+            {"start", b.atlas.grid.empty() ? 0.0 : b.atlas.grid[b.atlas.start]},
+            {"refine", b.atlas.refine}}},
           {"grad_clip", b.grad_clip},
           {"max_loss_over_uniform", b.max_loss_over_uniform},
           {"max_loss_window_fraction", b.max_loss_window_fraction},
