@@ -34,12 +34,23 @@ std::vector<double> doubling_grid(double from, int points) {
   return g;
 }
 
-// The atlas at full size (measured on this 2-core EPYC, see the arithmetic
-// below): ATLAS_SIZING
+// The atlas at full size, for <= 40 minutes with --jobs 2 --threads 2 on
+// the 2-core EPYC. A run of n_embd 64, B8 T64, V 4096 costs about
+// 1.3 s + 2.5 ms x layers x steps on 2 threads (the full study's depth runs:
+// L2 2.5 s, L6 5.1 s, L24 16-19 s for 250 steps), and two runs side by side
+// on one thread each take about as long each (2x the runs per hour,
+// docs/performance.md). ATLAS_MEASURED
+// Sweep: 6 variants x 3 seeds x depths 6+12+24+48 = 90 layers at 400 steps:
+// 18 x (4 x 1.3 s + 2.5 ms x 90 x 400) = 18 x 95 s = 1,714 s.
+// Edge at 12 layers, 300 steps, ~4.5 probes per search (no refinement):
+// 81 probes x (1.3 s + 2.5 ms x 12 x 300) = 81 x 10.3 s = 834 s.
+// Together 2,548 s of runs, two at a time: ~21 minutes, ~28 with a 1.3x
+// margin for the costlier variants (sandwich's extra norms) and the load.
+// Depth 48 stays; the run length (400 steps) is what the 40 minutes cut.
 AtlasBudget full_atlas() {
   AtlasBudget a;
   a.depths = {6, 12, 24, 48};
-  a.shape = shape(0, 2, 64, 8, 64, 300, 50, 8, 50, 300);
+  a.shape = shape(0, 2, 64, 8, 64, 400, 50, 8, 50, 400);
   a.lr = 1e-3;
   a.residual_batches = 4;
   a.edge_depth = 12;
