@@ -374,7 +374,7 @@ std::vector<std::string> parse_presets(const std::string& spec) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item == "all") {
-      wanted.assign(std::begin(kStudyPresets), std::end(kStudyPresets));
+      wanted.insert(wanted.end(), std::begin(kStudyPresets), std::end(kStudyPresets));
       continue;
     }
     bool known = false;

@@ -202,7 +202,7 @@ with harness.scratch() as tmp:
     results = {}
     for world in ("paper", "against", "noise"):
         out = os.path.join(tmp, world)
-        syn.make_study(out, getattr(syn.World, world)())
+        syn.make_study(out, getattr(syn.World, world)(presets=syn.WITH_ATLAS))
         results[world] = {v.key: v for v in V.evaluate(evidence.gather(Study(out)))}
     keys = [k for k, _, _ in V.CLAIMS]
     for world, want in (("paper", C), ("against", X), ("noise", N)):
@@ -226,7 +226,7 @@ with harness.scratch() as tmp:
     }
     for key, knobs in flips.items():
         out = os.path.join(tmp, "flip-" + key)
-        syn.make_study(out, syn.World.paper(**knobs))
+        syn.make_study(out, syn.World.paper(presets=syn.WITH_ATLAS, **knobs))
         got = {v.key: v.verdict for v in V.evaluate(evidence.gather(Study(out)))}
         expect(got[key] != C, f"flipping only '{key}' changes its verdict ({got[key]})")
 
