@@ -35,26 +35,28 @@ std::vector<double> doubling_grid(double from, int points) {
 }
 
 // The atlas at full size, for <= 40 minutes with --jobs 2 --threads 2 on
-// the 2-core EPYC. A run of n_embd 64, B8 T64, V 4096 costs about
-// 1.3 s + 2.5 ms x layers x steps on 2 threads (the full study's depth runs:
-// L2 2.5 s, L6 5.1 s, L24 16-19 s for 250 steps), and two runs side by side
-// on one thread each take about as long each (2x the runs per hour,
-// docs/performance.md). ATLAS_MEASURED
-// Sweep: 6 variants x 3 seeds x depths 6+12+24+48 = 90 layers at 400 steps:
-// 18 x (4 x 1.3 s + 2.5 ms x 90 x 400) = 18 x 95 s = 1,714 s.
-// Edge at 12 layers, 300 steps, ~4.5 probes per search (no refinement):
-// 81 probes x (1.3 s + 2.5 ms x 12 x 300) = 81 x 10.3 s = 834 s.
-// Together 2,548 s of runs, two at a time: ~21 minutes, ~28 with a 1.3x
-// margin for the costlier variants (sandwich's extra norms) and the load.
-// Depth 48 stays; the run length (400 steps) is what the 40 minutes cut.
+// the 2-core EPYC. Measured (2026-12-01, Release, two runs side by side on
+// one thread each, as --jobs 2 runs them; n_embd 64, B8 T64, V 4096, 100
+// steps with evals every 50): L48 pre 83 ms/step (10.2 s for the run),
+// L48 sandwich 89 ms/step (10.7 s), L12 post 26 ms/step (3.4 s), L12
+// rezero 28 ms/step (3.6 s): ~2 ms per layer and step, ~1.5-2 s per run for
+// start, evals, checkpoint, sample and the residual measurement.
+// Sweep, 500 steps: per variant and seed L6 9 s + L12 15.5 s + L24 27 s +
+// L48 47 s = 98 s; x 6 variants x 3 seeds = 1,770 s of runs.
+// Edge at 12 layers, 400 steps, ~4.5 probes per search (no refinement):
+// 81 probes x 12.5 s = 1,010 s.
+// Together 2,780 s of runs, two at a time: ~23 minutes, plus the data
+// (cached when added to an existing full study) and the report: ~27
+// minutes, ~35 with a 1.3x margin. Depth 48 stays; the run lengths are
+// what the 40 minutes cut (500 and 400 steps).
 AtlasBudget full_atlas() {
   AtlasBudget a;
   a.depths = {6, 12, 24, 48};
-  a.shape = shape(0, 2, 64, 8, 64, 400, 50, 8, 50, 400);
+  a.shape = shape(0, 2, 64, 8, 64, 500, 50, 8, 50, 500);
   a.lr = 1e-3;
   a.residual_batches = 4;
   a.edge_depth = 12;
-  a.edge_shape = shape(0, 2, 64, 8, 64, 300, 100, 4, 100, 300);
+  a.edge_shape = shape(0, 2, 64, 8, 64, 400, 100, 4, 100, 400);
   a.grid = doubling_grid(2e-4, 11);
   a.start = 3;  // 1.6e-3
   a.refine = 0;
