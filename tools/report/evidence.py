@@ -337,12 +337,15 @@ def atlas_edge_groups(st):
 
 
 def residual_growth(r, when="final"):
-    """The residual stream's RMS after the last block over its RMS entering
-    the first (the embeddings), at init or at the run's end; None where the
-    run has no such measurement."""
+    """How much the residual stream grows through the blocks: its RMS after
+    the last block over its RMS after the first, at init or at the run's
+    end; None for one block or without the measurement. The embeddings are
+    left out: the placements differ in what the first block adds to them
+    (Sandwich's normalized outputs have RMS ~1 against embeddings of ~0.03,
+    Post-LN's stream is a norm's output), which would swamp the growth."""
     rs = (r.get("residual_stream") or {}).get(when) or {}
     rms = rs.get("rms") or []
-    return rms[-1] / rms[0] if len(rms) >= 2 and rms[0] else None
+    return rms[-1] / rms[1] if len(rms) >= 3 and rms[1] else None
 
 
 def step_ms(st, r):

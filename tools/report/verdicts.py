@@ -744,7 +744,7 @@ def rezero_verdict(atlas, why=None):
 
 def sandwich_verdict(atlas, why=None):
     """Claim 12. Per depth, the residual stream's growth through the blocks
-    at the end of training (RMS after the last block / entering the first):
+    at the end of training (RMS after the last block / after the first):
     Sandwich's resolved below Pre-LN's bounds it; the majority of the depths
     decides. The growth at init is shown, not judged."""
     cells, depths = atlas_cells(atlas)
@@ -754,7 +754,7 @@ def sandwich_verdict(atlas, why=None):
         if sw and pre:
             end, init = Diff(sw["growth"], pre["growth"]), Diff(sw["growth_init"], pre["growth_init"])
             signs.append(end.sign if end.enough else None)
-            details.append(f"{d} layers, residual RMS last/first block, Sandwich vs Pre-LN: at the end "
+            details.append(f"{d} layers, residual RMS after the last / the first block, Sandwich vs Pre-LN: at the end "
                            f"{end.text(fmt_ratio)}; at init {init.text(fmt_ratio)}.")
     if not details:
         return Verdict("sandwich-growth", NOT_TESTED, why or "no atlas runs of Sandwich and Pre-LN")

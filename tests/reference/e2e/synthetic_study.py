@@ -324,8 +324,8 @@ def atlas_runs(out, w):
                                 ms=ms)
                 init = [0.05] * (depth + 1)
                 rec["residual_stream"] = {"init": {"rms": init, "token_norm": init, "tokens": 32},
-                                          "final": {"rms": [0.1 * (1 + (growth - 1) * l / depth)
-                                                            for l in range(depth + 1)],
+                                          "final": {"rms": [0.05] + [0.1 * (1 + (growth - 1) * (l - 1) / (depth - 1))
+                                                                     for l in range(1, depth + 1)],
                                                     "token_norm": init, "tokens": 32}}
                 runs.append(rec)
     for variant in ATLAS_VARIANTS:

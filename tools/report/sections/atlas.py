@@ -120,7 +120,7 @@ def residual_figure(doc, g, variants, depths):
     a2.set_xticklabels([str(d) for d in depths])
     a2.set_yscale("log")
     a2.set_xlabel("layers")
-    a2.set_ylabel("RMS after the last block / embeddings")
+    a2.set_ylabel("RMS after the last block / after the first")
     a2.set_title("growth through the blocks at the end of training", fontsize=9)
     for ax in (a1, a2):
         ax.grid(alpha=0.3)
@@ -191,7 +191,8 @@ def draw(doc, st, findings):
           "Each variant has the init that belongs to its placement: GPT-2's for pre, post, sandwich and RMSNorm, "
           "DeepNet's β-scaled Xavier for deepnorm, Xavier for ReZero. The residual stream is measured after every "
           f"block at init and at the end of each sweep run on the same {a.get('residual_batches', '?')} validation "
-          "batches (for post and deepnorm it is the norm's output, what the next block reads).")
+          "batches (for post and deepnorm it is the norm's output, what the next block reads); 'residual growth' "
+          "is its RMS after the last block over its RMS after the first.")
     final_loss_figure(doc, st, g, variants, depths)
     sweep_table(doc, st, g)
     if eg:
