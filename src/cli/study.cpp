@@ -29,7 +29,8 @@ void add(CLI::App& app) {
                                  "Run a reproducible study (Pre-LN vs Post-LN, learning-rate edge, warmup, init "
                                  "schemes, depth; every setting at several seeds) and draw its report");
   sub->add_option("--preset", f->preset,
-                  "grad-at-init, lr-edge, norm, init, depth, all (these five), translation, or a comma-separated list")
+                  "grad-at-init, lr-edge, norm, init, depth, all (these five), translation, atlas (normalization "
+                  "variants: depth sweep and stability edge), or a comma-separated list")
       ->capture_default_str();
   sub->add_option("--data", f->data,
                   "A folder of text files (the study trains its own BPE on it, cached in OUT/data) or a prepared "

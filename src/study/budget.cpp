@@ -34,6 +34,35 @@ std::vector<double> doubling_grid(double from, int points) {
   return g;
 }
 
+// The atlas at full size, for <= 40 minutes with --jobs 2 --threads 2 on
+// the 2-core EPYC. Measured (2026-12-01, Release, two runs side by side on
+// one thread each, as --jobs 2 runs them; n_embd 64, B8 T64, V 4096, 100
+// steps with evals every 50): L48 pre 83 ms/step (10.2 s for the run),
+// L48 sandwich 89 ms/step (10.7 s), L12 post 26 ms/step (3.4 s), L12
+// rezero 28 ms/step (3.6 s): ~2 ms per layer and step, ~1.5-2 s per run for
+// start, evals, checkpoint, sample and the residual measurement.
+// Sweep, 500 steps: per variant and seed L6 9 s + L12 15.5 s + L24 27 s +
+// L48 47 s = 98 s; x 6 variants x 3 seeds = 1,770 s of runs.
+// Edge at 12 layers, 400 steps, ~4.5 probes per search (no refinement):
+// 81 probes x 12.5 s = 1,010 s.
+// Together 2,780 s of runs, two at a time: ~23 minutes, plus the data
+// (cached when added to an existing full study) and the report: ~27
+// minutes, ~35 with a 1.3x margin. Depth 48 stays; the run lengths are
+// what the 40 minutes cut (500 and 400 steps).
+AtlasBudget full_atlas() {
+  AtlasBudget a;
+  a.depths = {6, 12, 24, 48};
+  a.shape = shape(0, 2, 64, 8, 64, 500, 50, 8, 50, 500);
+  a.lr = 1e-3;
+  a.residual_batches = 4;
+  a.edge_depth = 12;
+  a.edge_shape = shape(0, 2, 64, 8, 64, 400, 100, 4, 100, 400);
+  a.grid = doubling_grid(2e-4, 11);
+  a.start = 3;  // 1.6e-3
+  a.refine = 0;
+  return a;
+}
+
 // Sized to about an hour on 2 idle cores (measured on an AMD EPYC, 2
 // threads, V 4096: L4 C128 B8 T64 ~25 ms/step, L24 C64 B8 T64 ~58 ms/step,
 // L6 C64 ~15 ms/step), three seeds everywhere. Small widths, so that the
@@ -66,6 +95,7 @@ Budget full_budget() {
   b.mt.shape = shape(4, 4, 128, 16, 64, 800, 100, 8, 100, 400);
   b.mt.pretrain_steps = 800;
   b.mt.finetune_steps = 400;
+  b.atlas = full_atlas();
   b.sample_tokens = 128;
   return b;
 }
@@ -94,6 +124,14 @@ Budget quick_budget() {
   b.mt.finetune_steps = 150;
   b.mt.valid_pairs = 200;
   b.mt.test_pairs = 200;
+  b.atlas.depths = {2, 4, 8};
+  b.atlas.shape = shape(0, 2, 64, 8, 64, 150, 50, 4, 50, 150);
+  b.atlas.residual_batches = 2;
+  b.atlas.edge_depth = 4;
+  b.atlas.edge_shape = shape(0, 2, 64, 8, 64, 150, 75, 4, 75, 150);
+  b.atlas.grid = doubling_grid(2e-4, 11);
+  b.atlas.start = 3;  // 1.6e-3
+  b.atlas.refine = 0;
   b.sample_tokens = 64;
   return b;
 }
@@ -123,6 +161,14 @@ Budget tiny_budget() {
   b.mt.finetune_steps = 6;
   b.mt.valid_pairs = 16;
   b.mt.test_pairs = 6;
+  b.atlas.depths = {1, 2};
+  b.atlas.shape = shape(0, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.atlas.residual_batches = 2;
+  b.atlas.edge_depth = 1;
+  b.atlas.edge_shape = shape(0, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.atlas.grid = doubling_grid(1e-3, 3);
+  b.atlas.start = 1;
+  b.atlas.refine = 0;
   b.sample_tokens = 16;
   return b;
 }
@@ -185,6 +231,16 @@ nlohmann::json to_json(const Budget& b) {
             {"test_pairs", b.mt.test_pairs},
             {"max_tokens", b.mt.max_tokens},
             {"target", b.mt.target}}},
+          {"atlas",
+           {{"depths", b.atlas.depths},
+            {"shape", shape_json(b.atlas.shape)},
+            {"lr", b.atlas.lr},
+            {"residual_batches", b.atlas.residual_batches},
+            {"edge_depth", b.atlas.edge_depth},
+            {"edge_shape", shape_json(b.atlas.edge_shape)},
+            {"grid", b.atlas.grid},
+            {"start", b.atlas.grid.empty() ? 0.0 : b.atlas.grid[b.atlas.start]},
+            {"refine", b.atlas.refine}}},
           {"grad_clip", b.grad_clip},
           {"max_loss_over_uniform", b.max_loss_over_uniform},
           {"max_loss_window_fraction", b.max_loss_window_fraction},

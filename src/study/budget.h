@@ -56,6 +56,23 @@ struct TranslationBudget {
   std::string target = "fr";
 };
 
+// atlas (study/atlas.h): for each normalization variant (placement x norm
+// type x the init that belongs to it), a depth sweep at one narrow width, a
+// fixed lr and no warmup, and the stability edge at one depth; the residual
+// stream of every sweep run measured at init and at its end on
+// `residual_batches` validation batches.
+struct AtlasBudget {
+  std::vector<int> depths;
+  StudyShape shape;  // n_layer ignored (from depths)
+  double lr = 1e-3;
+  int residual_batches = 4;
+  int edge_depth = 6;
+  StudyShape edge_shape;  // n_layer ignored (edge_depth)
+  std::vector<double> grid;
+  size_t start = 0;
+  int refine = 0;
+};
+
 struct Budget {
   std::string name;
   int vocab_size = 4096;  // of the BPE the study trains on a text corpus
@@ -89,6 +106,8 @@ struct Budget {
   double depth_lr = 1e-3;
 
   TranslationBudget mt;
+
+  AtlasBudget atlas;
 
   // Training runs clip only where a preset varies clipping (lr-edge): the
   // instabilities under study are what clipping cures. Divergence waits for

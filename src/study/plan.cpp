@@ -173,6 +173,27 @@ std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const st
   return runs;
 }
 
+// An atlas run's options: the variant's model at `depth`, lr fixed, no
+// warmup. GPT-2's init keeps its residual scale; DeepNorm's and ReZero's
+// Xavier init has none (DeepNorm scales by its own beta).
+TrainOptions atlas_options(const Budget& b, const StudyShape& s, int depth, const AtlasVariant& v, double lr,
+                           const StudyData& data, int threads) {
+  TrainOptions o = base_options(b, s, depth, v.norm, v.init, v.init == InitScheme::gpt2, data, threads);
+  o.model.norm_type = v.norm_type;
+  o.model.validate();
+  set_lr(o, lr, 0);
+  return o;
+}
+
+nlohmann::json atlas_variables(const AtlasVariant& v, const char* arm, int depth) {
+  return {{"arm", arm},
+          {"variant", v.name},
+          {"norm", to_string(v.norm)},
+          {"norm_type", to_string(v.norm_type)},
+          {"init", to_string(v.init)},
+          {"depth", depth}};
+}
+
 std::string warmup_tag(double fraction) { return "-w" + std::to_string(std::lround(fraction * 100)); }
 
 }  // namespace
@@ -239,6 +260,63 @@ std::vector<RunSpec> plan_translation(const Budget& b, const StudyData& pairs, c
   return runs;
 }
 
+const std::vector<AtlasVariant>& atlas_variants() {
+  static const std::vector<AtlasVariant> v = {
+      // GPT-2: the reference every claim compares against.
+      {"pre-ln", NormPlacement::pre, NormType::layernorm, InitScheme::gpt2},
+      // Plain Post-LN: what DeepNorm claims to fix, ReZero to beat.
+      {"post-ln", NormPlacement::post, NormType::layernorm, InitScheme::gpt2},
+      // DeepNet: Post-LN with the skip scaled by alpha and its beta-scaled
+      // Xavier init ("DeepNorm trains Post-LN where plain Post-LN does not").
+      {"deepnorm", NormPlacement::deepnorm, NormType::layernorm, InitScheme::xavier},
+      // Sandwich/Peri-LN: Pre-LN plus an output norm per sublayer ("bounds
+      // the residual growth of Pre-LN").
+      {"sandwich", NormPlacement::sandwich, NormType::layernorm, InitScheme::gpt2},
+      // ReZero: no norms, a learned residual weight from 0, its Xavier init
+      // ("converges faster than Pre-LN/Post-LN").
+      {"rezero", NormPlacement::rezero, NormType::layernorm, InitScheme::xavier},
+      // RMSNorm at GPT-2's placement ("matches LayerNorm at lower cost").
+      {"pre-rms", NormPlacement::pre, NormType::rmsnorm, InitScheme::gpt2},
+  };
+  return v;
+}
+
+std::vector<RunSpec> plan_atlas(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
+  const AtlasBudget& a = b.atlas;
+  std::vector<RunSpec> runs;
+  for (int depth : a.depths)
+    for (const AtlasVariant& v : atlas_variants()) {
+      RunSpec r;
+      r.preset = "atlas";
+      r.name = "atlas-" + v.name + "-L" + std::to_string(depth);
+      r.variables = atlas_variables(v, "depth", depth);
+      r.train = atlas_options(b, a.shape, depth, v, a.lr, data, threads);
+      add_seeds(runs, r, b, dir);
+    }
+  return runs;
+}
+
+std::vector<EdgeSpec> plan_atlas_edges(const Budget& b, const StudyData& data, int threads) {
+  const AtlasBudget& a = b.atlas;
+  std::vector<EdgeSpec> out;
+  for (const AtlasVariant& v : atlas_variants())
+    for (size_t i = 0; i < b.seeds.size(); ++i) {
+      EdgeSpec e;
+      e.preset = "atlas";
+      e.name = "atlas-edge-" + v.name + "-L" + std::to_string(a.edge_depth) + "-s" + std::to_string(i + 1);
+      e.variables = atlas_variables(v, "edge", a.edge_depth);
+      e.variables["seed"] = b.seeds[i];
+      e.variables["seed_index"] = i;
+      e.train = atlas_options(b, a.edge_shape, a.edge_depth, v, a.grid.front(), data, threads);
+      e.train.seed = b.seeds[i];
+      e.grid = a.grid;
+      e.start = a.start;
+      e.refine = a.refine;
+      out.push_back(std::move(e));
+    }
+  return out;
+}
+
 std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int threads) {
   std::vector<EdgeSpec> out;
   const StudyShape& sh = b.edge.shape;
@@ -268,7 +346,7 @@ std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int thr
 
 RunSpec edge_probe(const EdgeSpec& e, double lr, const std::string& runs_dir) {
   RunSpec r;
-  r.preset = "lr-edge";
+  r.preset = e.preset;
   r.name = e.name + "-lr" + lr_tag(lr);
   r.variables = e.variables;
   r.variables["lr"] = lr;
@@ -285,7 +363,9 @@ std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget
   if (preset == "init") return plan_init(budget, data, runs_dir, threads);
   if (preset == "depth") return plan_depth(budget, data, runs_dir, threads);
   if (preset == "lr-edge") return {};
-  throw Error("unknown preset '" + preset + "' (choose grad-at-init, lr-edge, norm, init, depth, all or translation)");
+  if (preset == "atlas") return plan_atlas(budget, data, runs_dir, threads);
+  throw Error("unknown preset '" + preset +
+              "' (choose grad-at-init, lr-edge, norm, init, depth, all, translation or atlas)");
 }
 
 std::vector<std::string> parse_presets(const std::string& spec) {
@@ -294,15 +374,17 @@ std::vector<std::string> parse_presets(const std::string& spec) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item == "all") {
-      wanted.assign(std::begin(kStudyPresets), std::end(kStudyPresets));
+      wanted.insert(wanted.end(), std::begin(kStudyPresets), std::end(kStudyPresets));
       continue;
     }
     bool known = false;
     for (const char* p : kPresetOrder) known = known || item == p;
-    check(known, "unknown preset '" + item + "' (choose grad-at-init, lr-edge, norm, init, depth, all or translation)");
+    check(known,
+          "unknown preset '" + item + "' (choose grad-at-init, lr-edge, norm, init, depth, all, translation or atlas)");
     wanted.push_back(item);
   }
-  check(!wanted.empty(), "--preset is empty (choose grad-at-init, lr-edge, norm, init, depth, all or translation)");
+  check(!wanted.empty(),
+        "--preset is empty (choose grad-at-init, lr-edge, norm, init, depth, all, translation or atlas)");
   // Run order is the canonical one, each preset once.
   std::vector<std::string> out;
   for (const char* p : kPresetOrder)

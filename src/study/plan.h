@@ -18,7 +18,10 @@ namespace gpt2lab {
 inline constexpr const char* kStudyPresets[] = {"grad-at-init", "lr-edge", "norm", "init", "depth"};
 // Every preset in run order: `all` plus translation, which needs the gettext
 // catalogs (scripts/fetch_translation.sh) and so is asked for by name.
-inline constexpr const char* kPresetOrder[] = {"grad-at-init", "lr-edge", "norm", "init", "depth", "translation"};
+// atlas is asked for by name too: it costs about as much as `all` at the
+// full budget.
+inline constexpr const char* kPresetOrder[] = {"grad-at-init", "lr-edge",     "norm", "init",
+                                               "depth",        "translation", "atlas"};
 
 // The dataset every run of a study trains on.
 struct StudyData {
@@ -49,9 +52,10 @@ struct RunSpec {
 // clipping, seed) whose runs differ only in the peak learning rate, chosen
 // as the search goes (study/edge_search.h).
 struct EdgeSpec {
-  std::string name;          // probes are <name>-lr<rate>
-  nlohmann::json variables;  // norm, warmup, warmup_fraction, clip, seed, seed_index
-  TrainOptions train;        // all but the learning rate and out
+  std::string name;                // probes are <name>-lr<rate>
+  std::string preset = "lr-edge";  // or "atlas"
+  nlohmann::json variables;        // norm, warmup, warmup_fraction, clip, seed, seed_index
+  TrainOptions train;              // all but the learning rate and out
   std::vector<double> grid;
   size_t start = 0;
   int refine = 0;
@@ -59,6 +63,24 @@ struct EdgeSpec {
 
 std::vector<EdgeSpec> plan_edges(const Budget& budget, const StudyData& data, int threads);
 RunSpec edge_probe(const EdgeSpec& e, double lr, const std::string& runs_dir);
+
+// One normalization variant of the atlas: a placement, the norm type of
+// its norms, and the init that belongs to the placement (config.h,
+// default_init).
+struct AtlasVariant {
+  std::string name;  // in run names and the report
+  NormPlacement norm;
+  NormType norm_type;
+  InitScheme init;
+};
+
+// The atlas's variants, each there for one of its claims (plan.cpp says which).
+const std::vector<AtlasVariant>& atlas_variants();
+
+// The atlas preset: per variant, the depth sweep (runs) and the stability
+// edge at one depth (searches, as lr-edge's; their probes are atlas runs).
+std::vector<RunSpec> plan_atlas(const Budget& budget, const StudyData& data, const std::string& runs_dir, int threads);
+std::vector<EdgeSpec> plan_atlas_edges(const Budget& budget, const StudyData& data, int threads);
 
 // The translation preset (budget.h, TranslationBudget): `pairs` is the masked
 // translation dataset, `corpus` the text corpus under the same tokenizer for

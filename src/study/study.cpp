@@ -34,6 +34,7 @@
 #include "study/grad_at_init.h"
 #include "study/jobs.h"
 #include "study/plan.h"
+#include "study/residual_stream.h"
 #include "study/translation.h"
 #include "train/run_dir.h"
 
@@ -232,10 +233,15 @@ class Study {
         for (RunSpec& r : plan_preset(p, budget_, data_, (out_ / "runs").string(), run_threads_))
           items.emplace_back(std::move(r));
       }
+      if (p == "atlas")
+        for (EdgeSpec& e : plan_atlas_edges(budget_, data_, run_threads_)) {
+          items.emplace_back(std::move(e));
+          ++searches;
+        }
       summary_.planned = static_cast<int>(items.size());
     }
     log_("study: budget " + budget_.name + ", " + std::to_string(items.size() - searches) + " runs" +
-         (searches ? " and " + std::to_string(searches) + " lr-edge searches" : std::string()) + ", " +
+         (searches ? " and " + std::to_string(searches) + " stability-edge searches" : std::string()) + ", " +
          std::to_string(budget_.seeds.size()) + " seeds (" + join_presets() + ") into " + out_.string() +
          (jobs_ > 1 ? ", " + std::to_string(jobs_) + " at a time on " + std::to_string(effective_run_threads()) +
                           " thread(s) each"
@@ -357,7 +363,7 @@ class Study {
   void record_edge(const EdgeSpec& e, const EdgeSearch& s) {
     Json rec = Json::object();
     rec["name"] = e.name;
-    rec["preset"] = "lr-edge";
+    rec["preset"] = e.preset;
     rec["setting"] = e.variables;
     rec["grid"] = e.grid;
     rec["start"] = e.grid[e.start];
@@ -712,16 +718,19 @@ class Study {
     // (Translation runs have their own data: BLEU says whether they learned.)
     oc["trains"] = status == "completed" && oc.contains("val_loss") &&
                    (r.preset == "translation" || oc["val_loss"].get<double>() < plateau_limit());
-    if (r.preset == "lr-edge") return rec;  // many short runs: their samples would say nothing
+    // Stability-edge probes: many short runs, whose samples would say nothing.
+    if (r.preset == "lr-edge" || r.variables.value("arm", "") == "edge") return rec;
     std::error_code ec;
     const fs::path ckpt = dir / run_dir::kCheckpoint;
     if (!fs::exists(ckpt / kConfigFile, ec)) {
       rec["sample"] = nullptr;
       rec["note"] = "no checkpoint (the run diverged before its first save)";
+      if (r.preset == "atlas") rec["residual_stream"] = residual_record(r, nullptr, dir);
       return rec;
     }
     if (const auto step = run_dir::checkpoint_step(dir)) rec["checkpoint_step"] = *step;
-    const GPT2<float> model = load_model(ckpt);
+    GPT2<float> model = load_model(ckpt);
+    if (r.preset == "atlas") rec["residual_stream"] = residual_record(r, &model, dir);
     const int L = model.config().n_layer;
     Json sym = Json::array();
     sym.push_back(Json(to_json(hidden_unit_spread(model, 0))));
@@ -741,6 +750,21 @@ class Study {
       rec["note"] = "no tokenizer for this dataset, so no text sample";
     }
     return rec;
+  }
+
+  // An atlas run's residual stream at init (its own seed's weights) and at
+  // its end (`trained`, the last checkpoint; null when there is none), on the
+  // same validation batches; also kept next to the run.
+  Json residual_record(const RunSpec& r, GPT2<float>* trained, const fs::path& dir) const {
+    const int B = r.train.batch_size, T = r.train.seq_len, n = budget_.atlas.residual_batches;
+    GPT2<float> fresh(r.train.model);
+    fresh.init_weights(r.train.seed);
+    Json j = {{"batches", n}, {"batch_size", B}, {"seq_len", T}};
+    j["init"] = to_json(measure_residual_stream(fresh, data_.dir, B, T, n));
+    j["final"] = trained ? Json(to_json(measure_residual_stream(*trained, data_.dir, B, T, n))) : Json(nullptr);
+    if (const auto step = run_dir::checkpoint_step(dir); step && trained) j["final_step"] = *step;
+    write_file_atomic(dir / "residual_stream.json", j.dump(2) + "\n");
+    return j;
   }
 
   const StudyOptions& o_;

@@ -184,8 +184,40 @@ TEST(StudyPlan, TranslationGrid) {
   }
 }
 
+TEST(StudyPlan, AtlasSweepsEveryVariantAndSearchesItsEdge) {
+  StudyData d;
+  d.dir = "/data";
+  d.vocab_size = 4096;
+  for (const char* name : {"tiny", "quick", "full"}) {
+    const Budget b = budget_by_name(name);
+    const auto runs = plan_preset("atlas", b, d, "/out/runs", 1);
+    const size_t variants = atlas_variants().size();
+    ASSERT_EQ(runs.size(), variants * b.atlas.depths.size() * b.seeds.size()) << name;
+    std::set<std::string> names, models;
+    for (const auto& r : runs) {
+      names.insert(r.name);
+      EXPECT_EQ(r.preset, "atlas");
+      EXPECT_EQ(r.train.schedule.warmup, 0);  // fixed lr, no warmup
+      EXPECT_EQ(r.train.schedule.lr, b.atlas.lr);
+      EXPECT_EQ(r.train.model.n_layer, r.variables.at("depth").get<int>());
+      EXPECT_EQ(r.variables.at("norm_type"), to_string(r.train.model.norm_type));
+      models.insert(r.variables.at("variant").get<std::string>() + ":" + norm_label(r.train.model));
+    }
+    EXPECT_EQ(names.size(), runs.size()) << name;
+    EXPECT_EQ(models.size(), variants) << name;  // one model family per variant
+    const auto edges = plan_atlas_edges(b, d, 1);
+    ASSERT_EQ(edges.size(), variants * b.seeds.size()) << name;
+    for (const auto& e : edges) {
+      EXPECT_EQ(e.preset, "atlas");
+      EXPECT_EQ(e.train.model.n_layer, b.atlas.edge_depth);
+      EXPECT_EQ(edge_probe(e, e.grid[0], "/out/runs").preset, "atlas");
+    }
+  }
+}
+
 TEST(StudyPlan, ParsePresets) {
-  EXPECT_EQ(parse_presets("all").size(), 5u);
+  EXPECT_EQ(parse_presets("all").size(), 5u);  // atlas and translation are asked for by name
+  EXPECT_EQ(parse_presets("atlas,all").back(), "atlas");
   EXPECT_EQ(parse_presets("translation,norm"), (std::vector<std::string>{"norm", "translation"}));
   EXPECT_EQ(parse_presets("depth,norm"), (std::vector<std::string>{"norm", "depth"}));
   EXPECT_EQ(parse_presets("lr-edge,grad-at-init"), (std::vector<std::string>{"grad-at-init", "lr-edge"}));

@@ -317,6 +317,68 @@ def mt_inputs(st):
     return out
 
 
+# ---------------------------------------------------------------- atlas
+
+def atlas_groups(st):
+    """{(variant, depth): [depth-sweep runs, by seed]} of the atlas preset."""
+    runs = [r for r in finished(st, "atlas") if r["variables"].get("arm") == "depth"]
+    return groups(st, runs, lambda r: (r["variables"].get("variant"), r["variables"].get("depth")))
+
+
+def atlas_edge_groups(st):
+    """{variant: [stability-edge searches, by seed]} of the atlas preset."""
+    out = {}
+    for e in st.edges:
+        if e.get("preset") == "atlas" and isinstance(e.get("setting"), dict):
+            out.setdefault(e["setting"].get("variant"), []).append(e)
+    for es in out.values():
+        es.sort(key=lambda e: e["setting"].get("seed_index", 0))
+    return out
+
+
+def residual_growth(r, when="final"):
+    """How much the residual stream grows through the blocks: its RMS after
+    the last block over its RMS after the first, at init or at the run's
+    end; None for one block or without the measurement. The embeddings are
+    left out: the placements differ in what the first block adds to them
+    (Sandwich's normalized outputs have RMS ~1 against embeddings of ~0.03,
+    Post-LN's stream is a norm's output), which would swamp the growth."""
+    rs = (r.get("residual_stream") or {}).get(when) or {}
+    rms = rs.get("rms") or []
+    return rms[-1] / rms[1] if len(rms) >= 3 and rms[1] else None
+
+
+def step_ms(st, r):
+    """A run's median training step time (ms), its first step left out (warm-up)."""
+    ms = [x for x in st.metrics.get(r["name"], {}).get("ms", [])[1:] if isinstance(x, (int, float))]
+    if not ms:
+        return None
+    ms.sort()
+    return ms[len(ms) // 2] if len(ms) % 2 else (ms[len(ms) // 2 - 1] + ms[len(ms) // 2]) / 2
+
+
+def atlas_inputs(st):
+    """{"cells": [{variant, depth, seeds, left, final, tokens, growth,
+    growth_init, ms}], "edges": {variant: [log2 edges]}} for verdicts'
+    atlas claims; empty without atlas runs."""
+    g = atlas_groups(st)
+    if not g:
+        return {}
+    target = train_target(st, [r for rs in g.values() for r in rs])
+    cells = []
+    for (variant, depth), rs in g.items():
+        cells.append({"variant": variant, "depth": depth, "seeds": len(rs),
+                      "left": sum(bool(left_plateau(st, r)) for r in rs),
+                      "final": [st.final_value(r) for r in rs],
+                      "tokens": [tokens_to_target(st, r, target)[0] for r in rs] if target is not None else [],
+                      "target": target,
+                      "growth": [residual_growth(r) for r in rs],
+                      "growth_init": [residual_growth(r, "init") for r in rs],
+                      "ms": [step_ms(st, r) for r in rs]})
+    edges = {v: [edge_log2(e) for e in es] for v, es in atlas_edge_groups(st).items()}
+    return {"cells": cells, "edges": edges}
+
+
 def gather(st):
     """Every plain input verdicts.evaluate() takes, from the study, with why
     an input is empty."""
@@ -330,12 +392,12 @@ def gather(st):
     else:
         if st.unigram is None:
             why["plateau"] = "no unigram baseline (study.json has none and the shards are not at hand)"
-    for key, preset in (("inits", "init"), ("depth_deltas", "depth"), ("mt", "translation")):
+    for key, preset in (("inits", "init"), ("depth_deltas", "depth"), ("mt", "translation"), ("atlas", "atlas")):
         if not finished(st, preset):
             why[key] = f"{preset} not run"
     return {"profiles": gai_profiles(st), "edges": edge_inputs(st), "plateau": norm_plateau(st),
             "times": norm_times(st), "finals": norm_finals(st), "inits": init_inputs(st),
-            "depth_deltas": depth_deltas(st), "mt": mt_inputs(st), "why": why}
+            "depth_deltas": depth_deltas(st), "mt": mt_inputs(st), "atlas": atlas_inputs(st), "why": why}
 
 
 # ---------------------------------------------------------------- design artefacts

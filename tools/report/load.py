@@ -10,7 +10,7 @@ from .stats import smooth
 
 def load_metrics(out, rec):
     """Rows of a run's metrics.jsonl, split by kind."""
-    m = {"steps": [], "loss": [], "grad_norm": [], "tokens": [], "val_steps": [], "val": [], "diag": [],
+    m = {"steps": [], "loss": [], "grad_norm": [], "tokens": [], "ms": [], "val_steps": [], "val": [], "diag": [],
          "diverged": None}
     path = os.path.join(out, rec.get("metrics", ""))
     if not rec.get("metrics") or not os.path.exists(path):
@@ -36,6 +36,7 @@ def load_metrics(out, rec):
                 m["loss"].append(r["loss"])
                 m["grad_norm"].append(r.get("grad_norm", float("nan")))
                 m["tokens"].append(r.get("tokens"))
+                m["ms"].append(r.get("ms"))
     return m
 
 

@@ -27,7 +27,7 @@ The rules:
 import math
 import statistics
 
-from .stats import GROWS, fmt_lr, fmt_tokens
+from .stats import GROWS, fmt_lr, fmt_ratio, fmt_tokens
 
 MIN_SEEDS = 3
 NOISE = 2.0  # a difference is stated when |Δmean| > NOISE · pooled sd
@@ -50,6 +50,10 @@ CLAIMS = [
     ("mt-no-warmup", "Pre-LN translates better than Post-LN without warmup (Xiong et al.)", ("translation",)),
     ("mt-warmup", "Warmup is needed by Post-LN, not by Pre-LN (translation)", ("translation",)),
     ("mt-pretrain-gap", "Pre-training narrows the placement gap (translation)", ("translation",)),
+    ("deepnorm", "DeepNorm trains Post-LN where plain Post-LN does not", ("atlas",)),
+    ("rezero-faster", "ReZero converges faster than Pre-LN/Post-LN", ("atlas",)),
+    ("sandwich-growth", "Sandwich/Peri-LN bounds the residual growth of Pre-LN", ("atlas",)),
+    ("rmsnorm-cost", "RMSNorm matches LayerNorm at lower cost", ("atlas",)),
 ]
 CLAIM_TEXT = {k: text for k, text, _ in CLAIMS}
 CLAIM_SECTIONS = {k: secs for k, _, secs in CLAIMS}
@@ -657,12 +661,146 @@ def mt_pretrain_gap_verdict(cells, why=None):
     return Verdict("mt-pretrain-gap", verdict, numbers, details)
 
 
+# ---------------------------------------------------------------- atlas
+
+def atlas_cells(atlas):
+    """{(variant, depth): cell} of evidence.atlas_inputs()' cells, and the depths in order."""
+    cells = {(c["variant"], c["depth"]): c for c in atlas.get("cells", [])}
+    return cells, sorted({d for _, d in cells})
+
+
+BOTH_TRAIN = "both train"
+
+
+def deepnorm_sign(post, deep):
+    """One depth: +1 when DeepNorm trains (every seed) where plain Post-LN
+    does not (none or only some of its seeds leave the plateau), −1 when
+    Post-LN trains where DeepNorm fails, 0 when neither trains, BOTH_TRAIN
+    (the depth does not test the claim), None with too few seeds."""
+    p, d = seeds_state(post["left"], post["seeds"]), seeds_state(deep["left"], deep["seeds"])
+    if "few seeds" in (p, d):
+        return None
+    if p == "trains" and d == "trains":
+        return BOTH_TRAIN
+    if d == "trains":
+        return 1
+    return -1 if p == "trains" and d == "fails" else 0
+
+
+def deepnorm_verdict(atlas, why=None):
+    """Claim 10. Per depth of the sweep, who leaves the unigram plateau
+    (deepnorm_sign; the majority of the depths where Post-LN does not train
+    decides), and the stability edge at one depth (DeepNorm's resolved
+    above Post-LN's: it trains at rates where Post-LN does not); the two
+    measures combined by combine()."""
+    cells, depths = atlas_cells(atlas)
+    details, signs = [], []
+    for d in depths:
+        post, deep = cells.get(("post-ln", d)), cells.get(("deepnorm", d))
+        if post and deep:
+            signs.append(deepnorm_sign(post, deep))
+            details.append(f"{d} layers: Post-LN left the plateau in {post['left']}/{post['seeds']} seeds, "
+                           f"DeepNorm in {deep['left']}/{deep['seeds']}.")
+    if not details:
+        return Verdict("deepnorm", NOT_TESTED, why or "no atlas runs of Post-LN and DeepNorm")
+    tested = [x for x in signs if x is not None and x != BOTH_TRAIN]
+    # Post-LN trained at every depth: nothing for DeepNorm to fix here.
+    by_depth = majority(tested) if tested else NOT_OBSERVED if BOTH_TRAIN in signs else NOT_TESTED
+    edges = atlas.get("edges", {})
+    e = Diff(edges.get("deepnorm", []), edges.get("post-ln", []))
+    by_edge = NOT_TESTED if not e.enough else (CONFIRMED if e.sign > 0 else CONTRADICTED if e.sign < 0
+                                               else NOT_OBSERVED)
+    details.append(f"Max stable lr (log2), DeepNorm vs Post-LN: {e.text(log2_text, octaves)}.")
+    verdict = combine([by_depth, by_edge])
+    numbers = (f"depth sweep: {by_depth} (DeepNorm trains where Post-LN does not at {sum(x == 1 for x in tested)}, "
+               f"Post-LN where DeepNorm does not at {sum(x == -1 for x in tested)} of {len(signs)} depths); "
+               f"edge: {by_edge}")
+    return Verdict("deepnorm", verdict, numbers, details)
+
+
+def rezero_verdict(atlas, why=None):
+    """Claim 11. Per depth, tokens to the train target (a seed that never
+    reaches it counts with its total tokens): ReZero against Pre-LN and
+    against Post-LN; the majority of the (depth, rival) comparisons decides
+    (fewer tokens: faster)."""
+    cells, depths = atlas_cells(atlas)
+    details, signs = [], []
+    for d in depths:
+        rz = cells.get(("rezero", d))
+        for rival, name in (("pre-ln", "Pre-LN"), ("post-ln", "Post-LN")):
+            other = cells.get((rival, d))
+            if rz and other and rz["tokens"] and other["tokens"]:
+                diff = Diff(rz["tokens"], other["tokens"])
+                signs.append(diff.sign if diff.enough else None)
+                details.append(f"{d} layers, tokens to loss ≤ {rz['target']:.2f}, ReZero vs {name}: "
+                               f"{diff.text(fmt_tokens)}.")
+    if not details:
+        return Verdict("rezero-faster", NOT_TESTED, why or "no atlas runs of ReZero with a train target")
+    verdict = majority(signs, claimed=-1)
+    tested = [x for x in signs if x is not None]
+    return Verdict("rezero-faster", verdict, f"faster in {sum(x == -1 for x in tested)}, slower in "
+                   f"{sum(x == 1 for x in tested)} of {len(tested)} (depth, rival) comparisons", details)
+
+
+def sandwich_verdict(atlas, why=None):
+    """Claim 12. Per depth, the residual stream's growth through the blocks
+    at the end of training (RMS after the last block / after the first):
+    Sandwich's resolved below Pre-LN's bounds it; the majority of the depths
+    decides. The growth at init is shown, not judged."""
+    cells, depths = atlas_cells(atlas)
+    details, signs = [], []
+    for d in depths:
+        sw, pre = cells.get(("sandwich", d)), cells.get(("pre-ln", d))
+        if sw and pre:
+            end, init = Diff(sw["growth"], pre["growth"]), Diff(sw["growth_init"], pre["growth_init"])
+            signs.append(end.sign if end.enough else None)
+            details.append(f"{d} layers, residual RMS after the last / the first block, Sandwich vs Pre-LN: at the end "
+                           f"{end.text(fmt_ratio)}; at init {init.text(fmt_ratio)}.")
+    if not details:
+        return Verdict("sandwich-growth", NOT_TESTED, why or "no atlas runs of Sandwich and Pre-LN")
+    tested = [x for x in signs if x is not None]
+    return Verdict("sandwich-growth", majority(signs, claimed=-1),
+                   f"lower growth at {sum(x == -1 for x in tested)}, higher at {sum(x == 1 for x in tested)} of "
+                   f"{len(tested)} depths (end of training)", details)
+
+
+def rmsnorm_verdict(atlas, why=None):
+    """Claim 13. Per depth, Pre-LN with RMSNorm against LayerNorm: it
+    matches when its final loss is not resolved higher (majority of the
+    depths), and costs less when its median step time is resolved lower
+    (majority). Confirmed when both hold, contradicted when either is
+    resolved the other way. Step times are the study's own: runs side by
+    side (--jobs) share the machine, so bench/norm_cost.sh is the cleaner
+    measure of cost."""
+    cells, depths = atlas_cells(atlas)
+    details, loss, cost = [], [], []
+    for d in depths:
+        rms, ln = cells.get(("pre-rms", d)), cells.get(("pre-ln", d))
+        if rms and ln:
+            fl, ms = Diff(rms["final"], ln["final"]), Diff(ln["ms"], rms["ms"])
+            loss.append((-1 if fl.sign > 0 else 1) if fl.enough else None)
+            cost.append(ms.sign if ms.enough else None)
+            details.append(f"{d} layers, RMSNorm vs LayerNorm: final val loss {fl.text()}; median step ms, "
+                           f"LayerNorm vs RMSNorm, {Diff(ln['ms'], rms['ms']).text(lambda x: f'{x:.2f}')}.")
+    if not details:
+        return Verdict("rmsnorm-cost", NOT_TESTED, why or "no atlas runs of Pre-LN with RMSNorm and LayerNorm")
+    vl, vc = majority(loss), majority(cost)
+    if CONTRADICTED in (vl, vc):
+        verdict = CONTRADICTED
+    elif NOT_TESTED in (vl, vc):
+        verdict = NOT_TESTED
+    else:
+        verdict = CONFIRMED if vl == vc == CONFIRMED else NOT_OBSERVED
+    return Verdict("rmsnorm-cost", verdict, f"matches LayerNorm's loss: {vl}; cheaper step: {vc} (the study's "
+                   "own step times; bench/norm_cost.sh times them side by side)", details)
+
+
 # ---------------------------------------------------------------- all
 
 def evaluate(inputs):
     """Every claim's Verdict, in CLAIMS order, from the plain inputs of
     evidence.gather(): {"profiles", "edges", "plateau", "times", "finals",
-    "inits", "depth_deltas", "mt"} (a missing key: that measure was not run), and
+    "inits", "depth_deltas", "mt", "atlas"} (a missing key: that measure was not run), and
     "why": {key: why that input is empty} for the numbers column."""
     why = inputs.get("why") or {}
     get = lambda k: inputs.get(k) or []  # noqa: E731
@@ -676,4 +814,8 @@ def evaluate(inputs):
         mt_no_warmup_verdict(get("mt"), why.get("mt")),
         mt_warmup_verdict(get("mt"), why.get("mt")),
         mt_pretrain_gap_verdict(get("mt"), why.get("mt")),
+        deepnorm_verdict(inputs.get("atlas") or {}, why.get("atlas")),
+        rezero_verdict(inputs.get("atlas") or {}, why.get("atlas")),
+        sandwich_verdict(inputs.get("atlas") or {}, why.get("atlas")),
+        rmsnorm_verdict(inputs.get("atlas") or {}, why.get("atlas")),
     ]

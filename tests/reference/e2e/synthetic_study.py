@@ -1,6 +1,6 @@
 """A synthetic "study v2" folder (study.json version 2 + each run's
 metrics.jsonl) for the report tests: every preset (grad-at-init, norm,
-lr-edge, init, depth, translation) with seeds, in the schema `gpt2lab study` writes, and
+lr-edge, init, depth, translation; atlas when asked) with seeds, in the schema `gpt2lab study` writes, and
 every number chosen by the caller, so that a test can make each of the
 report's verdicts come out either way.
 
@@ -22,6 +22,10 @@ STEPS, EVAL_EVERY, DIAG_EVERY = 40, 10, 10
 BATCH, SEQ = 2, 16
 GRID = [1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2]
 PRESETS = ["grad-at-init", "lr-edge", "norm", "init", "depth", "translation"]
+# The atlas only where a test asks for it (World(presets=WITH_ATLAS)): its
+# 150 more runs would slow every report drawn from a synthetic study.
+WITH_ATLAS = PRESETS + ["atlas"]
+ATLAS_VARIANTS = ["pre-ln", "post-ln", "deepnorm", "sandwich", "rezero", "pre-rms"]
 NORM_WARMUPS = [0.0, 0.05, 0.25]
 NORM_LRS = {"normal": 1e-3, "high": 4e-3}
 INITS = [("zero", False), ("normal", False), ("gpt2", True), ("xavier", False), ("xavier", True), ("he", False)]
@@ -58,6 +62,29 @@ def mt_against(arm, norm, init, wf, i):
     if norm == "pre" and not wf:
         return 8.0 + j
     return 20.0 + j
+
+
+def atlas_paper(variant, depth, i):
+    """An atlas sweep run as the papers have it: (final val loss, time
+    constant, residual growth at the end, step ms). Plain Post-LN stays on
+    the plateau at depth 8 where DeepNorm trains; ReZero converges in fewer
+    steps; Sandwich's stream grows less than Pre-LN's; RMSNorm matches
+    LayerNorm's loss with shorter steps."""
+    final = STUCK + jitter(i, 0.01) if variant == "post-ln" and depth >= 8 else 4.0 + jitter(i, 0.02)
+    tau = 2 + 0.3 * i if variant == "rezero" else 8 + i
+    growth = (1.2 if variant == "sandwich" else 1 + 0.5 * depth) + jitter(i, 0.05)
+    ms = (9.0 if variant == "pre-rms" else 10.0) + jitter(i, 0.1)
+    return final, tau, growth, ms
+
+
+def atlas_against(variant, depth, i):
+    """Every atlas claim reversed: DeepNorm stuck where Post-LN trains,
+    ReZero slower, Sandwich's stream growing more, RMSNorm worse."""
+    final = STUCK + jitter(i, 0.01) if variant == "deepnorm" and depth >= 8 else \
+        (4.3 if variant == "pre-rms" else 4.0) + jitter(i, 0.02)
+    tau = 16 + i if variant == "rezero" else 8 + i
+    growth = (1 + depth if variant == "sandwich" else 1.2) + jitter(i, 0.05)
+    return final, tau, growth, 10.0 + jitter(i, 0.1)
 
 
 def jitter(i, size):
@@ -100,6 +127,10 @@ class World:
         # pre-training runs diverge (their fine-tunings are then skipped).
         self.mt_bleu = mt_paper
         self.mt_pretrain_diverges = lambda norm, i: False
+        # atlas: (final, tau, residual growth, step ms) per (variant, depth,
+        # i), and the index into GRID of each variant's stability edge.
+        self.atlas_run = atlas_paper
+        self.atlas_edge = lambda variant, i: (1 if variant == "post-ln" else 4) + (i == 2) - (i == 0)
         for k, v in kw.items():
             setattr(self, k, v)
 
@@ -119,7 +150,8 @@ class World:
                                                "xavier+scale": 4.1, "he": 4.4}[label] + jitter(i, 0.02),
             depth_final=lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.05 * (10 - depth)) +
             jitter(i + (0 if scale else 1), 0.01),
-            mt_bleu=mt_against)
+            mt_bleu=mt_against, atlas_run=atlas_against,
+            atlas_edge=lambda variant, i: (1 if variant == "deepnorm" else 4) + (i == 2) - (i == 0))
         for k, v in kw.items():
             setattr(w, k, v)
         return w
@@ -133,13 +165,16 @@ class World:
             init_final=lambda norm, label, i: (5.0 if label == "zero" else 4.1) + jitter(i, 0.05),
             depth_final=lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.01) +
             jitter(i + (0 if scale else 1), 0.05),
-            mt_bleu=lambda arm, norm, init, wf, i: 15.0 + (0.1 if norm == "post" else 0) + mt_jitter(norm, i))
+            mt_bleu=lambda arm, norm, init, wf, i: 15.0 + (0.1 if norm == "post" else 0) + mt_jitter(norm, i),
+            atlas_run=lambda variant, depth, i: (4.0 + jitter(i, 0.05), 8 + i, 2.0 + jitter(i, 0.2),
+                                                 10.0 + jitter(i, 0.5)),
+            atlas_edge=lambda variant, i: 3 + (i == 2) - (i == 0))
         for k, v in kw.items():
             setattr(w, k, v)
         return w
 
 
-def write_metrics(path, final, tau, diverge_at=None, spike_at=None, steps=STEPS):
+def write_metrics(path, final, tau, diverge_at=None, spike_at=None, steps=STEPS, ms=1.0):
     """A loss curve final + (ln V - final)·exp(-s/tau), validation every
     EVAL_EVERY steps ending exactly at `final`, diagnostics every
     DIAG_EVERY; or a run that blows up at diverge_at."""
@@ -166,17 +201,17 @@ def write_metrics(path, final, tau, diverge_at=None, spike_at=None, steps=STEPS)
                          "loss": loss, "grad_norm": 50.0})
             break
         rows.append({"kind": "train", "step": s, "loss": loss, "lr": 1e-3, "grad_norm": 1.0 + 0.1 * (s % 3),
-                     "ms": 1.0, "tokens_per_s": 1000.0, "tokens": (s + 1) * BATCH * SEQ, "elapsed_s": s * 0.01})
+                     "ms": ms, "tokens_per_s": 1000.0, "tokens": (s + 1) * BATCH * SEQ, "elapsed_s": s * 0.01})
     with open(path, "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
 
 
 def train_run(out, name, preset, variables, final, tau, diverge_at=None, spikes=0, clip=0.0, warmup=0, lr=1e-3,
-              n_layer=2, symmetry=None, trains=None):
+              n_layer=2, symmetry=None, trains=None, ms=1.0):
     spike_steps = [STEPS // 2 + k for k in range(spikes)]
     write_metrics(os.path.join(out, "runs", name, "metrics.jsonl"), final, tau, diverge_at,
-                  spike_steps[0] if spike_steps else None)
+                  spike_steps[0] if spike_steps else None, ms=ms)
     status = "diverged" if diverge_at is not None else "completed"
     outcome = {"status": status, "steps": diverge_at or STEPS, "last_loss": final, "min_loss": final - 0.05,
                "spikes": len(spike_steps[:1]), "spike_steps": spike_steps[:1]}
@@ -276,6 +311,43 @@ MT_BUDGET = {"shape": {"n_layer": 2, "n_embd": 32, "steps": STEPS}, "lr": 1e-3, 
              "valid_pairs": 40, "test_pairs": 10, "max_tokens": 48, "target": "fr"}
 
 
+def atlas_runs(out, w):
+    """The atlas's depth sweep (runs with their residual stream) and its
+    stability-edge searches (edges, with their probe runs)."""
+    runs, edges = [], []
+    for depth in (2, 8):
+        for variant in ATLAS_VARIANTS:
+            for i in range(w.seeds):
+                final, tau, growth, ms = w.atlas_run(variant, depth, i)
+                v = {"arm": "depth", "variant": variant, "depth": depth, **seed_vars(w, i)}
+                rec = train_run(out, f"atlas-{variant}-L{depth}-s{i + 1}", "atlas", v, final, tau, n_layer=depth,
+                                ms=ms)
+                init = [0.05] * (depth + 1)
+                rec["residual_stream"] = {"init": {"rms": init, "token_norm": init, "tokens": 32},
+                                          "final": {"rms": [0.05] + [0.1 * (1 + (growth - 1) * (l - 1) / (depth - 1))
+                                                                     for l in range(1, depth + 1)],
+                                                    "token_norm": init, "tokens": 32}}
+                runs.append(rec)
+    for variant in ATLAS_VARIANTS:
+        for i in range(w.seeds):
+            top = w.atlas_edge(variant, i)
+            name = f"atlas-edge-{variant}-L2-s{i + 1}"
+            probes = [{"lr": lr, "trains": k <= top, "run": f"{name}-lr{lr:g}"} for k, lr in enumerate(GRID)
+                      if k <= top + 1]
+            for p in probes:
+                v = {"arm": "edge", "variant": variant, "depth": 2, "lr": p["lr"], **seed_vars(w, i)}
+                rec = train_run(out, p["run"], "atlas", v, 4.2 if p["trains"] else 5.5, 8, None if p["trains"] else 9,
+                                lr=p["lr"], trains=p["trains"])
+                for k in ("sample", "symmetry", "checkpoint_step", "note"):  # probes are not analysed further
+                    rec.pop(k, None)
+                runs.append(rec)
+            edges.append({"preset": "atlas", "setting": {"arm": "edge", "variant": variant, "depth": 2,
+                                                         **seed_vars(w, i)},
+                          "grid": GRID, "probes": probes, "edge": GRID[top] if top >= 0 else None,
+                          "failed": GRID[top + 1] if top + 1 < len(GRID) else None, "complete": True})
+    return runs, edges
+
+
 def make_study(out, w=None):
     """Writes OUT/study.json and OUT/runs/*/metrics.jsonl for World w."""
     w = w or World.paper()
@@ -363,13 +435,18 @@ def make_study(out, w=None):
                                               spikes=w.spikes("depth", norm)))
     if "translation" in w.presets:
         runs += mt_runs(out, w)
+    if "atlas" in w.presets:
+        more, more_edges = atlas_runs(out, w)
+        runs += more
+        edges += more_edges
     seeds_list = [1337 + i for i in seeds]
     study = {"format": "gpt2lab study", "version": w.version, "created": "t0", "updated": "t1", "threads": 2,
              "presets": w.presets, "command": "gpt2lab study --preset all --budget tiny --out /somewhere/study",
              "budget": {"name": "tiny", "seed": 1337, "seeds": seeds_list,
                         "lr_edge": {"grid": GRID, "warmup_fraction": 0.25, "clips": [0, 1.0], "margin": 0.1},
                         "norm": {"warmups": NORM_WARMUPS, "lrs": list(NORM_LRS.values())},
-                        "sample": {"tokens": 16, "temperature": 0.8, "top_k": 40}, "translation": MT_BUDGET},
+                        "sample": {"tokens": 16, "temperature": 0.8, "top_k": 40}, "translation": MT_BUDGET,
+                        "atlas": {"depths": [2, 8], "edge_depth": 2, "residual_batches": 2, "grid": GRID}},
              "data": {"dir": "data", "tokenizer": "t", "tokenizer_identity": "t sha256:0", "vocab_size": VOCAB},
              "baselines": {"uniform": UNIFORM, "unigram_val": UNIGRAM, "unigram_train": UNIGRAM},
              "runs": runs, "edges": edges}

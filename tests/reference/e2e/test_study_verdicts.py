@@ -1,4 +1,4 @@
-"""tools/report's verdicts (tools/report/verdicts.py): each of the six claims
+"""tools/report's verdicts (tools/report/verdicts.py): each claim
 flips between its values when the numbers behind it change, the seed-noise
 rule (|Δmean| > 2·pooled sd, at least 3 seeds) decides every comparison,
 and the verdict table at the top of the report shows what the same code
@@ -188,13 +188,21 @@ expect(V.scale_depth_verdict(deltas(-0.4, -0.1)).verdict == N,
 mixed = [x for x in deltas(0.0, 0.3) if x["norm"] == "pre"] + [x for x in deltas(0.0, 0.0) if x["norm"] == "post"]
 expect(V.scale_depth_verdict(mixed).verdict == C, "claim 6: Pre-LN confirms, Post-LN flat -> confirmed (combine)")
 
+# ---------------------------------------------------------------- atlas: DeepNorm per depth
+
+cell = lambda left, seeds=3: {"left": left, "seeds": seeds}  # noqa: E731
+expect(V.deepnorm_sign(cell(0), cell(3)) == 1 and V.deepnorm_sign(cell(1), cell(3)) == 1 and
+       V.deepnorm_sign(cell(3), cell(0)) == -1 and V.deepnorm_sign(cell(0), cell(0)) == 0 and
+       V.deepnorm_sign(cell(3), cell(3)) == V.BOTH_TRAIN and V.deepnorm_sign(cell(0, 2), cell(2, 2)) is None,
+       "DeepNorm per depth: trains where Post-LN does not (+1), the reverse (−1), neither (0), both (not a test)")
+
 # ---------------------------------------------------------------- from a study folder
 
 with harness.scratch() as tmp:
     results = {}
     for world in ("paper", "against", "noise"):
         out = os.path.join(tmp, world)
-        syn.make_study(out, getattr(syn.World, world)())
+        syn.make_study(out, getattr(syn.World, world)(presets=syn.WITH_ATLAS))
         results[world] = {v.key: v for v in V.evaluate(evidence.gather(Study(out)))}
     keys = [k for k, _, _ in V.CLAIMS]
     for world, want in (("paper", C), ("against", X), ("noise", N)):
@@ -206,10 +214,19 @@ with harness.scratch() as tmp:
         "faster": dict(norm_run=lambda norm, wf, level, i: (4.0 + syn.jitter(i, 0.02), 6 + i if norm == "post" else
                                                             30 + i)),
         "scale-depth": dict(depth_final=lambda norm, scale, depth, i: 4.0 + syn.jitter(i + (not scale), 0.01)),
+        # atlas: plain Post-LN trains at every depth with DeepNorm's edge; ReZero
+        # as slow as the rest; Sandwich's stream grows like Pre-LN's; RMSNorm's
+        # steps as long as LayerNorm's.
+        "deepnorm": dict(atlas_run=lambda v, d, i: syn.atlas_paper("pre-ln" if v == "post-ln" else v, d, i),
+                         atlas_edge=lambda v, i: 4 + (i == 2) - (i == 0)),
+        "rezero-faster": dict(atlas_run=lambda v, d, i: syn.atlas_paper("pre-ln" if v == "rezero" else v, d, i)),
+        "sandwich-growth": dict(atlas_run=lambda v, d, i: syn.atlas_paper("pre-ln" if v == "sandwich" else v, d, i)),
+        "rmsnorm-cost": dict(atlas_run=lambda v, d, i: syn.atlas_paper("pre-ln" if v == "pre-rms" else v, d, i)[:3] +
+                             (9.0 + syn.jitter(i, 0.1) if v == "pre-ln" else 10.0 + syn.jitter(i, 0.1),)),
     }
     for key, knobs in flips.items():
         out = os.path.join(tmp, "flip-" + key)
-        syn.make_study(out, syn.World.paper(**knobs))
+        syn.make_study(out, syn.World.paper(presets=syn.WITH_ATLAS, **knobs))
         got = {v.key: v.verdict for v in V.evaluate(evidence.gather(Study(out)))}
         expect(got[key] != C, f"flipping only '{key}' changes its verdict ({got[key]})")
 

@@ -5,9 +5,9 @@ TITLE (its heading) and draw(doc, study, findings), listed in PRESET_SECTIONS
 in the order the report shows them. Text samples (samples) and Divergence
 and loss spikes (divergence) follow them, for every study.
 """
-from . import depth, divergence, grad_at_init, init, lr_edge, norm, samples, translation
+from . import atlas, depth, divergence, grad_at_init, init, lr_edge, norm, samples, translation
 
-PRESET_SECTIONS = [grad_at_init, lr_edge, norm, init, depth, translation]
+PRESET_SECTIONS = [grad_at_init, lr_edge, norm, init, depth, translation, atlas]
 BY_PRESET = {m.PRESET: m for m in PRESET_SECTIONS}
 
 __all__ = ["BY_PRESET", "PRESET_SECTIONS", "in_report_order", "divergence", "samples"]

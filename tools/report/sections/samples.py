@@ -6,12 +6,12 @@ from ..stats import fmt, fmt_num, spearman
 
 
 def draw(doc, st, findings):
-    # lr-edge probes are left out (dozens of runs that differ only in lr),
-    # and translation runs (their own tokenizer and task: the translation
-    # section shows their outputs); the table shows each setting's first
-    # seed, the plot and ρ every run.
+    # lr-edge probes (and the atlas's) are left out (dozens of runs that
+    # differ only in lr), and translation runs (their own tokenizer and task:
+    # the translation section shows their outputs); the table shows each
+    # setting's first seed, the plot and ρ every run.
     runs = [r for r in st.runs if r.get("kind") == "train" and r.get("status") in ("completed", "diverged")
-            and r.get("preset") not in ("lr-edge", "translation")]
+            and r.get("preset") not in ("lr-edge", "translation") and r["variables"].get("arm") != "edge"]
     with_sample = [r for r in runs if r.get("sample")]
     first = {}
     for r in runs:
