@@ -1,7 +1,8 @@
 """Data the tests make: llm.c token shards, a learnable synthetic token
-stream (a noisy linear recurrence) and runs of random letters, with numpy
-only. (What a run writes is read by harness.py.)"""
+stream (a noisy linear recurrence), runs of random letters and a small
+text corpus for the studies, with numpy only. (What a run writes is read by harness.py.)"""
 import os
+import random
 
 import numpy as np
 
@@ -53,3 +54,16 @@ def random_letters(n, alphabet, seed):
     rng = np.random.default_rng(seed)
     a = np.frombuffer(alphabet.encode(), dtype=np.uint8)
     return a[rng.integers(0, len(a), size=n)].tobytes()
+
+
+def study_corpus(path):
+    """24 documents of sentences from a 25-word vocabulary: what the tiny
+    studies train their BPE and models on."""
+    rnd = random.Random(7)
+    words = ("the congress shall make laws for the people of the united states and the nation will keep "
+             "its promise to every citizen in peace and in war").split()
+    os.makedirs(path)
+    for i in range(24):
+        with open(os.path.join(path, f"doc{i:02d}.txt"), "w") as f:
+            for _ in range(60):
+                f.write(" ".join(rnd.choice(words) for _ in range(rnd.randint(5, 14))).capitalize() + ". ")

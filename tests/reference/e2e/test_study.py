@@ -8,13 +8,13 @@ metrics as an uninterrupted one."""
 import json
 import re
 import os
-import random
 import signal
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
+from shards import study_corpus  # noqa: E402
 from harness import BIN, expect, read_metrics, stable  # noqa: E402
 
 # The report script is a folder (python3 tools/report OUT); named here so
@@ -37,17 +37,6 @@ FIXED_RUNS = (32 + 8 + 7 + 8) * SEEDS
 EDGE_SEARCHES = 4 * SEEDS
 
 
-def make_corpus(path):
-    rnd = random.Random(7)
-    words = ("the congress shall make laws for the people of the united states and the nation will keep "
-             "its promise to every citizen in peace and in war").split()
-    os.makedirs(path)
-    for i in range(24):
-        with open(os.path.join(path, f"doc{i:02d}.txt"), "w") as f:
-            for _ in range(60):
-                f.write(" ".join(rnd.choice(words) for _ in range(rnd.randint(5, 14))).capitalize() + ". ")
-
-
 def study(corpus, out, *extra):
     return harness.run("study", "--budget", "tiny", "--data", corpus, "--out", out, "--threads", "1", "--quiet", *extra,
                        env={"GPT2LAB_REPORT_SCRIPT": REPORT})
@@ -55,7 +44,7 @@ def study(corpus, out, *extra):
 
 with harness.scratch() as tmp:
     corpus = os.path.join(tmp, "corpus")
-    make_corpus(corpus)
+    study_corpus(corpus)
 
     # 1. The whole miniature study.
     a = os.path.join(tmp, "a")

@@ -5,11 +5,11 @@ init and at its end, the report draws the atlas section with its figures
 and the four verdict rows, and a rerun redoes nothing."""
 import json
 import os
-import random
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
+from shards import study_corpus  # noqa: E402
 from harness import expect  # noqa: E402
 
 REPORT = os.path.join(harness.SOURCE, "tools", "report")
@@ -21,17 +21,6 @@ SEARCHES = len(VARIANTS) * SEEDS
 FIGURES = ["atlas_final_loss.png", "atlas_edge.png", "atlas_residual.png", "atlas_grad_profile.png"]
 CLAIMS = ["DeepNorm trains Post-LN where plain Post-LN does not", "ReZero converges faster than Pre-LN/Post-LN",
           "Sandwich/Peri-LN bounds the residual growth of Pre-LN", "RMSNorm matches LayerNorm at lower cost"]
-
-
-def make_corpus(path):
-    rnd = random.Random(7)
-    words = ("the congress shall make laws for the people of the united states and the nation will keep "
-             "its promise to every citizen in peace and in war").split()
-    os.makedirs(path)
-    for i in range(24):
-        with open(os.path.join(path, f"doc{i:02d}.txt"), "w") as f:
-            for _ in range(60):
-                f.write(" ".join(rnd.choice(words) for _ in range(rnd.randint(5, 14))).capitalize() + ". ")
 
 
 def study(corpus, out, *extra):
@@ -76,7 +65,7 @@ def check_runs(out, s):
 
 with harness.scratch() as tmp:
     corpus = os.path.join(tmp, "corpus")
-    make_corpus(corpus)
+    study_corpus(corpus)
     a = os.path.join(tmp, "a")
     r = study(corpus, a)
     if r.returncode != 0:
