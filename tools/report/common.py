@@ -196,3 +196,18 @@ def seeds_note(st, groups):
 
 __all__ = ["describe", "max_loss", "setting_table", "clip_ylim", "plot_band", "plateau_line", "artefact_line",
            "add_findings", "seeds_note", "warmup_fraction", "jump_spikes"]
+
+
+def depth_loss_axes(ax, st, depths, title, fontsize=10):
+    """The axes of a final-loss-against-depth figure: the unigram baseline,
+    depth on a log2 axis, labels, grid and legend."""
+    if st.unigram is not None:
+        ax.axhline(st.unigram, color="k", ls=":", lw=0.9, label="unigram baseline")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(depths)
+    ax.set_xticklabels([str(d) for d in depths])
+    ax.set_xlabel("layers")
+    ax.set_ylabel("final validation loss (nats)")
+    ax.set_title(title, fontsize=fontsize)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)

@@ -6,7 +6,7 @@ profile at init and during training; four claims of the papers behind them
 import math
 import statistics
 
-from ..common import add_findings, plateau_line, seeds_note
+from ..common import add_findings, depth_loss_axes, plateau_line, seeds_note
 from ..evidence import atlas_edge_groups, atlas_groups, edge_log2, left_plateau, residual_growth, step_ms
 from ..plot import plt
 from ..stats import fmt_lr, fmt_msd, mean_sd
@@ -60,16 +60,7 @@ def final_loss_figure(doc, st, g, variants, depths):
         for d in depths:
             if any(st.diverged(r) for r in g.get((v, d), [])) and ms:
                 ax.plot([d], [max(ms) + 0.1], "x", color=color(v), ms=11, mew=2.5)
-    if st.unigram is not None:
-        ax.axhline(st.unigram, color="k", ls=":", lw=0.9, label="unigram baseline")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(depths)
-    ax.set_xticklabels([str(d) for d in depths])
-    ax.set_xlabel("layers")
-    ax.set_ylabel("final validation loss (nats)")
-    ax.set_title("mean ± 1 sd over seeds (a diverged seed counts as ln V); × a seed diverged", fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    depth_loss_axes(ax, st, depths, "mean ± 1 sd over seeds (a diverged seed counts as ln V); × a seed diverged", fontsize=9)
     doc.figure(fig, "atlas_final_loss.png", "Final validation loss against depth per variant, mean ± sd over seeds")
 
 

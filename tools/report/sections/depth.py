@@ -2,7 +2,8 @@
 grows, over seeds."""
 import statistics
 
-from ..common import add_findings, artefact_line, clip_ylim, plateau_line, plot_band, seeds_note, setting_table
+from ..common import (add_findings, artefact_line, clip_ylim, depth_loss_axes, plateau_line,
+                      plot_band, seeds_note, setting_table)
 from ..evidence import artefact_checks, depth_groups, train_target
 from ..plot import plt
 from ..stats import fmt_lr, fmt_msd, mean_sd
@@ -47,16 +48,7 @@ def draw(doc, st, findings):
             div = [r for r in g.get((norm, scale, d), []) if st.diverged(r)]
             if div:
                 ax.plot([d], [max(ms) + 0.1 if ms else 0], "x", color=color, ms=11, mew=2.5)
-    if st.unigram is not None:
-        ax.axhline(st.unigram, color="k", ls=":", lw=0.9, label="unigram baseline")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(depths)
-    ax.set_xticklabels([str(d) for d in depths])
-    ax.set_xlabel("layers")
-    ax.set_ylabel("final validation loss (nats)")
-    ax.set_title("mean ± 1 sd over seeds; × above the curves: a seed diverged", fontsize=10)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    depth_loss_axes(ax, st, depths, "mean ± 1 sd over seeds; × above the curves: a seed diverged", fontsize=10)
     doc.figure(fig, "depth_final_loss.png", "Final validation loss against depth, mean ± sd over seeds; diverged "
                                             "seeds marked ×")
 
