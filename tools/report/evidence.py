@@ -348,6 +348,16 @@ def residual_growth(r, when="final"):
     return rms[-1] / rms[1] if len(rms) >= 3 and rms[1] else None
 
 
+def training_growth(r):
+    """How much the growth through the blocks grew while the run trained:
+    residual_growth at the end over at init (the same run, the same
+    batches); None without both. Placements start from different growths
+    (Sandwich's output norms add a unit-RMS branch per block), so the end
+    alone mixes the init with what training did."""
+    end, init = residual_growth(r), residual_growth(r, "init")
+    return end / init if end is not None and init else None
+
+
 def step_ms(st, r):
     """A run's median training step time (ms), its first step left out (warm-up)."""
     ms = [x for x in st.metrics.get(r["name"], {}).get("ms", [])[1:] if isinstance(x, (int, float))]
@@ -359,7 +369,7 @@ def step_ms(st, r):
 
 def atlas_inputs(st):
     """{"cells": [{variant, depth, seeds, left, final, tokens, growth,
-    growth_init, ms}], "edges": {variant: [log2 edges]}} for verdicts'
+    growth_init, growth_train, ms}], "edges": {variant: [log2 edges]}} for verdicts'
     atlas claims; empty without atlas runs."""
     g = atlas_groups(st)
     if not g:
@@ -374,6 +384,7 @@ def atlas_inputs(st):
                       "target": target,
                       "growth": [residual_growth(r) for r in rs],
                       "growth_init": [residual_growth(r, "init") for r in rs],
+                      "growth_train": [training_growth(r) for r in rs],
                       "ms": [step_ms(st, r) for r in rs]})
     edges = {v: [edge_log2(e) for e in es] for v, es in atlas_edge_groups(st).items()}
     return {"cells": cells, "edges": edges}

@@ -743,25 +743,30 @@ def rezero_verdict(atlas, why=None):
 
 
 def sandwich_verdict(atlas, why=None):
-    """Claim 12. Per depth, the residual stream's growth through the blocks
-    at the end of training (RMS after the last block / after the first):
-    Sandwich's resolved below Pre-LN's bounds it; the majority of the depths
-    decides. The growth at init is shown, not judged."""
+    """Claim 12. Per depth, how much the residual stream's growth through
+    the blocks (RMS after the last block / after the first) grew during
+    training, end over init of the same run: Sandwich's resolved below
+    Pre-LN's bounds it; the majority of the depths decides. The growth at
+    init and at the end are shown, not judged: Sandwich's output norms make
+    every branch add a unit-RMS vector, so its stream starts out growing
+    more through the blocks, and the end alone would judge that start."""
     cells, depths = atlas_cells(atlas)
     details, signs = [], []
     for d in depths:
         sw, pre = cells.get(("sandwich", d)), cells.get(("pre-ln", d))
         if sw and pre:
+            train = Diff(sw["growth_train"], pre["growth_train"])
             end, init = Diff(sw["growth"], pre["growth"]), Diff(sw["growth_init"], pre["growth_init"])
-            signs.append(end.sign if end.enough else None)
-            details.append(f"{d} layers, residual RMS after the last / the first block, Sandwich vs Pre-LN: at the end "
-                           f"{end.text(fmt_ratio)}; at init {init.text(fmt_ratio)}.")
+            signs.append(train.sign if train.enough else None)
+            details.append(f"{d} layers, residual RMS after the last / the first block, Sandwich vs Pre-LN: grew "
+                           f"during training (end / init) {train.text(fmt_ratio)}; at init {init.text(fmt_ratio)}; "
+                           f"at the end {end.text(fmt_ratio)}.")
     if not details:
         return Verdict("sandwich-growth", NOT_TESTED, why or "no atlas runs of Sandwich and Pre-LN")
     tested = [x for x in signs if x is not None]
     return Verdict("sandwich-growth", majority(signs, claimed=-1),
-                   f"lower growth at {sum(x == -1 for x in tested)}, higher at {sum(x == 1 for x in tested)} of "
-                   f"{len(tested)} depths (end of training)", details)
+                   f"less growth during training at {sum(x == -1 for x in tested)}, more at "
+                   f"{sum(x == 1 for x in tested)} of {len(tested)} depths", details)
 
 
 def rmsnorm_verdict(atlas, why=None):

@@ -196,6 +196,28 @@ expect(V.deepnorm_sign(cell(0), cell(3)) == 1 and V.deepnorm_sign(cell(1), cell(
        V.deepnorm_sign(cell(3), cell(3)) == V.BOTH_TRAIN and V.deepnorm_sign(cell(0, 2), cell(2, 2)) is None,
        "DeepNorm per depth: trains where Post-LN does not (+1), the reverse (−1), neither (0), both (not a test)")
 
+# ---------------------------------------------------------------- atlas: Sandwich's growth during training
+
+def growth_cells(sw_init, sw_end, pre_init, pre_end, depths=(6, 12)):
+    """Atlas cells of Sandwich and Pre-LN with the given residual growth
+    (last / first block) at init and at the end, three seeds each."""
+    cells = []
+    for d in depths:
+        for v, gi, ge in (("sandwich", sw_init, sw_end), ("pre-ln", pre_init, pre_end)):
+            init, end = around(gi), around(ge)
+            cells.append({"variant": v, "depth": d, "growth_init": init, "growth": end,
+                          "growth_train": [e / i for e, i in zip(end, init)]})
+    return {"cells": cells}
+
+
+# The full atlas's shape: Sandwich starts at 3.0 and ends at 3.5, Pre-LN
+# goes from 1.2 to 1.7. Higher at the end, yet it grew less while training.
+v = V.sandwich_verdict(growth_cells(3.0, 3.5, 1.2, 1.7))
+expect(v.verdict == C, f"Sandwich: ends higher than Pre-LN but grew less during training -> confirmed ({v.line()})")
+expect(V.sandwich_verdict(growth_cells(1.2, 3.0, 1.2, 1.7)).verdict == X,
+       "Sandwich: same start, grew more during training -> contradicted")
+expect(V.sandwich_verdict(growth_cells(1.2, 1.7, 1.2, 1.7)).verdict == N, "Sandwich: grew like Pre-LN -> not observed")
+
 # ---------------------------------------------------------------- from a study folder
 
 with harness.scratch() as tmp:

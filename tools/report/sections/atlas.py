@@ -7,7 +7,8 @@ import math
 import statistics
 
 from ..common import add_findings, depth_loss_axes, plateau_line, seeds_note
-from ..evidence import atlas_edge_groups, atlas_groups, edge_log2, left_plateau, residual_growth, step_ms
+from ..evidence import (atlas_edge_groups, atlas_groups, edge_log2, left_plateau, residual_growth, step_ms,
+                        training_growth)
 from ..plot import plt
 from ..stats import fmt_lr, fmt_msd, mean_sd
 from .lr_edge import edge_text, geo
@@ -153,9 +154,10 @@ def sweep_table(doc, st, g):
                      fmt_msd([st.final_value(r) for r in rs]),
                      fmt_msd([residual_growth(r, "init") for r in rs], 2),
                      fmt_msd([residual_growth(r) for r in rs], 2),
+                     fmt_msd([training_growth(r) for r in rs], 2),
                      fmt_msd([step_ms(st, r) for r in rs], 2)])
     doc.table(["depth", "variant", "seeds", "diverged", "left plateau", "final val loss", "residual growth at init",
-               "residual growth at end", "median step ms"], rows)
+               "residual growth at end", "growth during training (end / init)", "median step ms"], rows)
 
 
 def edge_table(doc, eg, variants):
@@ -183,7 +185,9 @@ def draw(doc, st, findings):
           "DeepNet's β-scaled Xavier for deepnorm, Xavier for ReZero. The residual stream is measured after every "
           f"block at init and at the end of each sweep run on the same {a.get('residual_batches', '?')} validation "
           "batches (for post and deepnorm it is the norm's output, what the next block reads); 'residual growth' "
-          "is its RMS after the last block over its RMS after the first.")
+          "is its RMS after the last block over its RMS after the first, and 'growth during training' that ratio at "
+          "the end over the same run's at init (what the Sandwich verdict compares: Sandwich's output norms make "
+          "its stream start out growing more through the blocks).")
     final_loss_figure(doc, st, g, variants, depths)
     sweep_table(doc, st, g)
     if eg:
