@@ -277,6 +277,14 @@ const std::vector<AtlasVariant>& atlas_variants() {
       {"rezero", NormPlacement::rezero, NormType::layernorm, InitScheme::xavier},
       // RMSNorm at GPT-2's placement ("matches LayerNorm at lower cost").
       {"pre-rms", NormPlacement::pre, NormType::rmsnorm, InitScheme::gpt2},
+      // The rest of the grid the options span, no claim of their own (added
+      // after the first full run, so they come last and earlier runs keep
+      // their names): RMSNorm at Post-LN's placement; T-Fixup, which trains
+      // without norms from its init alone; Pre-LN with "small init"
+      // (Nguyen & Salazar 2019) instead of GPT-2's.
+      {"post-rms", NormPlacement::post, NormType::rmsnorm, InitScheme::gpt2},
+      {"t-fixup", NormPlacement::none, NormType::layernorm, InitScheme::t_fixup},
+      {"pre-small", NormPlacement::pre, NormType::layernorm, InitScheme::small},
   };
   return v;
 }

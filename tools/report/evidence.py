@@ -441,7 +441,7 @@ def artefact_checks(st):
         if r.get("kind") == "train" and isinstance(r.get("config", {}).get("steps"), int):
             steps[r.get("preset")] = max(steps.get(r.get("preset"), 0), r["config"]["steps"])
     if steps:
-        out.append("training lengths " + grouped(steps, lambda s: f"{s} steps"))
+        out.append("runs of up to " + grouped(steps, lambda s: f"{s} steps"))
     seeds = st.seeds()
     out.append(f"{len(seeds)} seeds per setting" if len(seeds) > 1 else "one seed per setting")
     return out

@@ -14,7 +14,7 @@ from harness import expect  # noqa: E402
 
 REPORT = os.path.join(harness.SOURCE, "tools", "report")
 # tiny: 6 variants x depths {1, 2} x 2 seeds; one search per variant and seed.
-VARIANTS = ["pre-ln", "post-ln", "deepnorm", "sandwich", "rezero", "pre-rms"]
+VARIANTS = ["pre-ln", "post-ln", "deepnorm", "sandwich", "rezero", "pre-rms", "post-rms", "t-fixup", "pre-small"]
 DEPTHS, SEEDS = [1, 2], 2
 SWEEP_RUNS = len(VARIANTS) * len(DEPTHS) * SEEDS
 SEARCHES = len(VARIANTS) * SEEDS
@@ -43,7 +43,10 @@ def check_runs(out, s):
            "the sweep runs at the fixed lr without warmup")
     models = {x["variables"]["variant"]: x["config"]["model"] for x in sweep}
     expect(models["pre-rms"]["norm_type"] == "rmsnorm" and models["deepnorm"]["norm"] == "deepnorm" and
-           models["rezero"]["norm"] == "rezero" and models["sandwich"]["norm"] == "sandwich",
+           models["rezero"]["norm"] == "rezero" and models["sandwich"]["norm"] == "sandwich" and
+           models["post-rms"]["norm"] == "post" and models["post-rms"]["norm_type"] == "rmsnorm" and
+           models["t-fixup"]["norm"] == "none" and models["t-fixup"]["init"] == "t-fixup" and
+           models["pre-small"]["init"] == "small",
            "each variant trains its own placement and norm type")
     ok = True
     for x in sweep:

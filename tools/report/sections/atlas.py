@@ -17,7 +17,8 @@ PRESET = "atlas"
 TITLE = "atlas: normalization variants over depth"
 CLAIMS = ("deepnorm", "rezero-faster", "sandwich-growth", "rmsnorm-cost")
 COLORS = {"pre-ln": "tab:blue", "post-ln": "tab:red", "deepnorm": "tab:purple", "sandwich": "tab:green",
-          "rezero": "tab:orange", "pre-rms": "tab:cyan"}
+          "rezero": "tab:orange", "pre-rms": "tab:cyan", "post-rms": "tab:pink", "t-fixup": "tab:brown",
+          "pre-small": "tab:olive"}
 
 
 def color(variant):
@@ -181,8 +182,9 @@ def draw(doc, st, findings):
           f"at n_embd {cfg['model']['n_embd']}, depths {', '.join(map(str, depths))}, {cfg['steps']} steps at a "
           f"fixed lr {fmt_lr(cfg['lr'])} without warmup; and a stability-edge search per variant and seed at "
           f"{a.get('edge_depth', '?')} layers ({sum(len(es) for es in eg.values())} searches, as lr-edge's). "
-          "Each variant has the init that belongs to its placement: GPT-2's for pre, post, sandwich and RMSNorm, "
-          "DeepNet's β-scaled Xavier for deepnorm, Xavier for ReZero. The residual stream is measured after every "
+          "Each variant has the init that belongs to its placement: GPT-2's for pre, post, sandwich and the RMSNorm "
+          "ones, DeepNet's β-scaled Xavier for deepnorm, Xavier for ReZero, T-Fixup's for the norm-free t-fixup; "
+          "pre-small is Pre-LN with small init instead. The residual stream is measured after every "
           f"block at init and at the end of each sweep run on the same {a.get('residual_batches', '?')} validation "
           "batches (for post and deepnorm it is the norm's output, what the next block reads); 'residual growth' "
           "is its RMS after the last block over its RMS after the first, and 'growth during training' that ratio at "
