@@ -12,10 +12,7 @@
 #include <string>
 #include <vector>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
+#include "bandwidth.h"
 #include "core/threads.h"
 #include "gpt2lab/sample/generate.h"
 #include "gpt2lab/sample/inference.h"
@@ -24,50 +21,6 @@ using namespace gpt2lab;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Read bandwidth in GB/s at the current thread count, the best of two
-// kernels over a 1 GiB buffer, 5 times each: a compiler-vectorized XOR
-// reduction, and (AVX-512) four independent integer accumulators per
-// thread. Each thread reads its contiguous part, as the decode kernels do.
-double read_bandwidth() {
-  std::vector<uint32_t> buf(size_t(1) << 28, 1u);
-  const long n = static_cast<long>(buf.size());
-  double best = 0;
-  auto rate = [&](Clock::time_point t0) {
-    return n * 4.0 / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9;
-  };
-  for (int r = 0; r < 5; ++r) {
-    auto t0 = Clock::now();
-    uint32_t total = 0;
-#pragma omp parallel for reduction(^ : total) schedule(static)
-    for (long i = 0; i < n; ++i) total ^= buf[i];
-    if (total != 0u) std::abort();  // 2^28 ones XOR to 0
-    best = std::max(best, rate(t0));
-#if defined(__AVX512F__)
-    t0 = Clock::now();
-    long long sum = 0;
-#pragma omp parallel reduction(+ : sum)
-    {
-      // maskz loads: GCC 12 warns "maybe uninitialized" on the plain ones.
-      __m512i a = _mm512_setzero_si512(), b = a, c = a, d = a;
-#pragma omp for schedule(static)
-      for (long blk = 0; blk < n / 64; ++blk) {
-        const uint32_t* p = buf.data() + blk * 64;
-        a = _mm512_add_epi32(a, _mm512_maskz_loadu_epi32(0xFFFF, p));
-        b = _mm512_add_epi32(b, _mm512_maskz_loadu_epi32(0xFFFF, p + 16));
-        c = _mm512_add_epi32(c, _mm512_maskz_loadu_epi32(0xFFFF, p + 32));
-        d = _mm512_add_epi32(d, _mm512_maskz_loadu_epi32(0xFFFF, p + 48));
-      }
-      alignas(64) int32_t lanes[16];
-      _mm512_store_si512(lanes, _mm512_add_epi32(_mm512_add_epi32(a, b), _mm512_add_epi32(c, d)));
-      for (int32_t l : lanes) sum += l;
-    }
-    if (sum != n) std::abort();
-    best = std::max(best, rate(t0));
-#endif
-  }
-  return best;
-}
 
 double bytes_per_weight(WeightType t) { return t == WeightType::f32 ? 4 : t == WeightType::bf16 ? 2 : 1 + 2.0 / 32; }
 
@@ -90,7 +43,7 @@ int main(int argc, char** argv) {
       weights = parse_weight_type(argv[++i]);
   }
   set_threads(threads);
-  const double bandwidth = read_bandwidth();
+  const double bandwidth = bench::read_bandwidth();
   GPT2<float> model(make_config(layers, 12, 768, 1024, 50257, NormPlacement::pre, InitScheme::gpt2));
   model.init_weights(1);
   InferenceOptions io;
