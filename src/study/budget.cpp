@@ -36,23 +36,19 @@ std::vector<double> doubling_grid(double from, int points) {
 
 // The atlas at full size, for <= 45 minutes with --jobs 2 --threads 2 on
 // the 2-core EPYC. Measured (2026-12-01, Release, two runs side by side on
-// one thread each, as --jobs 2 runs them; n_embd 64, B8 T64, V 4096, 100
-// steps with evals every 50): L48 pre 83 ms/step (10.2 s for the run),
-// L48 sandwich 89 ms/step (10.7 s), L12 post 26 ms/step (3.4 s), L12
-// rezero 28 ms/step (3.6 s): ~2 ms per layer and step, ~1.5-2 s per run for
-// start, evals, checkpoint, sample and the residual measurement.
-// Sweep, 500 steps: per variant and seed L6 9 s + L12 15.5 s + L24 27 s +
-// L48 47 s = 98 s; x 6 variants x 3 seeds = 1,770 s of runs.
-// Edge at 12 layers, 1,000 steps (26 s a probe), no refinement. The grid
-// reaches down to 2.5e-5 because the first full run (400-step probes, floor
-// 2e-4) left Post-LN's edge below the floor for every seed: a low rate
-// fails there for want of steps as much as for instability, hence the
-// longer probes. The searches that train at 1.6e-3 bisect 8 points above
-// it (~4 probes); Post-LN and DeepNorm step down, up to 7 probes: ~90
-// probes x 26 s = 2,340 s.
-// Together ~4,100 s of runs, two at a time: ~35 minutes, plus the data
-// (cached when added to an existing full study) and the report. Depth 48
-// stays; the sweep's 500 steps are what the time limit cut.
+// one thread each, as --jobs 2 runs them; n_embd 64, B8 T64, V 4096):
+// ~2 ms per layer and step, ~1.5-2 s per run for start, evals, checkpoint,
+// sample and the residual measurement. Sweep, 500 steps: per variant and
+// seed L6 9 s + L12 15.5 s + L24 27 s + L48 47 s = 98 s. Edge at 12
+// layers, 1,000-step probes (~35 s each two at a time), no refinement; the
+// grid reaches down to 2.5e-5 because the first full run (400-step probes,
+// floor 2e-4) left Post-LN's edge below the floor for every seed: a low
+// rate fails there for want of steps as much as for instability, hence
+// the longer probes. The searches that train at 1.6e-3 bisect the 8 points
+// above it (~4 probes); Post-LN-like ones step down.
+// Run: 9 variants x 3 seeds, 108 sweep runs and 95 probes, 99 minutes of
+// runs two at a time: 42 minutes wall (25.5 for the first six variants).
+// Depth 48 stays; the sweep's 500 steps are what the time limit cut.
 AtlasBudget full_atlas() {
   AtlasBudget a;
   a.depths = {6, 12, 24, 48};
