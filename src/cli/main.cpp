@@ -24,9 +24,14 @@ namespace {
 //   - A spinning thread takes the core from the thread it waits for when
 //     the machine is shared: a training step ran 1.6x slower with spinning
 //     beside one busy process, and only 8 % faster with it on an idle one.
-// So the commands that decode (sample, eval-translation, serve) keep libgomp's
-// bounded spin when no other work is runnable as they start; everything
-// else, and any command on a busy machine, waits passively. libgomp reads
+//   - The load at start says nothing about the load later: decoding int8
+//     with spinning threads took 369 ms/token once other work arrived
+//     (58 with GOMP_SPINCOUNT=10000) against 7.1 passive.
+// So the short-lived commands that decode (sample, eval-translation) keep
+// libgomp's bounded spin when no other work is runnable as they start;
+// everything else, the long-lived server included (it costs it ~15 % of
+// its idle-machine speed), and any command on a busy machine, waits
+// passively. libgomp reads
 // the policy when it is loaded, before main, so for that the program
 // re-executes itself once with OMP_WAIT_POLICY=PASSIVE. A user's own
 // OMP_WAIT_POLICY or GOMP_SPINCOUNT is left alone.
@@ -60,9 +65,7 @@ int other_runnable_tasks() {
 
 bool spin_while_waiting(int argc, char** argv) {
   const char* command = argc > 1 ? argv[1] : "";
-  if (std::strcmp(command, "sample") != 0 && std::strcmp(command, "eval-translation") != 0 &&
-      std::strcmp(command, "serve") != 0)
-    return false;
+  if (std::strcmp(command, "sample") != 0 && std::strcmp(command, "eval-translation") != 0) return false;
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int threads = requested_threads(argc, argv);
   if (threads <= 0 || threads > cores) threads = cores;
