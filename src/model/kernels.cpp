@@ -1,6 +1,7 @@
 #include "model/kernels.h"
 
 #include <cblas.h>
+#include <omp.h>
 #ifdef GPT2LAB_WITH_DNNL
 #include <oneapi/dnnl/dnnl.h>
 #endif
@@ -43,6 +44,39 @@ inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int
   cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+#ifdef GPT2LAB_WITH_DNNL
+// oneDNN threads a product with few token rows poorly: on 2 threads GPT-2
+// 124M's 256x768x3072 with B transposed ran at 250 GFLOP/s, at 365 when each
+// thread multiplied its own half of the columns single-threaded; 256x3072x768
+// at 332 against 403 (docs/performance.md). With 1024 rows or more oneDNN's
+// own split was as good or better. So when the token dimension (M, or K for
+// a weight gradient, A transposed) has at most kFewRows rows, the product is
+// cut into one slab per thread along the longer of M and N, in whole 64-wide
+// blocks, when each slab keeps at least kMinSlab of them.
+bool split_sgemm(char ta, char tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                 float beta, float* C, int ldc) {
+  constexpr int kFewRows = 512, kAlign = 64, kMinSlab = 256;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const bool by_rows = M > N;
+  const int dim = by_rows ? M : N;
+  if (threads < 2 || (ta == 'T' ? K : M) > kFewRows || dim < threads * kMinSlab) return false;
+  const int blocks = (dim + kAlign - 1) / kAlign;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const int lo = std::min(dim, blocks * t / threads * kAlign), hi = std::min(dim, blocks * (t + 1) / threads * kAlign);
+    if (hi > lo && by_rows) {
+      const float* a = ta == 'N' ? A + static_cast<size_t>(lo) * lda : A + lo;
+      dnnl_sgemm(ta, tb, hi - lo, N, K, alpha, a, lda, B, ldb, beta, C + static_cast<size_t>(lo) * ldc, ldc);
+    } else if (hi > lo) {
+      const float* b = tb == 'N' ? B + lo : B + static_cast<size_t>(lo) * ldb;
+      dnnl_sgemm(ta, tb, M, hi - lo, K, alpha, A, lda, b, ldb, beta, C + lo, ldc);
+    }
+  }
+  return true;
+}
+#endif
+
 // The model's matmuls: like exact_gemm, but inside a MatmulBf16Scope the
 // float ones take bf16 inputs.
 template <typename R>
@@ -53,6 +87,11 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R 
       gemm_bf16(ta == CblasTrans, tb == CblasTrans, M, N, K, A, lda, B, ldb, beta, C, ldc);
       return;
     }
+#ifdef GPT2LAB_WITH_DNNL
+    if (split_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta,
+                    C, ldc))
+      return;
+#endif
   }
   exact_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
