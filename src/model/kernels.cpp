@@ -26,24 +26,6 @@ thread_local bool t_bf16_matmul = false;
 MatmulBf16Scope::MatmulBf16Scope(bool on) : previous_(t_bf16_matmul) { t_bf16_matmul = on; }
 MatmulBf16Scope::~MatmulBf16Scope() { t_bf16_matmul = previous_; }
 
-namespace {
-
-// Matrix products, row-major, by number type: oneDNN for float when built
-// with it (same contract as cblas_sgemm), BLAS otherwise and for double.
-// exact_gemm never rounds to bf16 (attention, whatever the scope).
-inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float* A,
-                       int lda, const float* B, int ldb, float beta, float* C, int ldc) {
-#ifdef GPT2LAB_WITH_DNNL
-  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-#else
-  cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-#endif
-}
-inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double* A,
-                       int lda, const double* B, int ldb, double beta, double* C, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
 #ifdef GPT2LAB_WITH_DNNL
 // oneDNN threads a product with few token rows poorly: on 2 threads GPT-2
 // 124M's 256x768x3072 with B transposed ran at 250 GFLOP/s, at 365 when each
@@ -53,7 +35,7 @@ inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int
 // a weight gradient, A transposed) has at most kFewRows rows, the product is
 // cut into one slab per thread along the longer of M and N, in whole 64-wide
 // blocks, when each slab keeps at least kMinSlab of them.
-bool split_sgemm(char ta, char tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+bool sgemm_in_slabs(char ta, char tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                  float beta, float* C, int ldc) {
   constexpr int kFewRows = 512, kAlign = 64, kMinSlab = 256;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
@@ -77,6 +59,25 @@ bool split_sgemm(char ta, char tb, int M, int N, int K, float alpha, const float
 }
 #endif
 
+namespace {
+
+// Matrix products, row-major, by number type: oneDNN for float when built
+// with it (same contract as cblas_sgemm), BLAS otherwise and for double.
+// exact_gemm never rounds to bf16 (attention, whatever the scope).
+inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float* A,
+                       int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+#ifdef GPT2LAB_WITH_DNNL
+  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#else
+  cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+}
+inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double* A,
+                       int lda, const double* B, int ldb, double beta, double* C, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+
 // The model's matmuls: like exact_gemm, but inside a MatmulBf16Scope the
 // float ones take bf16 inputs.
 template <typename R>
@@ -88,7 +89,7 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R 
       return;
     }
 #ifdef GPT2LAB_WITH_DNNL
-    if (split_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta,
+    if (sgemm_in_slabs(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta,
                     C, ldc))
       return;
 #endif

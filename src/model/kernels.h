@@ -28,6 +28,16 @@ class MatmulBf16Scope {
   bool previous_;
 };
 
+#ifdef GPT2LAB_WITH_DNNL
+// The float product of the model's matmuls when it has few token rows:
+// row-major C = alpha op(A) op(B) + beta C (ta, tb: 'N' or 'T'), cut into
+// one single-threaded oneDNN product per thread. Returns false, computing
+// nothing, for the shapes it leaves to oneDNN's own threading (kernels.cpp
+// says which and why). Exposed for bench/gemm_bench.
+bool sgemm_in_slabs(char ta, char tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                    int ldb, float beta, float* C, int ldc);
+#endif
+
 // out (B,T,C) = scale * (wte[inp[b,t]] + wpe[t]); scale is 1 for GPT-2
 // (ModelConfig::embedding_factor()). The backward adds scale * dout to both.
 template <typename R>
