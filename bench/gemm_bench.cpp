@@ -34,15 +34,15 @@ struct Shape {
 // M x N x K: forward out = x W (NN), backward dx = dout W^T (NT), dW = x^T dout (TN);
 // the LM head: logits = x wte^T (NT), dx = dlogits wte (NN), dwte = dlogits^T x (TN).
 const Shape kShapes[] = {
-    {"124M fwd c_attn", 'N', 'N', 256, 2304, 768, 0},     {"124M fwd attn proj", 'N', 'N', 256, 768, 768, 0},
-    {"124M fwd c_fc", 'N', 'N', 256, 3072, 768, 0},       {"124M fwd mlp proj", 'N', 'N', 256, 768, 3072, 0},
-    {"124M dx c_attn", 'N', 'T', 256, 768, 2304, 1},      {"124M dx attn proj", 'N', 'T', 256, 768, 768, 1},
-    {"124M dx c_fc", 'N', 'T', 256, 768, 3072, 1},        {"124M dx mlp proj", 'N', 'T', 256, 3072, 768, 1},
-    {"124M dW c_attn", 'T', 'N', 768, 2304, 256, 1},      {"124M dW attn proj", 'T', 'N', 768, 768, 256, 1},
-    {"124M dW c_fc", 'T', 'N', 768, 3072, 256, 1},        {"124M dW mlp proj", 'T', 'N', 3072, 768, 256, 1},
-    {"124M LM head fwd", 'N', 'T', 256, 50257, 768, 0},   {"124M LM head dx", 'N', 'N', 256, 768, 50257, 0},
-    {"124M LM head dwte", 'T', 'N', 50257, 768, 256, 1},  {"L6 C384 fwd c_attn", 'N', 'N', 1024, 1152, 384, 0},
-    {"L6 C384 dx c_fc", 'N', 'T', 1024, 384, 1536, 1},    {"L6 C384 dW c_fc", 'T', 'N', 384, 1536, 1024, 1},
+    {"124M fwd c_attn", 'N', 'N', 256, 2304, 768, 0},       {"124M fwd attn proj", 'N', 'N', 256, 768, 768, 0},
+    {"124M fwd c_fc", 'N', 'N', 256, 3072, 768, 0},         {"124M fwd mlp proj", 'N', 'N', 256, 768, 3072, 0},
+    {"124M dx c_attn", 'N', 'T', 256, 768, 2304, 1},        {"124M dx attn proj", 'N', 'T', 256, 768, 768, 1},
+    {"124M dx c_fc", 'N', 'T', 256, 768, 3072, 1},          {"124M dx mlp proj", 'N', 'T', 256, 3072, 768, 1},
+    {"124M dW c_attn", 'T', 'N', 768, 2304, 256, 1},        {"124M dW attn proj", 'T', 'N', 768, 768, 256, 1},
+    {"124M dW c_fc", 'T', 'N', 768, 3072, 256, 1},          {"124M dW mlp proj", 'T', 'N', 3072, 768, 256, 1},
+    {"124M LM head fwd", 'N', 'T', 256, 50257, 768, 0},     {"124M LM head dx", 'N', 'N', 256, 768, 50257, 0},
+    {"124M LM head dwte", 'T', 'N', 50257, 768, 256, 1},    {"L6 C384 fwd c_attn", 'N', 'N', 1024, 1152, 384, 0},
+    {"L6 C384 dx c_fc", 'N', 'T', 1024, 384, 1536, 1},      {"L6 C384 dW c_fc", 'T', 'N', 384, 1536, 1024, 1},
     {"L6 C384 LM head fwd", 'N', 'T', 1024, 50257, 384, 0}, {"2048^3 (the peak)", 'N', 'N', 2048, 2048, 2048, 0},
 };
 
@@ -68,14 +68,17 @@ int main(int argc, char** argv) {
       repeats = std::max(1, std::atoi(argv[++i]));
   }
   set_threads(threads);
-  std::printf("%d threads, best of %d\n\n| product | M x N x K | oneDNN threads it | gpt2lab | gpt2lab / oneDNN |\n"
-              "|---|---|---|---|---|\n",
-              threads, repeats);
+  std::printf(
+      "%d threads, best of %d\n\n| product | M x N x K | oneDNN threads it | gpt2lab | gpt2lab / oneDNN |\n"
+      "|---|---|---|---|---|\n",
+      threads, repeats);
   for (const Shape& s : kShapes) {
     const int lda = s.ta == 'N' ? s.K : s.M, ldb = s.tb == 'N' ? s.N : s.K;
     std::vector<float> A(static_cast<size_t>(s.M) * s.K, 0.01f), B(static_cast<size_t>(s.K) * s.N, 0.02f);
     std::vector<float> C(static_cast<size_t>(s.M) * s.N, 0.0f);
-    auto whole = [&] { dnnl_sgemm(s.ta, s.tb, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb, s.beta, C.data(), s.N); };
+    auto whole = [&] {
+      dnnl_sgemm(s.ta, s.tb, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb, s.beta, C.data(), s.N);
+    };
     auto ours = [&] {
       if (!sgemm_in_slabs(s.ta, s.tb, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb, s.beta, C.data(), s.N))
         whole();

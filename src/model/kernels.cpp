@@ -35,8 +35,8 @@ MatmulBf16Scope::~MatmulBf16Scope() { t_bf16_matmul = previous_; }
 // a weight gradient, A transposed) has at most kFewRows rows, the product is
 // cut into one slab per thread along the longer of M and N, in whole 64-wide
 // blocks, when each slab keeps at least kMinSlab of them.
-bool sgemm_in_slabs(char ta, char tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                 float beta, float* C, int ldc) {
+bool sgemm_in_slabs(char ta, char tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                    int ldb, float beta, float* C, int ldc) {
   constexpr int kFewRows = 512, kAlign = 64, kMinSlab = 256;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   const bool by_rows = M > N;
@@ -46,7 +46,8 @@ bool sgemm_in_slabs(char ta, char tb, int M, int N, int K, float alpha, const fl
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
-    const int lo = std::min(dim, blocks * t / threads * kAlign), hi = std::min(dim, blocks * (t + 1) / threads * kAlign);
+    const int lo = std::min(dim, blocks * t / threads * kAlign),
+              hi = std::min(dim, blocks * (t + 1) / threads * kAlign);
     if (hi > lo && by_rows) {
       const float* a = ta == 'N' ? A + static_cast<size_t>(lo) * lda : A + lo;
       dnnl_sgemm(ta, tb, hi - lo, N, K, alpha, a, lda, B, ldb, beta, C + static_cast<size_t>(lo) * ldc, ldc);
@@ -77,7 +78,6 @@ inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int
   cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-
 // The model's matmuls: like exact_gemm, but inside a MatmulBf16Scope the
 // float ones take bf16 inputs.
 template <typename R>
@@ -90,7 +90,7 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R 
     }
 #ifdef GPT2LAB_WITH_DNNL
     if (sgemm_in_slabs(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta,
-                    C, ldc))
+                       C, ldc))
       return;
 #endif
   }

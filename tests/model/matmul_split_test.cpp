@@ -25,8 +25,7 @@ void expect_close(const std::string& what, const std::vector<float>& got, const 
   ASSERT_EQ(got.size(), want.size()) << what;
   double scale = 0;
   for (double w : want) scale = std::max(scale, std::abs(w));
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 1e-5 * scale) << what << "[" << i << "]";
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5 * scale) << what << "[" << i << "]";
 }
 
 struct Shape {
