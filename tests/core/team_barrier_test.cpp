@@ -1,0 +1,71 @@
+// TeamBarrier: no thread leaves a round before every thread has arrived,
+// in every waiting mode, also with more threads than cores (sleeping).
+#include "core/team_barrier.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace gpt2lab {
+namespace {
+
+using Waiting = TeamBarrier::Waiting;
+
+// Each round every thread adds 1 to the round's counter, meets the others,
+// then reads it: all `threads` adds must be visible to every reader. A
+// thread leaving before the others arrived shows as a count below
+// `threads`.
+void check_rounds(int threads, int rounds, Waiting waiting) {
+  TeamBarrier barrier(threads, waiting);
+  std::vector<std::atomic<int>> arrived(rounds);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> team;
+  for (int t = 0; t < threads; ++t)
+    team.emplace_back([&, t] {
+      for (int r = 0; r < rounds; ++r) {
+        if ((r + t) % 7 == 0) std::this_thread::yield();  // uneven arrival
+        arrived[r].fetch_add(1);
+        barrier.arrive_and_wait();
+        if (arrived[r].load() != threads) wrong.fetch_add(1);
+      }
+    });
+  for (auto& th : team) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  for (int r = 0; r < rounds; ++r) ASSERT_EQ(arrived[r].load(), threads) << "round " << r;
+}
+
+TEST(TeamBarrier, EveryRoundWaitsForEveryThreadWhenSpinning) {
+  for (int threads : {1, 2, 3}) check_rounds(threads, 20000, Waiting::bounded_spin);
+}
+
+TEST(TeamBarrier, EveryRoundWaitsForEveryThreadWhenSleeping) {
+  // 4 threads on this project's 2-core machines: waiters must sleep and be
+  // woken, never miss a wake-up (which would hang the test).
+  for (int threads : {2, 4}) check_rounds(threads, 5000, Waiting::sleep);
+}
+
+TEST(TeamBarrier, ActiveSpinningAlsoWorks) { check_rounds(2, 20000, Waiting::spin); }
+
+TEST(TeamBarrier, SpinningPastTheBoundThenSleeping) {
+  // One thread arrives long after the other, so the first spins past
+  // kSpinMicroseconds and sleeps on the futex each round.
+  TeamBarrier barrier(2, Waiting::bounded_spin);
+  std::atomic<int> done{0};
+  std::thread late([&] {
+    for (int r = 0; r < 20; ++r) {
+      std::this_thread::sleep_for(std::chrono::microseconds(3 * TeamBarrier::kSpinMicroseconds));
+      done.fetch_add(1);
+      barrier.arrive_and_wait();
+    }
+  });
+  for (int r = 0; r < 20; ++r) {
+    barrier.arrive_and_wait();
+    EXPECT_EQ(done.load(), r + 1);
+  }
+  late.join();
+}
+
+}  // namespace
+}  // namespace gpt2lab
