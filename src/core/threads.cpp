@@ -21,4 +21,6 @@ void set_threads(int n) {
 
 int num_threads() { return omp_get_max_threads(); }
 
+bool run_inline(long items, long min_items) { return items < min_items || omp_in_parallel(); }
+
 }  // namespace gpt2lab

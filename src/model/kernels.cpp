@@ -15,6 +15,7 @@
 #include "model/chunked_sum.h"
 #include "model/gemm_bf16.h"
 #include "model/op_profile.h"
+#include "model/row_loop.h"
 #include "model/vecmath.h"
 
 namespace gpt2lab {
@@ -370,8 +371,8 @@ void residual_forward(R* out, const R* a, const R* b, long n) {
 
 template <typename R>
 void accumulate(R* dst, const R* src, long n) {
-#pragma omp parallel for schedule(static)
-  for (long i = 0; i < n; ++i) dst[i] += src[i];
+  // (A decode step's one row stays on the calling thread: row_loop.h.)
+  for_each_index(n, 4096L, [&](long i) { dst[i] += src[i]; });
   op_profile::lap("residual bwd (accumulate)");
 }
 
@@ -384,8 +385,7 @@ void scale_inplace(R* p, R s, long n) {
 
 template <typename R>
 void scaled_residual_forward(R* out, const R* x, R* y, const R* ybias, R scale, int N, int C) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < N; ++r) {
+  for_each_index(N, 2, [&](int r) {
     const size_t off = static_cast<size_t>(r) * C;
     if (ybias) {
 #pragma omp simd
@@ -393,7 +393,7 @@ void scaled_residual_forward(R* out, const R* x, R* y, const R* ybias, R scale, 
     }
 #pragma omp simd
     for (int c = 0; c < C; ++c) out[off + c] = x[off + c] + scale * y[off + c];
-  }
+  });
   op_profile::lap("scaled residual fwd");
 }
 

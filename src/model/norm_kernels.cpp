@@ -7,6 +7,7 @@
 #include "model/chunked_sum.h"
 #include "model/kernels.h"
 #include "model/op_profile.h"
+#include "model/row_loop.h"
 
 namespace gpt2lab {
 
@@ -42,8 +43,7 @@ inline void norm_row(R* o, R* mean, R* rstd, const R* x, const R* weight, const 
 template <bool kRms, typename R>
 void residual_norm_rows(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias, const R* weight,
                         const R* bias, int N, int C, R eps, R skip_scale) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < N; ++r) {
+  for_each_index(N, 2, [&](int r) {
     const size_t off = static_cast<size_t>(r) * C;
     R* o = res + off;
     // (-O3 unswitches the loop on ybias.) skip_scale 1 is exact.
@@ -51,29 +51,27 @@ void residual_norm_rows(R* res, R* out, R* mean, R* rstd, const R* x, const R* y
     for (int c = 0; c < C; ++c) o[c] = skip_scale * x[off + c] + (ybias ? y[off + c] + ybias[c] : y[off + c]);
     // The row was just written: the norm reads it from L1.
     norm_row<kRms>(out + off, kRms ? nullptr : mean + r, rstd + r, o, weight, bias, C, eps);
-  }
+  });
 }
 
 }  // namespace
 
 template <typename R>
 void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, const R* bias, int N, int C, R eps) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < N; ++r) {
+  for_each_index(N, 2, [&](int r) {
     const size_t off = static_cast<size_t>(r) * C;
     norm_row<false>(out + off, mean + r, rstd + r, inp + off, weight, bias, C, eps);
-  }
+  });
   op_profile::lap("layernorm fwd");
 }
 
 template <typename R>
 void rmsnorm_forward(R* out, R* rstd, const R* inp, const R* weight, int N, int C, R eps) {
-#pragma omp parallel for schedule(static)
-  for (int r = 0; r < N; ++r) {
+  for_each_index(N, 2, [&](int r) {
     const size_t off = static_cast<size_t>(r) * C;
     norm_row<true>(out + off, static_cast<R*>(nullptr), rstd + r, inp + off, weight, static_cast<const R*>(nullptr), C,
                    eps);
-  }
+  });
   op_profile::lap("rmsnorm fwd");
 }
 
