@@ -48,6 +48,12 @@ class PackedMatrix {
   // out (OC) from x (IC) and bias (OC, may be null). Parallel over column
   // blocks (OpenMP).
   void matvec(float* out, const float* x, const float* bias, Epilogue e = Epilogue::store) const;
+  // Part `part` of `parts` of the same (a contiguous share of the column
+  // blocks, some possibly none), on the calling thread alone: for a team
+  // of threads already running (a decode step's one parallel region,
+  // sample/inference.cpp), which waits for the other parts itself. The
+  // parts together write what matvec writes, bit for bit.
+  void matvec_part(float* out, const float* x, const float* bias, Epilogue e, int part, int parts) const;
 
   int rows() const { return ic_; }
   int cols() const { return oc_; }
@@ -56,6 +62,8 @@ class PackedMatrix {
 
  private:
   size_t block_elems() const { return static_cast<size_t>(icp_) * kCols; }
+  void column_block(float* out, const float* x, const int16_t* xq, const float* xs, const float* bias, Epilogue e,
+                    int blk) const;
   void block_f32(float* out, const float* x, int blk) const;
   void block_bf16(float* out, const float* x, int blk) const;
   void block_int8(float* out, const int16_t* xq, const float* xs, int blk) const;

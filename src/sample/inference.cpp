@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include <omp.h>
+
 #include "core/large_array.h"
+#include "core/team_barrier.h"
 #include "gpt2lab/core/error.h"
 #include "model/gemm_bf16.h"
 #include "model/kernels.h"
@@ -17,45 +21,48 @@ namespace gpt2lab {
 
 namespace {
 
+// One head's attention of query q at position `last` over the cached
+// keys/values of positions 0..last; att holds last + 1 floats.
+void attend_head(float* out, const float* q, const float* k_cache, const float* v_cache, int last, int h, int C, int hs,
+                 float* att) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  float maxv = -INFINITY;
+  for (int s = 0; s <= last; ++s) {
+    const float* k = k_cache + static_cast<size_t>(s) * C + h * hs;
+    float dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int d = 0; d < hs; ++d) dot += q[d] * k[d];
+    dot *= scale;
+    att[s] = dot;
+    maxv = std::max(maxv, dot);
+  }
+  float sum = 0;
+  for (int s = 0; s <= last; ++s) {
+    att[s] = vexp(att[s] - maxv);
+    sum += att[s];
+  }
+  const float inv = 1.0f / sum;
+  std::fill(out, out + hs, 0.0f);
+  for (int s = 0; s <= last; ++s) {
+    const float w = att[s] * inv;
+    const float* v = v_cache + static_cast<size_t>(s) * C + h * hs;
+    for (int d = 0; d < hs; ++d) out[d] += w * v[d];
+  }
+}
+
 // Attention of n new queries (rows of qkv, stride 3C) at positions
 // p0..p0+n-1 over the cached keys/values of positions 0..p0+i.
 void attention_cached(float* out, const float* qkv, const float* k_cache, const float* v_cache, int n, int p0, int C,
                       int NH) {
   const int hs = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
 #pragma omp parallel
   {
     std::vector<float> att(static_cast<size_t>(p0 + n));
 #pragma omp for collapse(2) schedule(static)
-    for (int i = 0; i < n; ++i) {
-      for (int h = 0; h < NH; ++h) {
-        const float* q = qkv + static_cast<size_t>(i) * 3 * C + h * hs;
-        const int last = p0 + i;
-        float maxv = -INFINITY;
-        for (int s = 0; s <= last; ++s) {
-          const float* k = k_cache + static_cast<size_t>(s) * C + h * hs;
-          float dot = 0;
-#pragma omp simd reduction(+ : dot)
-          for (int d = 0; d < hs; ++d) dot += q[d] * k[d];
-          dot *= scale;
-          att[s] = dot;
-          maxv = std::max(maxv, dot);
-        }
-        float sum = 0;
-        for (int s = 0; s <= last; ++s) {
-          att[s] = vexp(att[s] - maxv);
-          sum += att[s];
-        }
-        const float inv = 1.0f / sum;
-        float* o = out + static_cast<size_t>(i) * C + h * hs;
-        std::fill(o, o + hs, 0.0f);
-        for (int s = 0; s <= last; ++s) {
-          const float w = att[s] * inv;
-          const float* v = v_cache + static_cast<size_t>(s) * C + h * hs;
-          for (int d = 0; d < hs; ++d) o[d] += w * v[d];
-        }
-      }
-    }
+    for (int i = 0; i < n; ++i)
+      for (int h = 0; h < NH; ++h)
+        attend_head(out + static_cast<size_t>(i) * C + h * hs, qkv + static_cast<size_t>(i) * 3 * C + h * hs, k_cache,
+                    v_cache, p0 + i, h, C, hs, att.data());
   }
 }
 
@@ -135,10 +142,13 @@ void InferenceSession::linear(float* out, const float* inp, int layer, int which
   const PackedMatrix& m = options_.packed->matrix(layer, which);
   if (n == 1) {
     using E = PackedMatrix::Epilogue;
-    m.matvec(out, inp, P + b[which],
-             e == Epilogue::gelu         ? E::gelu
-             : e == Epilogue::accumulate ? E::accumulate
-                                         : E::store);
+    const E pe = e == Epilogue::gelu ? E::gelu : e == Epilogue::accumulate ? E::accumulate : E::store;
+    if (!team_) {
+      m.matvec(out, inp, P + b[which], pe);
+      return;
+    }
+    m.matvec_part(out, inp, P + b[which], pe, omp_get_thread_num(), team_->threads());
+    team_->arrive_and_wait();
     return;
   }
   const long size = static_cast<long>(n) * m.cols();
@@ -171,6 +181,21 @@ void InferenceSession::attention(int l, int n, const float* inp, float* out, Epi
   float* kc = k_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
   float* vc = v_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
   linear(qkv_.data(), inp, l, 0, n, Epilogue::store);
+  if (team_) {  // one row: each thread caches and attends its own heads
+    const int part = omp_get_thread_num(), parts = team_->threads(), hs = C / NH;
+    const size_t at = static_cast<size_t>(pos_) * C;
+    thread_local std::vector<float> att;
+    if (att.size() < static_cast<size_t>(pos_ + 1)) att.resize(c.block_size);
+    for (int h = NH * part / parts; h < NH * (part + 1) / parts; ++h) {
+      const float* q = qkv_.data() + h * hs;
+      std::copy(q + C, q + C + hs, kc + at + h * hs);
+      std::copy(q + 2 * C, q + 2 * C + hs, vc + at + h * hs);
+      attend_head(atty_.data() + h * hs, q, kc, vc, pos_, h, C, hs, att.data());
+    }
+    team_->arrive_and_wait();
+    linear(out, atty_.data(), l, 1, n, e);
+    return;
+  }
   for (int i = 0; i < n; ++i) {
     const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
     std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
@@ -203,41 +228,51 @@ void InferenceSession::block(int l, int n) {
   const LayerOffsets& o = model_.layout().layers[l];
   const float* P = model_.params();
   float *x = x_.data(), *y = branch_.data(), *ln = ln_.data(), *mean = mean_.data(), *rstd = rstd_.data();
+  // In a decode team the row-wide ops run on one thread (then all wait);
+  // the matmuls and the attention are shared (linear, attention).
+  auto one = [this](auto&& op) {
+    if (!team_ || omp_get_thread_num() == 0) op();
+    if (team_) team_->arrive_and_wait();
+  };
   switch (c.norm) {
     case NormPlacement::pre:
-      norm.forward(ln, mean, rstd, x, P, ln_1(o), n, C);
+      one([&] { norm.forward(ln, mean, rstd, x, P, ln_1(o), n, C); });
       attention(l, n, ln, x, Epilogue::accumulate);
-      norm.forward(ln, mean, rstd, x, P, ln_2(o), n, C);
+      one([&] { norm.forward(ln, mean, rstd, x, P, ln_2(o), n, C); });
       mlp(l, n, ln, x, Epilogue::accumulate);
       break;
     case NormPlacement::sandwich:  // the output norms in place on y
-      norm.forward(ln, mean, rstd, x, P, ln_1(o), n, C);
+      one([&] { norm.forward(ln, mean, rstd, x, P, ln_1(o), n, C); });
       attention(l, n, ln, y, Epilogue::store);
-      norm.forward(y, mean, rstd, y, P, ln_1_post(o), n, C);
-      norm.residual_forward(x, ln, mean, rstd, x, y, nullptr, P, ln_2(o), n, C);  // x += y; ln = ln_2(x)
+      one([&] {
+        norm.forward(y, mean, rstd, y, P, ln_1_post(o), n, C);
+        norm.residual_forward(x, ln, mean, rstd, x, y, nullptr, P, ln_2(o), n, C);  // x += y; ln = ln_2(x)
+      });
       mlp(l, n, ln, y, Epilogue::store);
-      norm.forward(y, mean, rstd, y, P, ln_2_post(o), n, C);
-      accumulate(x, y, NC);
+      one([&] {
+        norm.forward(y, mean, rstd, y, P, ln_2_post(o), n, C);
+        accumulate(x, y, NC);
+      });
       break;
     case NormPlacement::post:
       attention(l, n, x, x, Epilogue::accumulate);
-      norm.forward(x, mean, rstd, x, P, ln_1(o), n, C);
+      one([&] { norm.forward(x, mean, rstd, x, P, ln_1(o), n, C); });
       mlp(l, n, x, x, Epilogue::accumulate);
-      norm.forward(x, mean, rstd, x, P, ln_2(o), n, C);
+      one([&] { norm.forward(x, mean, rstd, x, P, ln_2(o), n, C); });
       break;
     case NormPlacement::deepnorm: {
       const auto a = static_cast<float>(c.skip_factor());
       attention(l, n, x, y, Epilogue::store);
-      norm.residual_forward(x, x, mean, rstd, x, y, nullptr, P, ln_1(o), n, C, a);
+      one([&] { norm.residual_forward(x, x, mean, rstd, x, y, nullptr, P, ln_1(o), n, C, a); });
       mlp(l, n, x, y, Epilogue::store);
-      norm.residual_forward(x, x, mean, rstd, x, y, nullptr, P, ln_2(o), n, C, a);
+      one([&] { norm.residual_forward(x, x, mean, rstd, x, y, nullptr, P, ln_2(o), n, C, a); });
       break;
     }
     case NormPlacement::rezero:
       attention(l, n, x, y, Epilogue::store);
-      scaled_residual_forward(x, x, y, static_cast<const float*>(nullptr), P[o.alpha], n, C);
+      one([&] { scaled_residual_forward(x, x, y, static_cast<const float*>(nullptr), P[o.alpha], n, C); });
       mlp(l, n, x, y, Epilogue::store);
-      scaled_residual_forward(x, x, y, static_cast<const float*>(nullptr), P[o.alpha], n, C);
+      one([&] { scaled_residual_forward(x, x, y, static_cast<const float*>(nullptr), P[o.alpha], n, C); });
       break;
     case NormPlacement::none:
       attention(l, n, x, x, Epilogue::accumulate);
@@ -255,24 +290,50 @@ const float* InferenceSession::append(std::span<const int> tokens) {
   for (int t : tokens)
     check(t >= 0 && t < c.vocab_size, "token id " + std::to_string(t) + " is outside the vocabulary");
   reserve_rows(n);
-  const int C = c.n_embd;
-  const ParamLayout& lay = model_.layout();
-  const float* P = model_.params();
   // Prefill with bf16 or int8 weights: matmul inputs in bf16 on the
   // AVX512-BF16 GEMM.
   const bool reduced = options_.weights != WeightType::f32;
   const MatmulBf16Scope prefill_precision(reduced && n > 1 && bf16_gemm_available());
   embed(tokens);
+  // One row (decoding): one parallel region for the whole step, its threads
+  // meeting at a TeamBarrier after each shared op, instead of ~86 regions
+  // (docs/performance.md, "One parallel region per token").
+  const int threads = n == 1 && !omp_in_parallel() ? omp_get_max_threads() : 1;
+  if (threads > 1) {
+    std::optional<TeamBarrier> barrier;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp single
+      team_ = &barrier.emplace(omp_get_num_threads());
+      layers_and_logits(n);
+    }
+    team_ = nullptr;
+  } else {
+    layers_and_logits(n);
+  }
+  pos_ += n;
+  return logits_.data();
+}
+
+void InferenceSession::layers_and_logits(int n) {
+  const ModelConfig& c = model_.config();
+  const int C = c.n_embd;
   for (int l = 0; l < c.n_layer; ++l) block(l, n);
   // Only the last position's logits are needed to continue.
   const float* last = x_.data() + static_cast<size_t>(n - 1) * C;
   if (c.final_norm) {
-    Norm<float>(c).forward(ln_.data(), mean_.data(), rstd_.data(), last, P, ln_f(lay), 1, C);
+    if (!team_ || omp_get_thread_num() == 0)
+      Norm<float>(c).forward(ln_.data(), mean_.data(), rstd_.data(), last, model_.params(), ln_f(model_.layout()), 1,
+                             C);
+    if (team_) team_->arrive_and_wait();
     last = ln_.data();
   }
-  options_.packed->head().matvec(logits_.data(), last, nullptr);
-  pos_ += n;
-  return logits_.data();
+  const PackedMatrix& head = options_.packed->head();
+  if (team_)
+    head.matvec_part(logits_.data(), last, nullptr, PackedMatrix::Epilogue::store, omp_get_thread_num(),
+                     team_->threads());
+  else
+    head.matvec(logits_.data(), last, nullptr);
 }
 
 double decoding_loss(InferenceSession& session, const int* inputs, const int* targets, int B, int T) {

@@ -1,9 +1,12 @@
 // KV-cache decoding equals the full forward; samplers follow their definitions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "core/threads.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/generate.h"
 #include "gpt2lab/sample/inference.h"
@@ -116,6 +119,44 @@ TEST(Inference, Bf16WeightsStayCloseToF32) {
 TEST(Inference, Int8WeightsStayCloseToF32) {
   // int8 codes per 32 weights: relative error of order 1/254 per weight.
   EXPECT_LT(relative_logit_error(WeightType::int8), 1.0 / 32);
+}
+
+// A decode step runs as one team of threads (a parallel region per token,
+// TeamBarrier between ops): its matmul column blocks and attention heads
+// are shared out by thread number, so every thread count, also one that
+// leaves a thread without a block or a head, must give the same bits.
+TEST(Inference, DecodeStepsAreTheSameBitsOnOneToFiveThreads) {
+  const int restore = num_threads();
+  for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post, NormPlacement::sandwich, NormPlacement::deepnorm,
+                             NormPlacement::rezero, NormPlacement::none}) {
+    GPT2<float> m(make_config(2, 4, 128, 24, 300, norm, InitScheme::he));
+    m.init_weights(5);
+    for (const auto& o : m.layout().layers)
+      if (o.alpha != kAbsent) m.params()[o.alpha] = 0.5f;
+    for (WeightType w : {WeightType::f32, WeightType::bf16, WeightType::int8}) {
+      const auto packed = pack_decode_weights(m, w);
+      auto decode = [&](int threads) {
+        set_threads(threads);
+        InferenceSession s(m, InferenceOptions{w, packed});
+        std::vector<float> all;
+        int next = 11;
+        for (int t = 0; t < 24; ++t) {
+          const float* logits = s.append(std::span<const int>(&next, 1));
+          all.insert(all.end(), logits, logits + 300);
+          next = static_cast<int>(std::max_element(logits, logits + 300) - logits);
+        }
+        return all;
+      };
+      const std::vector<float> one = decode(1);
+      for (int threads : {2, 3, 5}) {
+        const std::vector<float> many = decode(threads);
+        ASSERT_EQ(one.size(), many.size());
+        EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0)
+            << to_string(norm) << " " << weight_type_name(w) << " on " << threads << " threads";
+      }
+    }
+  }
+  set_threads(restore);
 }
 
 TEST(Inference, DecodingLossEqualsTheForwardLoss) {

@@ -26,6 +26,7 @@ namespace gpt2lab {
 // A model's weights packed for decoding, shareable (read-only) among the
 // sessions of that model, e.g. one session per thread.
 class DecodeWeights;
+class TeamBarrier;
 std::shared_ptr<const DecodeWeights> pack_decode_weights(const GPT2<float>& model, WeightType type);
 
 struct InferenceOptions {
@@ -54,6 +55,7 @@ class InferenceSession {
   // Matmul `which` of a layer (0 c_attn, 1 attn_proj, 2 c_fc, 3 mlp_proj).
   void embed(std::span<const int> tokens);
   void block(int layer, int n);
+  void layers_and_logits(int n);                    // every block, then the last row's logits
   enum class Epilogue { store, gelu, accumulate };  // out = r, = GELU(r), += r
   void attention(int layer, int n, const float* inp, float* out, Epilogue e);
   void mlp(int layer, int n, const float* inp, float* out, Epilogue e);
@@ -61,6 +63,10 @@ class InferenceSession {
   const GPT2<float>& model_;
   InferenceOptions options_;
   int pos_ = 0, rows_ = 0;
+  // While a one-row append runs its threads as one team (each thread runs
+  // the same calls; matmuls and attention are shared out by thread number,
+  // row-wide ops run on thread 0, and the team meets here after each).
+  TeamBarrier* team_ = nullptr;
   // (L, block_size, C) each, left uninitialized: a position is written
   // before it is read, and zeroing GPT-2's 75 MB up front cost ~0.1 s of
   // page faults before the first token. The pages fault in as the context
