@@ -43,7 +43,9 @@ const Shape kShapes[] = {
     {"124M LM head fwd", 'N', 'T', 256, 50257, 768, 0},     {"124M LM head dx", 'N', 'N', 256, 768, 50257, 0},
     {"124M LM head dwte", 'T', 'N', 50257, 768, 256, 1},    {"L6 C384 fwd c_attn", 'N', 'N', 1024, 1152, 384, 0},
     {"L6 C384 dx c_fc", 'N', 'T', 1024, 384, 1536, 1},      {"L6 C384 dW c_fc", 'T', 'N', 384, 1536, 1024, 1},
-    {"L6 C384 LM head fwd", 'N', 'T', 1024, 50257, 384, 0}, {"2048^3 (the peak)", 'N', 'N', 2048, 2048, 2048, 0},
+    {"L6 C384 LM head fwd", 'N', 'T', 1024, 50257, 384, 0}, {"prefill 512 c_attn", 'N', 'N', 512, 2304, 768, 1},
+    {"prefill 512 attn proj", 'N', 'N', 512, 768, 768, 1},  {"prefill 512 c_fc", 'N', 'N', 512, 3072, 768, 1},
+    {"prefill 512 mlp proj", 'N', 'N', 512, 768, 3072, 1},  {"2048^3 (the peak)", 'N', 'N', 2048, 2048, 2048, 0},
 };
 
 double best_gflops(const Shape& s, int repeats, const std::function<void()>& f) {
