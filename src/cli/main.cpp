@@ -18,9 +18,11 @@ namespace {
 // How OpenMP threads wait between parallel regions, chosen per workload
 // from measurements (docs/performance.md, "How threads wait"):
 //   - libgomp's default spins a while (bounded) before sleeping. Decoding
-//     runs ~100 short parallel regions per token, and waking a sleeping
+//     ran ~100 short parallel regions per token, and waking a sleeping
 //     thread for each made decode 1.4-1.7x slower than spinning (41,116
-//     context switches over 128 tokens against 142).
+//     context switches over 128 tokens against 142). It now runs one
+//     region per token whose threads meet ~85 times at a TeamBarrier,
+//     which follows the same policy (core/team_barrier.h).
 //   - A spinning thread takes the core from the thread it waits for when
 //     the machine is shared: a training step ran 1.6x slower with spinning
 //     beside one busy process, and only 8 % faster with it on an idle one.

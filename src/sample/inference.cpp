@@ -296,8 +296,8 @@ const float* InferenceSession::append(std::span<const int> tokens) {
   const MatmulBf16Scope prefill_precision(reduced && n > 1 && bf16_gemm_available());
   embed(tokens);
   // One row (decoding): one parallel region for the whole step, its threads
-  // meeting at a TeamBarrier after each shared op, instead of ~86 regions
-  // (docs/performance.md, "One parallel region per token").
+  // meeting at a TeamBarrier after each op (85 times for GPT-2) instead of
+  // 86 regions (docs/performance.md, "One parallel region per token").
   const int threads = n == 1 && !omp_in_parallel() ? omp_get_max_threads() : 1;
   if (threads > 1) {
     std::optional<TeamBarrier> barrier;
