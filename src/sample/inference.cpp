@@ -185,7 +185,7 @@ void InferenceSession::attention(int l, int n, const float* inp, float* out, Epi
     const int part = omp_get_thread_num(), parts = team_->threads(), hs = C / NH;
     const size_t at = static_cast<size_t>(pos_) * C;
     thread_local std::vector<float> att;
-    if (att.size() < static_cast<size_t>(pos_ + 1)) att.resize(c.block_size);
+    if (att.size() < static_cast<size_t>(pos_) + 1) att.resize(c.block_size);
     for (int h = NH * part / parts; h < NH * (part + 1) / parts; ++h) {
       const float* q = qkv_.data() + h * hs;
       std::copy(q + C, q + C + hs, kc + at + h * hs);

@@ -22,6 +22,7 @@ void check_rounds(int threads, int rounds, Waiting waiting) {
   std::vector<std::atomic<int>> arrived(rounds);
   std::atomic<int> wrong{0};
   std::vector<std::thread> team;
+  team.reserve(threads);
   for (int t = 0; t < threads; ++t)
     team.emplace_back([&, t] {
       for (int r = 0; r < rounds; ++r) {
