@@ -83,7 +83,7 @@ void TeamBarrier::wait_for_next(int generation) {
   using Clock = std::chrono::steady_clock;
   if (waiting_ != Waiting::sleep) {
     const auto deadline = Clock::now() + std::chrono::microseconds(kSpinMicroseconds);
-    for (int spin = 1;; ++spin) {
+    for (unsigned spin = 1;; ++spin) {  // (unsigned: ACTIVE may spin past 2^31)
       if (generation_.load(std::memory_order_acquire) != generation) return;
       cpu_relax();
       if (waiting_ == Waiting::bounded_spin && spin % 64 == 0 && Clock::now() > deadline) break;
