@@ -14,8 +14,12 @@
 # after a 16-token prompt (greedy), prefill = a 512-token prompt; best of 5
 # runs of the CLI, best of 3 in the library. The bound is the bytes a decode
 # step reads over the best read bandwidth sample_bench measured in this run.
-# Prints a Markdown table.
-#   bench/sample_compare.sh [THREADS]      (after scripts/setup.sh)
+# With llama.cpp it then runs ROUNDS (default 7) paired rounds: per weight
+# type one CLI decode and one llama-bench tg128 back to back, and prints the
+# median of the per-round ratios, so a load that comes and goes between the
+# sections above does not decide the comparison.
+# Prints Markdown tables.
+#   [ROUNDS=7] bench/sample_compare.sh [THREADS]      (after scripts/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${1:-2}
@@ -58,6 +62,9 @@ done
 LLAMA_BENCH=${LLAMA_BENCH:-data/llama.cpp/build/bin/llama-bench}
 llama=$work/llama.jsonl
 touch "$llama"
+paired=$work/paired.jsonl
+touch "$paired"
+ROUNDS=${ROUNDS:-7}
 if [ -x "$LLAMA_BENCH" ]; then
   models=()
   for t in f32 f16 q8_0; do
@@ -66,13 +73,28 @@ if [ -x "$LLAMA_BENCH" ]; then
   done
   "$LLAMA_BENCH" "${models[@]}" -p 512 -n 128 -t "$T" -r 5 -o jsonl >"$llama" 2>/dev/null
   echo "llama.cpp: $(wc -l <"$llama") llama-bench rows"
+  # Paired rounds: one CLI decode, then one llama-bench tg128 of the same
+  # weights, back to back, ROUNDS times. On a shared machine the load moves
+  # within minutes; a ratio taken within seconds cancels most of it.
+  for ((r = 1; r <= ROUNDS; r++)); do
+    for pair in f32:f32 bf16:f16 int8:q8_0; do
+      ours=${pair%%:*} theirs=${pair##*:}
+      line=$("$B/gpt2lab" sample --model "$work/model" --prompt-ids "$short" --max-new-tokens 128 --temperature 0 \
+        --format ids --weights "$ours" --threads "$T" 2>&1 >/dev/null | grep "sample: generation")
+      mine=$(sed 's/.*tok\/s, \([0-9.]*\) ms\/token.*/\1/' <<<"$line")
+      tg=$("$LLAMA_BENCH" -m "$work/gpt2-$theirs.gguf" -p 0 -n 128 -t "$T" -r 1 -o jsonl 2>/dev/null |
+        /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["avg_ts"])')
+      echo "{\"round\": $r, \"ours\": \"$ours\", \"theirs\": \"$theirs\", \"ours_ms\": $mine, \"theirs_tok_s\": $tg}" >>"$paired"
+    done
+  done
+  echo "paired rounds: $ROUNDS"
 else
   echo "llama.cpp: skipped ($LLAMA_BENCH is not built: scripts/fetch_llama_cpp.sh builds it, ~10 min;"
   echo "           this script fetches nothing)"
 fi
 
-/usr/bin/python3 - "$out" "$llama" <<'PY'
-import json, sys
+/usr/bin/python3 - "$out" "$llama" "$paired" <<'PY'
+import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 llama = {}  # ggml type -> {"decode_ms", "prefill_tok_s"}
 for r in (json.loads(l) for l in open(sys.argv[2]) if l.strip()):
@@ -113,5 +135,29 @@ if llama:
             print(f"| {ours} / {theirs} | {c['decode_ms']:.2f} | {g['decode_ms']:.2f} "
                   f"| {g['decode_ms'] / c['decode_ms']:.2f}x | {c['prefill_tok_s']:.0f} "
                   f"| {g.get('prefill_tok_s', float('nan')):.0f} |")
+paired = [json.loads(l) for l in open(sys.argv[3]) if l.strip()]
+if paired:
+    print(f"\nPaired rounds (one CLI decode, then one llama-bench tg128, back to back; {len(paired) // 3} rounds):\n")
+    # q8_0 stores 34 bytes per 32 weights and f16 two per weight, as our
+    # int8 and bf16 do: the same bound applies to both.
+    print("| weights: gpt2lab / llama.cpp | gpt2lab median ms/token | llama.cpp median ms/token "
+          "| speed ratio: median (min – max) | rounds gpt2lab faster | bound ms/token "
+          "| % of bound: gpt2lab / llama.cpp |")
+    print("|---|---|---|---|---|---|---|")
+    for ours in ("f32", "bf16", "int8"):
+        rs = [r for r in paired if r["ours"] == ours]
+        mine = [r["ours_ms"] for r in rs]
+        theirs = [1000.0 / r["theirs_tok_s"] for r in rs]
+        ratio = [t / m for t, m in zip(theirs, mine)]
+        g = lib[ours]
+        bound = g["bandwidth_bound_ms"] * g["bandwidth_gb_s"] / bw
+        print(f"| {ours} / {rs[0]['theirs']} | {statistics.median(mine):.2f} | {statistics.median(theirs):.2f} "
+              f"| {statistics.median(ratio):.2f}x ({min(ratio):.2f} – {max(ratio):.2f}) "
+              f"| {sum(x > 1 for x in ratio)} of {len(ratio)} | {bound:.2f} "
+              f"| {100 * bound / statistics.median(mine):.0f}% / {100 * bound / statistics.median(theirs):.0f}% |")
+    by = {(r["round"], r["ours"]): r["ours_ms"] for r in paired}
+    gain = [by[(k, "bf16")] / by[(k, "int8")] for k in sorted({r["round"] for r in paired})]
+    print(f"\nint8 vs bf16 decode (CLI, paired rounds): {statistics.median(gain):.2f}x faster "
+          f"(median; {min(gain):.2f} – {max(gain):.2f})")
 print(f"\nint8 vs bf16 decode (CLI): {cli['bf16']['decode_ms'] / cli['int8']['decode_ms']:.2f}x faster")
 PY
