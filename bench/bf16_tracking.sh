@@ -5,11 +5,14 @@
 #   bench/bf16_tracking.sh [STEPS]        (after scripts/setup.sh and `gpt2lab prepare`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 STEPS=${1:-300}
 B=${BUILD_DIR:-build}/gpt2lab
 OUT=${OUT:-$(mktemp -d)}
 ARGS="--data data/sotu_gpt2 --n-layer 4 --n-head 4 --n-embd 256 --block-size 128 -B 8 -T 128 --steps $STEPS
       --lr 1e-3 --warmup 30 --eval-every 100 --eval-batches 10 --save-every 0 --threads 2 --seed 1 --quiet --force"
+machine_line "L4 H4 C256, B=8 T=128, 2 threads, $STEPS steps"
 $B train $ARGS --out "$OUT/fp32"
 $B train $ARGS --out "$OUT/bf16" --bf16
 /usr/bin/python3 - "$OUT" <<'PY'
@@ -30,3 +33,4 @@ print(f"\nlargest gap of the 25-step averages after step 25: {gap:.4f}")
 print("val loss: " + ", ".join(f"step {s}: fp32 {va[s]:.4f} / bf16 {vb[s]:.4f}" for s in sorted(va)))
 print(f"median tokens/s: fp32 {tps('fp32'):.0f}, bf16 {tps('bf16'):.0f} ({tps('bf16') / tps('fp32'):.2f}x)")
 PY
+load_after

@@ -6,13 +6,15 @@
 # Needs the GPT-2 tokenizer and corpus (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 A=$1 B=$2 ROUNDS=${3:-3} T=${4:-2}
 work=$(mktemp -d /tmp/gpt2lab-compare.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 # Both builds read the same data (an old build looks in its own source tree).
 export GPT2LAB_DATA=${GPT2LAB_DATA:-$PWD/data}
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=$T
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $T threads, load $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line "$T threads"
 # The machine's sgemm peak, measured now (train_bench), with the same model's
 # step at B's build for scale: the table is read against it.
 BENCH=${BUILD_DIR:-build}/bench/train_bench
@@ -56,3 +58,4 @@ print("|---|---|---|---|---|")
 print(f"| train tokens/s (median) | {ta:.0f} | {tb:.0f} | {tb/ta:.3f} | {spread('A', 2)/ta:.1%} |")
 print(f"| sample 128 tokens, s (median) | {sa:.3f} | {sb:.3f} | {sb/sa:.3f} | {spread('A', 4)/sa:.1%} |")
 PY
+load_after

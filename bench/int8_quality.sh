@@ -10,13 +10,15 @@
 #   RUN=out/quality STEPS=1500 BATCHES=40 bench/int8_quality.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 B=${BUILD_DIR:-build}/gpt2lab
 RUN=${RUN:-out/quality-L6}
 STEPS=${STEPS:-600}
 BATCHES=${BATCHES:-40}
 DATA=data/sotu_gpt2
 [ -f $DATA/val.bin ] || { echo "int8_quality: $DATA is missing: run scripts/demo.sh first" >&2; exit 1; }
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+machine_line
 if ! grep -q '"completed"' "$RUN/result.json" 2>/dev/null; then
   RESUME=""
   [ -f "$RUN/config.json" ] && RESUME=--resume

@@ -21,6 +21,7 @@
 
 #include "bandwidth.h"
 #include "core/threads.h"
+#include "machine.h"
 #include "model/packed_matvec.h"
 
 using namespace gpt2lab;
@@ -109,6 +110,7 @@ int main(int argc, char** argv) {
       repeats = std::atoi(argv[++i]);
   }
   set_threads(threads);
+  bench::print_machine(threads);
   const double bandwidth = bench::read_bandwidth();
   std::printf("read bandwidth at %d threads: %.1f GB/s\n", threads, bandwidth);
   std::printf(
@@ -123,5 +125,6 @@ int main(int argc, char** argv) {
     std::printf("| %s | %.1f | %.0f | %.2f | %.1f | %.2f | %.1f | %.0f %% |\n", weight_type_name(t), cache, gb * 1e3,
                 one, gb / one * 1e3, all, gb / all * 1e3, 100 * gb / all * 1e3 / bandwidth);
   }
+  bench::print_load_after();
   return 0;
 }

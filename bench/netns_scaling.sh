@@ -10,6 +10,8 @@
 # MPI_MCA="--mca NAME VALUE ..." is added to mpirun's options (an algorithm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 STEPS=${1:-8}
 DATA=${2:-data/sotu_gpt2}
 RATES=${3:-1gbit 10gbit}
@@ -29,8 +31,7 @@ COMMON=(--data "$(realpath "$DATA")" "${MODEL[@]}" -B 1 -T 128 --steps "$STEPS" 
   --save-every 0 --diag-every 0 --threads 1 --quiet --comm-timeout 600)
 export OMP_NUM_THREADS=1
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc --all) cores," \
-  "load average $(cut -d' ' -f1-3 /proc/loadavg); ${MODEL[*]}, B=1 T=128 per rank, $STEPS steps${MPI_MCA:+; $MPI_MCA}"
+machine_line "${MODEL[*]}, B=1 T=128 per rank, $STEPS steps${MPI_MCA:+; $MPI_MCA}"
 timeout 1800 "$BIN" train --out "$OUT/one" "${COMMON[@]}"
 for rate in $RATES; do
   scripts/netns_cluster.sh up 2 --name "$NAME" --rate "$rate" >/dev/null
@@ -43,7 +44,7 @@ for rate in $RATES; do
   done
   scripts/netns_cluster.sh down --name "$NAME"
 done
-echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_after
 
 /usr/bin/python3 - "$OUT" "$MB" "$RATES" <<'PY'
 import json, os, statistics, sys

@@ -10,13 +10,15 @@
 #   bench/norm_cost.sh [THREADS] [STEPS] [REPEATS]   (after a Release build; ~4 min of steps at the defaults on 1 thread)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 TH=${1:-1}
 STEPS=${2:-30}
 REPEATS=${3:-5}
 BENCH=${BUILD_DIR:-build}/bench/train_bench
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $TH thread(s), median of $STEPS steps per run, $REPEATS repeats, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line "$TH thread(s), median of $STEPS steps per run, $REPEATS repeats"
 # name: L H C V B T
 CONFIGS=("atlas-L12 12 2 64 4096 8 64" "atlas-L48 48 2 64 4096 8 64" "L6-C384 6 6 384 4096 8 128")
 for cfg in "${CONFIGS[@]}"; do
@@ -29,7 +31,7 @@ for cfg in "${CONFIGS[@]}"; do
     done
   done
 done
-echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_after
 /usr/bin/python3 - "$out" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

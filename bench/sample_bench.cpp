@@ -16,6 +16,7 @@
 #include "core/threads.h"
 #include "gpt2lab/sample/generate.h"
 #include "gpt2lab/sample/inference.h"
+#include "machine.h"
 
 using namespace gpt2lab;
 using Clock = std::chrono::steady_clock;
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
       weights = parse_weight_type(argv[++i]);
   }
   set_threads(threads);
+  if (!json) bench::print_machine(threads);
   const double bandwidth = bench::read_bandwidth();
   GPT2<float> model(make_config(layers, 12, 768, 1024, 50257, NormPlacement::pre, InitScheme::gpt2));
   model.init_weights(1);
@@ -87,5 +89,6 @@ int main(int argc, char** argv) {
         "gpt2lab %s, %d threads: prefill %.1f tok/s (512 tokens), decode %.2f ms/token "
         "(bandwidth %.1f GB/s: bound %.2f ms/token)\n",
         weight_type_name(weights), threads, prefill_tps, decode_ms, bandwidth, bound_ms);
+  if (!json) bench::print_load_after();
   return 0;
 }

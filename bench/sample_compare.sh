@@ -22,14 +22,15 @@
 #   [ROUNDS=7] bench/sample_compare.sh [THREADS]      (after scripts/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 T=${1:-2}
 B=${BUILD_DIR:-build}
 export OMP_NUM_THREADS=$T
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out=$work/rows.jsonl
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
-  "$T threads, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line "$T threads"
 
 "$B/gpt2lab" init --n-layer 12 --n-head 12 --n-embd 768 --block-size 1024 --out "$work/model" >/dev/null
 short=$(seq -s ' ' 100 115)
@@ -161,3 +162,4 @@ if paired:
           f"(median; {min(gain):.2f} – {max(gain):.2f})")
 print(f"\nint8 vs bf16 decode (CLI): {cli['bf16']['decode_ms'] / cli['int8']['decode_ms']:.2f}x faster")
 PY
+load_after

@@ -8,13 +8,15 @@
 #   bench/study_jobs.sh [PRESETS] [BUDGET] [CORPUS]   (after a Release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 PRESETS=${1:-norm init}
 BUDGET=${2:-quick}
 CORPUS=${3:-data/sotu}
 BIN=${BUILD_DIR:-build}/gpt2lab
 work=${STUDY_JOBS_DIR:-build/study-jobs}
 rm -rf "$work" && mkdir -p "$work"
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line
 # The data, once (grad-at-init's first model is the cheapest way to get it).
 "$BIN" study --preset grad-at-init --budget "$BUDGET" --data "$CORPUS" --out "$work/base" --quiet --no-report \
   > /dev/null 2>&1 || true
@@ -48,4 +50,4 @@ print(f"| {preset} | {n} | {a:.1f} | {b:.1f} | {n * 3600 / a:.0f} | {n * 3600 / 
 print(f"<!-- {preset}: 2x1 bit-identical to 1x1: {same('j2-t2', 'j1-t1')}; 1x2 identical to 1x1: {same('j1-t2', 'j1-t1')} -->")
 PY
 done
-echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+load_after

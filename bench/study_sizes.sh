@@ -8,11 +8,13 @@
 #   bench/study_sizes.sh [STEPS]      (after a Release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 STEPS=${1:-20}
 BENCH=${BUILD_DIR:-build}/bench/train_bench
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1 /proc/loadavg), median of $STEPS steps"
+machine_line "median of $STEPS steps"
 # preset: L H C V B T
 CONFIGS=("lr-edge,norm 4 4 128 4096 8 64" "init 24 2 64 4096 8 64" "depth-L6 6 2 64 4096 8 64"
          "grad-at-init-L24 24 4 128 4096 8 64" "v1-norm 6 4 256 4096 8 128")
@@ -45,3 +47,4 @@ for r in rows:
     print(f"| {key[0]} | {key[1]} | {g['ms']:.1f} | {t['ms']:.1f} | "
           f"{t['ms'] / g['ms']:.2f}x | {g['gflops'] / peak[key[1]] * 100:.0f}% |")
 PY
+load_after

@@ -26,6 +26,7 @@
 #include "core/threads.h"
 #include "data/prepare.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "machine.h"
 #include "tokenizer/trainer.h"
 
 using namespace gpt2lab;
@@ -117,6 +118,7 @@ int main(int argc, char** argv) {
   const double mb = static_cast<double>(corpus.size()) / 1e6;
   const int cores = hardware_threads();
 
+  bench::print_machine(1);
   std::printf("tokenizer_bench: default corpus, %.2f MB, best of %d, %d cores\n", mb, repeats, cores);
 
   // tiktoken first, as the reference for the ratios.
@@ -188,8 +190,6 @@ int main(int argc, char** argv) {
       "%.2fx (CPU)\n",
       tt_encode.wall / p1.wall, tt_encode.cpu / p1.cpu);
   std::printf("BPE training, 8192 tokens, 1 thread: %.2f s wall, %.2f s CPU\n", train.wall, train.cpu);
-  double load[3] = {0, 0, 0};
-  if (getloadavg(load, 3) > 0)
-    std::printf("load average at the end: %.2f (other work on the machine skews wall times)\n", load[0]);
+  bench::print_load_after();
   return 0;
 }

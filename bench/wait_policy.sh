@@ -8,13 +8,14 @@
 #   bench/wait_policy.sh [THREADS]      (after scripts/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/machine.sh
+source bench/machine.sh
 T=${1:-2}
 B=${BUILD_DIR:-build}
 work=$(mktemp -d)
 busy=""
 trap '[ -n "$busy" ] && kill $busy 2>/dev/null; rm -rf "$work"' EXIT
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)," \
-  "$T threads, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+machine_line "$T threads"
 "$B/gpt2lab" init --n-layer 12 --n-head 12 --n-embd 768 --block-size 1024 --out "$work/model" >/dev/null
 prompt=$(seq -s ' ' 100 115)
 
@@ -50,3 +51,4 @@ for r in "${rows[@]}"; do
   read -r load p d t <<<"$r"
   echo "| $load | $p | $d | $t |"
 done
+load_after
