@@ -2,9 +2,13 @@
 // the whole product itself against gpt2lab's product (kernels.cpp,
 // sgemm_in_slabs: one single-threaded oneDNN product per thread when the
 // token dimension is small; otherwise the same oneDNN call). Shapes: GPT-2
-// 124M at B*T = 256 (train_bench's default) and the L6 C384 model at
-// B*T = 1024 (train_compare's config b); beside them the 2048^3 product that
-// train_bench calls the sgemm peak. Best of R repeats, GFLOP/s.
+// 124M at B*T = 256 (train_bench's default), the L6 C384 model at
+// B*T = 1024 (train_compare's config b) and the study's L6 C256 V4096 at
+// 1024; beside them the 2048^3 product that train_bench calls the sgemm
+// peak. Three more columns are the other ways measured (docs/performance.md,
+// round four): oneDNN's matmul primitive (its brgemm kernels, the f32 form
+// of the bf16 matmuls' path, model/gemm_bf16.cpp), every product cut into
+// slabs, and a split along K. Best of R repeats, GFLOP/s.
 //   gemm_bench [--threads N] [--repeats R]
 #include <algorithm>
 #include <chrono>
@@ -12,13 +16,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+
+#include <omp.h>
 #include <vector>
 
 #include "core/threads.h"
+#include "machine.h"
 #include "model/kernels.h"
 
 #ifdef GPT2LAB_WITH_DNNL
 #include <oneapi/dnnl/dnnl.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 using namespace gpt2lab;
 
@@ -45,7 +54,15 @@ const Shape kShapes[] = {
     {"L6 C384 dx c_fc", 'N', 'T', 1024, 384, 1536, 1},      {"L6 C384 dW c_fc", 'T', 'N', 384, 1536, 1024, 1},
     {"L6 C384 LM head fwd", 'N', 'T', 1024, 50257, 384, 0}, {"prefill 512 c_attn", 'N', 'N', 512, 2304, 768, 1},
     {"prefill 512 attn proj", 'N', 'N', 512, 768, 768, 1},  {"prefill 512 c_fc", 'N', 'N', 512, 3072, 768, 1},
-    {"prefill 512 mlp proj", 'N', 'N', 512, 768, 3072, 1},  {"2048^3 (the peak)", 'N', 'N', 2048, 2048, 2048, 0},
+    {"prefill 512 mlp proj", 'N', 'N', 512, 768, 3072, 1},  {"study fwd c_attn", 'N', 'N', 1024, 768, 256, 0},
+    {"study fwd attn proj", 'N', 'N', 1024, 256, 256, 0},   {"study fwd c_fc", 'N', 'N', 1024, 1024, 256, 0},
+    {"study fwd mlp proj", 'N', 'N', 1024, 256, 1024, 0},   {"study dx c_attn", 'N', 'T', 1024, 256, 768, 1},
+    {"study dx attn proj", 'N', 'T', 1024, 256, 256, 1},    {"study dx c_fc", 'N', 'T', 1024, 256, 1024, 1},
+    {"study dx mlp proj", 'N', 'T', 1024, 1024, 256, 1},    {"study dW c_attn", 'T', 'N', 256, 768, 1024, 1},
+    {"study dW attn proj", 'T', 'N', 256, 256, 1024, 1},    {"study dW c_fc", 'T', 'N', 256, 1024, 1024, 1},
+    {"study dW mlp proj", 'T', 'N', 1024, 256, 1024, 1},    {"study LM head fwd", 'N', 'T', 1024, 4096, 256, 0},
+    {"study LM head dx", 'N', 'N', 1024, 256, 4096, 0},     {"study LM head dwte", 'T', 'N', 4096, 256, 1024, 1},
+    {"2048^3 (the peak)", 'N', 'N', 2048, 2048, 2048, 0},
 };
 
 double best_gflops(const Shape& s, int repeats, const std::function<void()>& f) {
@@ -59,6 +76,80 @@ double best_gflops(const Shape& s, int repeats, const std::function<void()>& f) 
   return 2.0 * s.M * s.N * s.K / best * 1e-9;
 }
 
+// The same product through oneDNN's matmul primitive (its brgemm kernels),
+// created once per shape; beta = 1 is a sum post-op.
+struct Primitive {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  dnnl::matmul mm;
+  dnnl::memory am, bm, cm;
+  Primitive(const Shape& s, float* A, int lda, float* B, int ldb, float* C) {
+    using dims = dnnl::memory::dims;
+    using dt = dnnl::memory::data_type;
+    auto view = [](int r, int c, bool t, int ld) {
+      return t ? dnnl::memory::desc(dims{r, c}, dt::f32, dims{1, ld})
+               : dnnl::memory::desc(dims{r, c}, dt::f32, dims{ld, 1});
+    };
+    dnnl::primitive_attr attr;
+    if (s.beta != 0) {
+      dnnl::post_ops ops;
+      ops.append_sum(1.0f);
+      attr.set_post_ops(ops);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(view(s.M, s.K, s.ta == 'T', lda),
+                                                       view(s.K, s.N, s.tb == 'T', ldb), view(s.M, s.N, false, s.N)),
+                                    attr, engine);
+    mm = dnnl::matmul(pd);
+    am = dnnl::memory(pd.src_desc(), engine, A);
+    bm = dnnl::memory(pd.weights_desc(), engine, B);
+    cm = dnnl::memory(pd.dst_desc(), engine, C);
+  }
+  void run() {
+    mm.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    stream.wait();
+  }
+};
+
+// Every product cut into one slab per thread along the longer of M and N
+// (sgemm_in_slabs without its few-rows condition), and split along K with a
+// private partial product per thread summed afterwards: the two other ways
+// to give each thread its own single-threaded oneDNN call.
+void cut_always(const Shape& s, const float* A, int lda, const float* B, int ldb, float* C, int threads) {
+  const bool by_rows = s.M > s.N;
+  const int dim = by_rows ? s.M : s.N, blocks = (dim + 63) / 64;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const int lo = std::min(dim, blocks * t / threads * 64), hi = std::min(dim, blocks * (t + 1) / threads * 64);
+    if (hi > lo && by_rows)
+      dnnl_sgemm(s.ta, s.tb, hi - lo, s.N, s.K, 1.0f, s.ta == 'N' ? A + size_t(lo) * lda : A + lo, lda, B, ldb, s.beta,
+                 C + size_t(lo) * s.N, s.N);
+    else if (hi > lo)
+      dnnl_sgemm(s.ta, s.tb, s.M, hi - lo, s.K, 1.0f, A, lda, s.tb == 'N' ? B + lo : B + size_t(lo) * ldb, ldb, s.beta,
+                 C + lo, s.N);
+  }
+}
+
+void split_k(const Shape& s, const float* A, int lda, const float* B, int ldb, float* C, int threads,
+             std::vector<float>& partial) {
+  const size_t mn = size_t(s.M) * s.N;
+  partial.resize(mn * threads);
+  const int blocks = (s.K + 63) / 64;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    const int lo = std::min(s.K, blocks * t / threads * 64), hi = std::min(s.K, blocks * (t + 1) / threads * 64);
+    const float* a = s.ta == 'T' ? A + size_t(lo) * lda : A + lo;
+    const float* b = s.tb == 'N' ? B + size_t(lo) * ldb : B + lo;
+    float* out = t == 0 ? C : partial.data() + mn * t;
+    dnnl_sgemm(s.ta, s.tb, s.M, s.N, hi - lo, 1.0f, a, lda, b, ldb, t == 0 ? s.beta : 0.0f, out, s.N);
+#pragma omp barrier
+#pragma omp for schedule(static)
+    for (long i = 0; i < long(mn); ++i)
+      for (int u = 1; u < threads; ++u) C[i] += partial[mn * u + size_t(i)];
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,9 +161,10 @@ int main(int argc, char** argv) {
       repeats = std::max(1, std::atoi(argv[++i]));
   }
   set_threads(threads);
+  bench::print_machine(threads);
   std::printf(
-      "%d threads, best of %d\n\n| product | M x N x K | oneDNN threads it | gpt2lab | gpt2lab / oneDNN |\n"
-      "|---|---|---|---|---|\n",
+      "%d threads, best of %d\n\n| product | M x N x K | oneDNN threads it | gpt2lab | gpt2lab / oneDNN "
+      "| matmul primitive | cut always | split along K |\n|---|---|---|---|---|---|---|---|\n",
       threads, repeats);
   for (const Shape& s : kShapes) {
     const int lda = s.ta == 'N' ? s.K : s.M, ldb = s.tb == 'N' ? s.N : s.K;
@@ -85,9 +177,17 @@ int main(int argc, char** argv) {
       if (!sgemm_in_slabs(s.ta, s.tb, s.M, s.N, s.K, 1.0f, A.data(), lda, B.data(), ldb, s.beta, C.data(), s.N))
         whole();
     };
+    Primitive prim(s, A.data(), lda, B.data(), ldb, C.data());
     const double w = best_gflops(s, repeats, whole), o = best_gflops(s, repeats, ours);
-    std::printf("| %s %c%c | %d x %d x %d | %.0f | %.0f | %.2fx |\n", s.what, s.ta, s.tb, s.M, s.N, s.K, w, o, o / w);
+    const double p = best_gflops(s, repeats, [&] { prim.run(); });
+    std::vector<float> partial;
+    const double c = best_gflops(s, repeats, [&] { cut_always(s, A.data(), lda, B.data(), ldb, C.data(), threads); });
+    const double k =
+        best_gflops(s, repeats, [&] { split_k(s, A.data(), lda, B.data(), ldb, C.data(), threads, partial); });
+    std::printf("| %s %c%c | %d x %d x %d | %.0f | %.0f | %.2fx | %.0f | %.0f | %.0f |\n", s.what, s.ta, s.tb, s.M, s.N,
+                s.K, w, o, o / w, p, c, k);
   }
+  bench::print_load_after();
 }
 
 #else

@@ -1,7 +1,7 @@
 // One full training step (forward, backward, AdamW) of gpt2lab on a given
 // model and batch, timed after warm-up: median of --steps steps. Also
-// measures this machine's sgemm peak (OpenBLAS, square 2048) in the same
-// process. Run by bench/train_compare.sh beside PyTorch.
+// measures this machine's sgemm peak (OpenBLAS and oneDNN, square 2048) and
+// its FMA peak (bench/fma_peak.h, 512- and 256-bit) in the same process. Run by bench/train_compare.sh beside PyTorch.
 // --profile adds a table of time per op (model/op_profile.h) over the timed steps.
 // --norm and --norm-type choose the model's placement and norm type (default
 // pre, layernorm; the init is the placement's own): what a placement or
@@ -23,9 +23,11 @@
 #include <vector>
 
 #include "core/threads.h"
+#include "fma_peak.h"
 #include "gpt2lab/core/rng.h"
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/train/optimizer.h"
+#include "machine.h"
 #include "model/op_profile.h"
 
 using namespace gpt2lab;
@@ -101,10 +103,12 @@ int main(int argc, char** argv) {
       norm_type = parse_norm_type(argv[++i]);
   }
   set_threads(threads);
+  if (!json) bench::print_machine(threads);
   // Measured before and again after the timed steps, the better kept: on a
   // shared VM one measurement can land in a neighbour's burst.
   double peak_openblas = peak ? sgemm_peak(false) : 0;
   double peak_dnnl = peak ? sgemm_peak(true) : 0;
+  double fma512 = peak ? bench::fma_peak(512) : 0, fma256 = peak ? bench::fma_peak(256) : 0;
   ModelConfig config = make_config(L, H, C, std::max(T, 64), V, norm, default_init(norm));
   config.norm_type = norm_type;
   GPT2<float> model(config);
@@ -159,9 +163,13 @@ int main(int argc, char** argv) {
   if (peak) {
     peak_openblas = std::max(peak_openblas, sgemm_peak(false));
     peak_dnnl = std::max(peak_dnnl, sgemm_peak(true));
+    fma512 = std::max(fma512, bench::fma_peak(512));
+    fma256 = std::max(fma256, bench::fma_peak(256));
   }
   const double peak_gflops = std::max(peak_openblas, peak_dnnl);
-  if (peak && !json) std::printf("sgemm peak: OpenBLAS %.1f, oneDNN %.1f GFLOP/s\n", peak_openblas, peak_dnnl);
+  if (peak && !json)
+    std::printf("sgemm peak: OpenBLAS %.1f, oneDNN %.1f GFLOP/s; FMA peak: 512-bit %.1f, 256-bit %.1f GFLOP/s\n",
+                peak_openblas, peak_dnnl, fma512, fma256);
   if (profile) print_profile(steps);
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
@@ -176,14 +184,16 @@ int main(int argc, char** argv) {
   if (json)
     std::printf(
         "{\"impl\": \"gpt2lab%s\", \"norm\": \"%s\", \"norm_type\": \"%s\", \"ms\": %.2f, \"tokens_per_s\": %.1f, "
-        "\"gflops\": %.1f, \"sgemm_peak\": %.1f, \"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n",
+        "\"gflops\": %.1f, \"sgemm_peak\": %.1f, \"fma_peak_512\": %.1f, \"fma_peak_256\": %.1f, "
+        "\"rss_mb\": %.0f, \"cpu_ms\": %.1f}\n",
         bf16 ? "-bf16" : "", to_string(norm), to_string(norm_type), median, B * T / (median / 1000), gflops,
-        peak_gflops, rss_mb, cpu_ms);
+        peak_gflops, fma512, fma256, rss_mb, cpu_ms);
   else
     std::printf(
         "gpt2lab L%d H%d C%d V%d B%d T%d %s, %d threads: %.1f ms/step, %.0f tok/s, %.1f GFLOP/s (sgemm peak %.1f), "
         "peak RSS %.0f MB, CPU %.1f ms/step\n",
         L, H, C, V, B, T, norm_label(config).c_str(), threads, median, B * T / (median / 1000), gflops, peak_gflops,
         rss_mb, cpu_ms);
+  if (!json) bench::print_load_after();
   return 0;
 }
