@@ -172,6 +172,44 @@ TEST(KernelGrad, Attention) {
   expect_gradient("qkv", qkv, dqkv, f);
 }
 
+// T = 150 spans three of attention's causal blocks (64 rows or keys each),
+// the last one partial: the forward against a plain loop over keys 0..t,
+// the backward against finite differences at every input.
+TEST(KernelGrad, AttentionAcrossCausalBlocks) {
+  const int B = 1, T = 150, C = 4, NH = 2, hs = C / NH;
+  Vec qkv = random_vector(B * T * 3 * C, 41), w = random_vector(B * T * C, 42);
+  Vec out(B * T * C), att(B * NH * T * T);
+  attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+  double worst = 0;
+  for (int h = 0; h < NH; ++h)
+    for (int t = 0; t < T; ++t) {
+      const double* q = &qkv[t * 3 * C + h * hs];
+      std::vector<double> p(t + 1);
+      double maxv = -INFINITY, sum = 0;
+      for (int s = 0; s <= t; ++s) {
+        const double* k = &qkv[s * 3 * C + C + h * hs];
+        p[s] = (q[0] * k[0] + q[1] * k[1]) / std::sqrt(double(hs));
+        maxv = std::max(maxv, p[s]);
+      }
+      for (double& x : p) sum += x = std::exp(x - maxv);
+      for (int i = 0; i < hs; ++i) {
+        double o = 0;
+        for (int s = 0; s <= t; ++s) o += p[s] / sum * qkv[s * 3 * C + 2 * C + h * hs + i];
+        worst = std::max(worst, std::abs(o - out[t * C + h * hs + i]));
+      }
+      for (int s = t + 1; s < T; ++s) EXPECT_EQ(att[(h * T + t) * T + s], 0.0);
+    }
+  EXPECT_LE(worst, 1e-13);
+  auto f = [&] {
+    attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    return dot(out, w);
+  };
+  f();
+  Vec dqkv(qkv.size(), 0);
+  attention_backward(dqkv.data(), w.data(), qkv.data(), att.data(), B, T, C, NH);
+  expect_gradient("qkv", qkv, dqkv, f, 1e-6, qkv.size());
+}
+
 TEST(KernelGrad, Gelu) {
   const long n = 50;
   Vec inp = random_vector(n, 21, 3.0), w = random_vector(n, 22), out(n);
