@@ -207,35 +207,17 @@ void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R*
 // Attention runs one (b, h) pair per task, each pair's products through a
 // single-threaded GEMM (the BLAS runs serially inside a parallel region).
 // Always exact fp32/fp64, also under MatmulBf16Scope. It is causal: row t of
-// the scores needs keys 0..t only. The products run in blocks of
-// kCausalBlock query rows (or key columns), each over the keys (or queries)
-// that can reach it: GEMM speed, as before, without most of the masked
-// half's multiply-adds (about half of all of them at T = 1024; none below
-// T = 65). The terms skipped are exact zeros, so only the order of a sum's
-// other terms inside the GEMM may differ from the unblocked products.
+// the scores needs keys 0..t only. The forward still computes the whole
+// T x T scores and zeroes the masked half: cut into blocks of rows, each
+// over the keys that reach it, it did fewer multiply-adds but ran 19-33 %
+// slower (docs/performance.md). The backward's four products do run in
+// blocks of kCausalBlock query rows (dP, dQ) or key columns (dV, dK), each
+// over the keys or queries that can reach it: a third less time at T = 512.
+// The terms skipped are exact zeros, so only the order of a sum's other
+// terms inside the GEMM may differ from the unblocked products.
 namespace {
 
 constexpr int kCausalBlock = 64;
-
-// Softmax of rows r0..r0+rows of one head's scores over keys 0..t; the rest
-// of each row is set to exact zeros (the stored probabilities are whole rows).
-template <typename R>
-void causal_softmax_rows(R* a, int T, int r0, int rows) {
-  for (int t = r0; t < r0 + rows; ++t) {
-    R* row = a + static_cast<size_t>(t) * T;
-    R maxv = -INFINITY;
-    for (int s2 = 0; s2 <= t; ++s2) maxv = std::max(maxv, row[s2]);
-    R sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int s2 = 0; s2 <= t; ++s2) {
-      row[s2] = vexp(row[s2] - maxv);
-      sum += row[s2];
-    }
-    const R inv = R(1) / sum;
-    for (int s2 = 0; s2 <= t; ++s2) row[s2] *= inv;
-    for (int s2 = t + 1; s2 < T; ++s2) row[s2] = 0;
-  }
-}
 
 // dS = P * (dP - sum(P * dP)) * scale for rows r0..r0+rows of one head (row
 // t's terms past t are zero, and are left zero up to the block's last key).
@@ -266,15 +248,23 @@ void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH
       const R* k = q + C;
       const R* v = q + 2 * C;
       R* a = att + (static_cast<size_t>(b) * NH + h) * T * T;
-      for (int r0 = 0; r0 < T; r0 += kCausalBlock) {
-        const int rows = std::min(kCausalBlock, T - r0), keys = r0 + rows;
-        R* ab = a + static_cast<size_t>(r0) * T;
-        exact_gemm(CblasNoTrans, CblasTrans, rows, keys, hs, scale, q + static_cast<size_t>(r0) * C3, C3, k, C3, R(0),
-                   ab, T);
-        causal_softmax_rows(a, T, r0, rows);
-        exact_gemm(CblasNoTrans, CblasNoTrans, rows, hs, keys, R(1), ab, T, v, C3, R(0),
-                   out + (static_cast<size_t>(b) * T + r0) * C + h * hs, C);
+      exact_gemm(CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, R(0), a, T);
+      for (int t = 0; t < T; ++t) {
+        R* row = a + static_cast<size_t>(t) * T;
+        R maxv = -INFINITY;
+        for (int s2 = 0; s2 <= t; ++s2) maxv = std::max(maxv, row[s2]);
+        R sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int s2 = 0; s2 <= t; ++s2) {
+          row[s2] = vexp(row[s2] - maxv);
+          sum += row[s2];
+        }
+        const R inv = R(1) / sum;
+        for (int s2 = 0; s2 <= t; ++s2) row[s2] *= inv;
+        for (int s2 = t + 1; s2 < T; ++s2) row[s2] = 0;
       }
+      exact_gemm(CblasNoTrans, CblasNoTrans, T, hs, T, R(1), a, T, v, C3, R(0),
+                 out + static_cast<size_t>(b) * T * C + h * hs, C);
     }
   }
   op_profile::lap("attention fwd");
