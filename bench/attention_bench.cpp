@@ -1,0 +1,72 @@
+// The attention kernels alone: one layer's attention_forward and
+// attention_backward (float) at the shapes of the training configs, the
+// study, a prefill and long context; best of R calls each, ms. Used to
+// decide how the causal products are cut (model/kernels.cpp). Compare two
+// builds by running each one's binary alternately.
+//   attention_bench [--threads N] [--repeats R]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/threads.h"
+#include "machine.h"
+#include "model/kernels.h"
+
+using namespace gpt2lab;
+
+namespace {
+
+struct Shape {
+  const char* what;
+  int B, T, C, NH;
+};
+
+const Shape kShapes[] = {
+    {"config (a), 124M", 4, 64, 768, 12},         {"the study, L6 C256", 8, 128, 256, 4},
+    {"124M, 128 tokens", 1, 128, 768, 12},        {"config (c), L6 C384", 16, 256, 384, 6},
+    {"124M, 512-token prefill", 1, 512, 768, 12}, {"124M, long context", 1, 1024, 768, 12},
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, repeats = 10;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
+      repeats = std::max(1, std::atoi(argv[++i]));
+  }
+  set_threads(threads);
+  bench::print_machine(threads);
+  std::printf(
+      "best of %d calls\n\n| shape | B | T | C | heads | forward ms | backward ms |\n|---|---|---|---|---|---|---|\n",
+      repeats);
+  for (const Shape& s : kShapes) {
+    const size_t bt = static_cast<size_t>(s.B) * s.T;
+    std::vector<float> qkv(bt * 3 * s.C), out(bt * s.C), dout(bt * s.C), dqkv(bt * 3 * s.C);
+    std::vector<float> att(static_cast<size_t>(s.B) * s.NH * s.T * s.T);
+    for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
+    for (size_t i = 0; i < dout.size(); ++i) dout[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
+    double fwd = 1e30, bwd = 1e30;
+    for (int r = 0; r < repeats + 1; ++r) {  // the first call warms up
+      auto t0 = std::chrono::steady_clock::now();
+      attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+      const double f = ms_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH);
+      const double b = ms_since(t0);
+      if (r > 0) fwd = std::min(fwd, f), bwd = std::min(bwd, b);
+    }
+    std::printf("| %s | %d | %d | %d | %d | %.3f | %.3f |\n", s.what, s.B, s.T, s.C, s.NH, fwd, bwd);
+  }
+  bench::print_load_after();
+  return 0;
+}
