@@ -7,11 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
-#include "core/threads.h"
 #include "machine.h"
 #include "model/kernels.h"
 
@@ -37,15 +34,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, repeats = 10;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
-      threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
-      repeats = std::max(1, std::atoi(argv[++i]));
-  }
-  set_threads(threads);
-  bench::print_machine(threads);
+  const auto [threads, repeats] = bench::start_run(argc, argv, 10);
   std::printf(
       "best of %d calls\n\n| shape | B | T | C | heads | forward ms | backward ms |\n|---|---|---|---|---|---|---|\n",
       repeats);

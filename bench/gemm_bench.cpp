@@ -13,14 +13,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 
 #include <omp.h>
 #include <vector>
 
-#include "core/threads.h"
 #include "machine.h"
 #include "model/kernels.h"
 
@@ -153,15 +150,7 @@ void split_k(const Shape& s, const float* A, int lda, const float* B, int ldb, f
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, repeats = 20;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
-      threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
-      repeats = std::max(1, std::atoi(argv[++i]));
-  }
-  set_threads(threads);
-  bench::print_machine(threads);
+  const auto [threads, repeats] = bench::start_run(argc, argv, 20);
   std::printf(
       "%d threads, best of %d\n\n| product | M x N x K | oneDNN threads it | gpt2lab | gpt2lab / oneDNN "
       "| matmul primitive | cut always | split along K |\n|---|---|---|---|---|---|---|---|\n",

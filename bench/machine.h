@@ -3,12 +3,16 @@
 // host is shared, so every table in docs/ names the CPU and the load.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <string>
 #include <thread>
+
+#include "core/threads.h"
 
 namespace gpt2lab::bench {
 
@@ -43,5 +47,23 @@ inline void print_machine(int threads) {
 }
 
 inline void print_load_after() { std::printf("# load average after: %s\n", load_average().c_str()); }
+
+// The options the kernel benchmarks share: --threads N (default 2) and
+// --repeats R (at least 1). Sets the thread count and prints the machine line.
+struct RunOptions {
+  int threads = 2, repeats = 1;
+};
+inline RunOptions start_run(int argc, char** argv, int default_repeats) {
+  RunOptions o{2, default_repeats};
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads"))
+      o.threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--repeats"))
+      o.repeats = std::max(1, std::atoi(argv[++i]));
+  }
+  set_threads(o.threads);
+  print_machine(o.threads);
+  return o;
+}
 
 }  // namespace gpt2lab::bench

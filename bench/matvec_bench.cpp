@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <memory>
 #include <vector>
@@ -102,15 +101,7 @@ double streamed_ms(const Step& s, int threads, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, repeats = 5;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
-      threads = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--repeats") && i + 1 < argc)
-      repeats = std::atoi(argv[++i]);
-  }
-  set_threads(threads);
-  bench::print_machine(threads);
+  const auto [threads, repeats] = bench::start_run(argc, argv, 5);
   const double bandwidth = bench::read_bandwidth();
   std::printf("read bandwidth at %d threads: %.1f GB/s\n", threads, bandwidth);
   std::printf(
