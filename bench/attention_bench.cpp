@@ -1,6 +1,7 @@
 // The attention kernels alone: one layer's attention_forward and
 // attention_backward (float) at the shapes of the training configs, the
-// study, a prefill and long context; best of R calls each, ms. Used to
+// study, a prefill and long context; best of R calls each, ms, and the
+// FMA peak measured after them (bench/fma_peak.h). Used to
 // decide how the causal products are cut (model/kernels.cpp). Compare two
 // builds by running each one's binary alternately.
 //   attention_bench [--threads N] [--repeats R]
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "fma_peak.h"
 #include "machine.h"
 #include "model/kernels.h"
 
@@ -56,6 +58,9 @@ int main(int argc, char** argv) {
     }
     std::printf("| %s | %d | %d | %d | %d | %.3f | %.3f |\n", s.what, s.B, s.T, s.C, s.NH, fwd, bwd);
   }
+  // The peak of this run, for the table's reader (docs/performance.md).
+  std::printf("FMA peak in this run: %.0f GFLOP/s at 512 bits, %.0f at 256\n", bench::fma_peak(512),
+              bench::fma_peak(256));
   bench::print_load_after();
   return 0;
 }
