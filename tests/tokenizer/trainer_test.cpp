@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/file.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
 
 namespace gpt2lab {
@@ -116,6 +119,48 @@ TEST(TokenizerBpeTrain, SavedVocabularyLoadsAndRoundTrips) {
   // seen in training is a single token once its merges are all in.
   EXPECT_EQ(t.encode("ka", false).size(), 1u);
   fs::remove_all(dir);
+}
+
+TEST(TokenizerBpeTrain, EncoderJsonListsEveryTokenInIdOrder) {
+  BpeVocab v;
+  for (int b = 0; b < 256; ++b) v.tokens.emplace_back(1, static_cast<char>(b));
+  v.tokens.emplace_back("\"\\");  // a merge of the two bytes JSON escapes
+  v.merges.emplace_back("\"", "\\");
+  v.tokens.emplace_back(Tokenizer::kEndOfText);
+  const fs::path dir = fs::temp_directory_path() / ("gpt2lab_bpe_order_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  save_bpe(v, dir);
+  // ordered_json keeps the file's order: every id in turn, under the spelling
+  // GPT-2's byte-to-unicode table gives its bytes.
+  const auto encoder = nlohmann::ordered_json::parse(read_file(dir / "encoder.json"));
+  ASSERT_EQ(encoder.size(), v.tokens.size());
+  size_t id = 0;
+  for (const auto& [spelling, value] : encoder.items()) {
+    const std::string& t = v.tokens[id];
+    EXPECT_EQ(spelling, t == Tokenizer::kEndOfText ? t : tokenizer::bytes_to_spelling(t)) << "id " << id;
+    EXPECT_EQ(value.get<size_t>(), id);
+    ++id;
+  }
+  EXPECT_EQ(Tokenizer::load(dir).encode("\"\\", false), std::vector<int>{256});
+  fs::remove_all(dir);
+}
+
+TEST(TokenizerBpeTrain, SaveRefusesATokenListedTwiceAndWritesNothing) {
+  BpeVocab v;
+  for (int b = 0; b < 256; ++b) v.tokens.emplace_back(1, static_cast<char>(b));
+  v.tokens.emplace_back("ab");
+  v.merges.emplace_back("a", "b");
+  v.tokens.emplace_back("ab");
+  v.tokens.emplace_back(Tokenizer::kEndOfText);
+  const fs::path dir = fs::temp_directory_path() / ("gpt2lab_bpe_twice_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  try {
+    save_bpe(v, dir);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("token 257 (\"ab\") appears twice"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir));
 }
 
 TEST(TokenizerBpeTrain, RejectsImpossibleVocabularySizes) {
