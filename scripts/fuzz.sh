@@ -37,21 +37,18 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_erro
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export OMP_NUM_THREADS=1
 
-failed=()
-total_execs=0
-total_secs=0
-printf '%-24s %12s %8s %8s\n' target executions seconds corpus | tee "$B/fuzz-summary.txt"
-for t in $TARGETS; do
-  corpus=$B/corpus/$t
+# fuzz_one TARGET: replays its regressions, fuzzes it for $SECS seconds,
+# and leaves its table row in $B/TARGET.row; fails if the target did.
+fuzz_one() {
+  local t=$1 corpus=$B/corpus/$1 log=$B/$1.log t0 t1 rc execs secs size
   mkdir -p "$corpus"
-  log=$B/$t.log
   : >"$log"
+  printf '%-24s %12s %8s %8s\n' "$t" "-" "-" "-" >"$B/$t.row"
   if [ -d "fuzz/regressions/$t" ] && [ -n "$(ls -A "fuzz/regressions/$t")" ]; then
     if ! "$X/$t" fuzz/regressions/"$t"/* >>"$log" 2>&1; then
       echo "fuzz: $t fails on a regression input (fuzz/regressions/$t); log: $log" >&2
       tail -40 "$log" >&2
-      failed+=("$t")
-      continue
+      return 1
     fi
   fi
   t0=$(date +%s.%N)
@@ -65,18 +62,47 @@ for t in $TARGETS; do
   execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$' || echo 0)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   size=$(find "$corpus" -type f | wc -l)
-  printf '%-24s %12s %8s %8s\n' "$t" "$execs" "$secs" "$size" | tee -a "$B/fuzz-summary.txt"
-  total_execs=$((total_execs + execs))
-  total_secs=$(awk -v a="$total_secs" -v b="$secs" 'BEGIN { printf "%.1f", a + b }')
+  printf '%-24s %12s %8s %8s\n' "$t" "$execs" "$secs" "$size" >"$B/$t.row"
   if [ "$rc" -ne 0 ]; then
     echo "fuzz: $t FAILED (exit $rc); log: $log" >&2
     grep -E 'ERROR|runtime error|SUMMARY|Test unit written|deadly signal|out-of-memory|leak' "$log" | head -20 >&2
-    failed+=("$t")
+    return 1
   fi
+}
+
+# $FUZZ_JOBS targets at a time (default: $JOBS, 2): each fuzzer is one
+# single-threaded process, so on 2 cores two of them make as many
+# executions each as one alone, in half the wall time.
+FUZZ_JOBS=${FUZZ_JOBS:-$JOBS}
+declare -A pid_of
+running=()
+for t in $TARGETS; do
+  if [ ${#running[@]} -ge "$FUZZ_JOBS" ]; then
+    wait -n "${running[@]}" || true
+    still=()
+    for p in "${running[@]}"; do kill -0 "$p" 2>/dev/null && still+=("$p"); done
+    running=("${still[@]}")
+  fi
+  fuzz_one "$t" &
+  pid_of[$t]=$!
+  running+=("$!")
+done
+
+failed=()
+total_execs=0
+total_secs=0
+printf '%-24s %12s %8s %8s\n' target executions seconds corpus | tee "$B/fuzz-summary.txt"
+for t in $TARGETS; do
+  wait "${pid_of[$t]}" || failed+=("$t")
+  tee -a "$B/fuzz-summary.txt" <"$B/$t.row"
+  read -r _ execs secs _ <"$B/$t.row"
+  [ "$execs" = - ] && continue
+  total_execs=$((total_execs + execs))
+  total_secs=$(awk -v a="$total_secs" -v b="$secs" 'BEGIN { printf "%.1f", a + b }')
 done
 n=$(echo $TARGETS | wc -w)
-echo "fuzz: $n targets, $total_execs executions, $total_secs s fuzzing ($SECS s each), ${#failed[@]} failed" \
-  | tee -a "$B/fuzz-summary.txt"
+echo "fuzz: $n targets, $total_execs executions, $total_secs s fuzzing ($SECS s each, $FUZZ_JOBS at a time)," \
+  "${#failed[@]} failed" | tee -a "$B/fuzz-summary.txt"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: failed: ${failed[*]} (inputs in $B/artifacts/)" >&2
   exit 1
