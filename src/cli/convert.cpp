@@ -10,7 +10,7 @@
 #include "io/llmc.h"
 #include "tokenizer/byte_unicode.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::convert_command {
 namespace {
 
 struct ConvertFlags {
@@ -125,4 +125,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(41, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::convert_command

@@ -14,7 +14,7 @@
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "gpt2lab/train/evaluate.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::eval_command {
 namespace {
 
 struct EvalFlags {
@@ -103,4 +103,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(35, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::eval_command

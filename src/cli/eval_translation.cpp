@@ -10,7 +10,7 @@
 #include "gpt2lab/core/error.h"
 #include "sample/translate.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::eval_translation_command {
 namespace {
 
 struct Flags {
@@ -113,4 +113,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(37, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::eval_translation_command

@@ -6,7 +6,7 @@
 #include "gpt2lab/io/checkpoint.h"
 #include "io/safetensors.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::info_command {
 namespace {
 
 std::string with_commas(size_t n) {
@@ -71,4 +71,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(11, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::info_command

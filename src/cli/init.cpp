@@ -6,7 +6,7 @@
 #include "core/threads.h"
 #include "gpt2lab/io/checkpoint.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::init_command {
 namespace {
 
 void add(CLI::App& app) {
@@ -39,4 +39,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(10, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::init_command

@@ -3,7 +3,7 @@
 #include "core/python_tool.h"
 #include "gpt2lab/core/error.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::plot_command {
 namespace {
 
 void add(CLI::App& app) {
@@ -27,4 +27,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(45, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::plot_command

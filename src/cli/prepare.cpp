@@ -5,7 +5,7 @@
 #include "core/threads.h"
 #include "data/prepare.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::prepare_command {
 namespace {
 
 void add(CLI::App& app) {
@@ -54,4 +54,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(21, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::prepare_command

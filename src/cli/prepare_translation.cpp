@@ -7,7 +7,7 @@
 #include "core/threads.h"
 #include "data/translation_dataset.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::prepare_translation_command {
 namespace {
 
 void print_summary(const fs::path& out, const TranslationSummary& s) {
@@ -68,4 +68,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(23, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::prepare_translation_command

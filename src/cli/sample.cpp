@@ -15,7 +15,7 @@
 #include "sample/stop_text.h"
 #include "tokenizer/stream_decoder.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::sample_command {
 namespace {
 
 std::vector<int> parse_ids(const std::string& text) {
@@ -187,4 +187,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(40, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::sample_command

@@ -15,7 +15,7 @@
 #include "gpt2lab/core/error.h"
 #include "sample/translation_metrics.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::score_command {
 namespace {
 
 struct ScoreFlags {
@@ -181,4 +181,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(36, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::score_command

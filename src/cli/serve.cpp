@@ -2,7 +2,7 @@
 #include "cli/command.h"
 #include "serve/server.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::serve_command {
 namespace {
 
 void add_flags(CLI::App* sub, serve::ServeOptions& o) {
@@ -43,4 +43,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(42, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::serve_command

@@ -8,7 +8,7 @@
 #include "study/plan.h"
 #include "study/study.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::study_command {
 namespace {
 
 std::string catalogs_flags(const std::vector<std::string>& catalogs) {
@@ -88,4 +88,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(50, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::study_command

@@ -16,7 +16,7 @@
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/stream_encoder.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::tokenize_command {
 namespace {
 
 // One input: standard input or a file, named in messages.
@@ -193,4 +193,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(20, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::tokenize_command

@@ -10,7 +10,7 @@
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/trainer.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::tokenizer_command {
 namespace {
 
 void add(CLI::App& app) {
@@ -50,4 +50,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(22, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::tokenizer_command

@@ -11,7 +11,7 @@
 #include "gpt2lab/train/request.h"
 #include "gpt2lab/train/trainer.h"
 
-namespace gpt2lab::cli {
+namespace gpt2lab::cli::train_command {
 namespace {
 
 struct Flags {
@@ -56,4 +56,4 @@ void add(CLI::App& app) {
 GPT2LAB_COMMAND(30, add);
 
 }  // namespace
-}  // namespace gpt2lab::cli
+}  // namespace gpt2lab::cli::train_command
