@@ -12,7 +12,8 @@
 # in every report at a fraction of -g's compile and link time; no NDEBUG, so
 # assert() is live. -Werror: our code builds without warnings under clang too
 # (a file that fails is rebuilt, and fails again, on every rerun).
-# GPT2LAB_UNITY_CLI: the command line's 20 files as two units, so CLI11's
+# GPT2LAB_UNITY_CLI (the default, named here because this build depends on
+# it for its time): the command line's 20 files as two units, so CLI11's
 # header-only implementation is compiled twice, not 20 times (394 -> 118
 # CPU-seconds here).
 set -euo pipefail
