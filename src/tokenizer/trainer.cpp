@@ -154,10 +154,11 @@ std::string encoder_json(const BpeVocab& vocab) {
   for (size_t id = 0; id < vocab.tokens.size(); ++id) {
     const std::string& t = vocab.tokens[id];
     std::string spelling = t == Tokenizer::kEndOfText ? t : tokenizer::bytes_to_spelling(t);
-    check(seen.insert(spelling).second, "tokenizer vocabulary: token " + std::to_string(id) + " (" +
-                                            nlohmann::json(spelling).dump() +
-                                            ") appears twice; every token needs its own id");
-    out += (id ? "," : "") + nlohmann::json(spelling).dump() + ":" + std::to_string(id);
+    const std::string key = nlohmann::json(spelling).dump();
+    if (!seen.insert(std::move(spelling)).second)
+      throw Error("tokenizer vocabulary: token " + std::to_string(id) + " (" + key +
+                  ") appears twice; every token needs its own id");
+    out += (id ? "," : "") + key + ":" + std::to_string(id);
   }
   return out + "}";
 }

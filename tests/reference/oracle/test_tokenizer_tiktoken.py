@@ -68,6 +68,19 @@ def same_line(ours, ref):
     return ours.strip() == ref.strip() or ids_of(ours) == ids_of(ref)
 
 
+def expect_same_line(name, ours, ref):
+    """expect_same on two printed lines of ids, parsed only when they differ."""
+    if not same_line(ours, ref):
+        expect_same(name, ids_of(ours), ids_of(ref))
+
+
+def lines_per_file(out, files):
+    """gpt2lab tokenize's output for several files: one line of ids each."""
+    lines = out.decode().split("\n")
+    assert len(lines) == len(files) + 1 and lines[-1] == "", f"{len(lines) - 1} lines for {len(files)} files"
+    return lines[:-1]
+
+
 def first_difference(a, b):
     for i, (x, y) in enumerate(zip(a, b)):
         if x != y:
@@ -96,18 +109,14 @@ def test_corpus_files(tmp):
         texts[-1].decode("utf-8")  # the reference reads UTF-8; a bad file would not compare
     # One process for every file (one line of ids each): a process per file
     # cost most of this test's time under the sanitizers.
-    lines = gpt2lab(["--threads", "1", *files], b"").decode().split("\n")
-    assert len(lines) == len(files) + 1 and lines[-1] == "", f"{len(lines) - 1} lines for {len(files)} files"
+    lines = lines_per_file(gpt2lab(["--threads", "1", *files], b""), files)
     tokens = 0
     for path, line, r in zip(files, lines, ref):
-        if not same_line(line, r):
-            expect_same(os.path.basename(path), ids_of(line), ids_of(r))
+        expect_same_line(os.path.basename(path), line, r)
         tokens += len(line.split())
     # Files and standard input are the same encoder: a few files through stdin too.
     for path, data, line in list(zip(files, texts, lines))[::60]:
-        stdin_line = gpt2lab(["--threads", "1"], data).decode()
-        if not same_line(stdin_line, line):
-            expect_same(f"{os.path.basename(path)} on stdin", ids_of(stdin_line), ids_of(line))
+        expect_same_line(f"{os.path.basename(path)} on stdin", gpt2lab(["--threads", "1"], data).decode(), line)
     print(f"corpus: {len(files)} files, {tokens} tokens identical to tiktoken (files and stdin)")
 
     # The whole corpus at once, multi-threaded (cut at line breaks, or at the
@@ -119,8 +128,7 @@ def test_corpus_files(tmp):
             f.write(joined)
         out = gpt2lab(["--threads", "2"] + flags, joined)
         ref = tiktoken_lines("gpt2", [path], [kind])[0]
-        if not same_line(out.decode(), ref):
-            expect_same(f"joined corpus ({kind}, 2 threads)", ids_of(out), ids_of(ref))
+        expect_same_line(f"joined corpus ({kind}, 2 threads)", out.decode(), ref)
         assert gpt2lab(["--decode"], out) == joined, f"joined corpus ({kind}) does not round-trip"
     print("corpus joined (plain and with <|endoftext|>), 2 threads: identical, round-trips")
 
@@ -190,8 +198,7 @@ def test_every_code_point(tmp):
         paths.append(path)
         texts.append(data)
     ref = tiktoken_lines("custom", paths, [ranks])
-    lines = gpt2lab(["--threads", "1", *paths], b"", tokenizer=tokdir).decode().split("\n")
-    assert len(lines) == len(paths) + 1 and lines[-1] == "", f"{len(lines) - 1} lines for {len(paths)} probe files"
+    lines = lines_per_file(gpt2lab(["--threads", "1", *paths], b"", tokenizer=tokdir), paths)
     for start, data, line, r in zip(range(0, 0x110000, block), texts, lines, ref):
         if not same_line(line, r):
             ours, r = ids_of(line), ids_of(r)
