@@ -2,7 +2,11 @@
 // cli::run, and the CLI fuzzer builds the same command tree with build_app.
 #pragma once
 
-#include <CLI/CLI.hpp>
+// Declared, not included: main.cpp needs only run(), and CLI11 is
+// header-only (seconds of compile time in every file that includes it).
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace gpt2lab::cli {
 

@@ -1,9 +1,9 @@
 // Subcommand registry. Each src/cli/<name>.cpp registers itself with
 // GPT2LAB_COMMAND, so adding a subcommand touches no other file. The CLI only
 // parses flags and calls the library. A command file keeps its helpers in
-// namespace cli::<name>_command: the sanitized build compiles the command
-// line's files together (GPT2LAB_UNITY_CLI), where the anonymous namespaces
-// of different files are one.
+// namespace cli::<name>_command: the build compiles the command line's files
+// together (GPT2LAB_UNITY_CLI, on by default), where the anonymous
+// namespaces of different files are one.
 #pragma once
 
 #include <CLI/CLI.hpp>
