@@ -52,7 +52,14 @@ done
 # abort_on_error=0 keeps the exit code (1) that ctest reads as a failure
 # instead of a core dump. A caller's ASAN_OPTIONS are added after these (the
 # later setting wins), except that the test_mpi* always run without leak checks.
-ASAN_BASE=halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+# quarantine_size_mb=16 (ASan's default is 256): freed memory stays poisoned
+# until 16 MB more has been freed, still far beyond any one test's working
+# set, instead of every process touching up to 256 MB of fresh pages first.
+# Page faults are what this suite spends its time on here (a fault costs the
+# kernel much more on this VM than on bare metal, and two tests at once
+# fault in each other's way): with 256 the Python tests took 465 s and
+# 10.8M+ faults, with 16 they take 305 s (docs/reliability.md, section 6).
+ASAN_BASE=halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:quarantine_size_mb=16
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
 PYTHON_ONLY='^e2e\.test_study_(report|verdicts)$'
