@@ -11,6 +11,7 @@ only some presets names the others once."""
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -129,8 +130,11 @@ def make_v1_study(out, post_grows, post_nowarmup_diverges, zero_distinct, gpt2_b
         json.dump(study, f)
 
 
-def report(out, env=None):
-    r = harness.command([sys.executable, REPORT, out], env=env)
+def report(out, env=None, figures=False):
+    """tools/report OUT, by default with --no-figures: drawing the PNGs was
+    most of this test's time, and only the study of every preset (the
+    "paper" one) checks them."""
+    r = harness.command([sys.executable, REPORT, out, *([] if figures else ["--no-figures"])], env=env)
     if r.returncode != 0:
         print(r.stdout, r.stderr)
         raise SystemExit("tools/report failed")
@@ -194,7 +198,7 @@ with harness.scratch() as tmp:
     # 2. A study v2 with seeds.
     p = os.path.join(tmp, "paper")
     syn.make_study(p, syn.World.paper())
-    mp = report(p)
+    mp = report(p, figures=True)
     for title in ("grad-at-init: gradient norms at initialization", "norm: Pre-LN vs Post-LN, warmup and learning rate",
                   "lr-edge: learning-rate stability edge", "init: initialization schemes and the residual scale",
                   "depth: Pre-LN vs Post-LN as depth grows", "translation: Pre-LN vs Post-LN on machine translation",
@@ -207,6 +211,16 @@ with harness.scratch() as tmp:
     expect(all(f"(figures/{f})" in mp and os.path.getsize(os.path.join(p, "figures", f)) > 1000 for f in figures),
            "v2: every figure, the two lr-edge ones included")
     expect("/somewhere" not in mp and "--out ." in mp, "v2: no absolute path (the command's --out is shown as .)")
+    # --no-figures: the same text, each figure block (image, caption) left
+    # out, and no figure written.
+    plain_dir = os.path.join(tmp, "paper-text")
+    syn.make_study(plain_dir, syn.World.paper())
+    plain = report(plain_dir)
+    with open(os.path.join(plain_dir, "report.html")) as f:
+        plain_html = f.read()
+    expect(re.sub(r"!\[[^\]\n]*\]\(figures/[^)\n]*\)\n\n\*[^\n]*\*\n\n", "", mp) == plain and "figures/" not in plain
+           and "<img" not in plain_html and not os.path.exists(os.path.join(plain_dir, "figures")),
+           "--no-figures: the same report.md without the figure blocks, no <img> in report.html, no figures folder")
     expect(mp.index("## Verdicts") < mp.index("## Summary of findings") < mp.index("## grad-at-init"),
            "v2: the verdict table is at the top")
     norm = section(mp, "norm:")
@@ -334,7 +348,7 @@ with harness.scratch() as tmp:
     os.makedirs(u)
     with open(os.path.join(u, "study.json"), "w") as f:
         json.dump(s, f)
-    r = harness.command([sys.executable, REPORT, u])
+    r = harness.command([sys.executable, REPORT, u, "--no-figures"])
     expect(r.returncode == 0 and "preset 'width', which this report does not know" in r.stderr and
            "## width: not drawn" in open(os.path.join(u, "report.md")).read(),
            "an unknown preset is skipped with a note")
@@ -348,7 +362,7 @@ with harness.scratch() as tmp:
     os.makedirs(o)
     with open(os.path.join(o, "study.json"), "w") as f:
         json.dump(s, f)
-    r = harness.command([sys.executable, REPORT, o])
+    r = harness.command([sys.executable, REPORT, o, "--no-figures"])
     mo = open(os.path.join(o, "report.md")).read() if r.returncode == 0 else ""
     expect(r.returncode == 0 and "section depth could not be drawn (KeyError: 'config')" in r.stderr and
            "This section could not be drawn from this study's data (KeyError: 'config')." in section(mo, "depth:")
@@ -358,6 +372,8 @@ with harness.scratch() as tmp:
     # Missing study.json: exit 2 with a message; no matplotlib: exit 3.
     r = harness.command([sys.executable, REPORT, os.path.join(tmp, "none")])
     expect(r.returncode == 2 and "cannot read" in r.stderr, "no study.json -> exit 2 and a clear message")
+    r = harness.command([sys.executable, REPORT, p, "--figures"])
+    expect(r.returncode == 2 and "usage: report OUT [--no-figures]" in r.stderr, "an unknown option -> exit 2, usage")
     fake = os.path.join(tmp, "no_matplotlib")
     os.makedirs(fake)
     with open(os.path.join(fake, "matplotlib.py"), "w") as f:

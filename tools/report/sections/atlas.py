@@ -117,7 +117,6 @@ def residual_figure(doc, g, variants, depths):
     a2.set_title("growth through the blocks at the end of training", fontsize=9)
     for ax in (a1, a2):
         ax.grid(alpha=0.3)
-    fig.tight_layout()
     doc.figure(fig, "atlas_residual.png", "Residual-stream RMS per block boundary and its growth with depth")
 
 
@@ -142,7 +141,6 @@ def grad_figure(doc, st, g, variants, depths):
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("gradient norm of the layer (mean over seeds)")
     axes[0].legend(fontsize=7)
-    fig.tight_layout()
     doc.figure(fig, "atlas_grad_profile.png", "Per-layer gradient norm at init and during training")
 
 

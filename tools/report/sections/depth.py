@@ -65,7 +65,6 @@ def draw(doc, st, findings):
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("loss (nats)")
     axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
     doc.figure(fig, "depth_loss.png", "Training loss per depth, mean over seeds with a ±1 sd band (circles: "
                                       "validation; ×: divergence)")
 

@@ -79,7 +79,6 @@ def draw(doc, st, findings):
         axes[rows_per_emb * e][0].set_ylabel(f"‖∂L/∂W_FFN‖ at init\n(embedding {emb})", fontsize=9)
         axes[rows_per_emb * e + 1][0].set_ylabel("relative to layer 1", fontsize=9)
     axes[0][0].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
     doc.figure(fig, "grad_at_init_profiles.png",
                "Per-layer FFN weight gradient norm at initialization and relative to layer 1 (rising = grows toward "
                "the output, Xiong et al.'s Post-LN pattern), per embedding setting; Post-LN solid, Pre-LN dashed; "
@@ -102,7 +101,6 @@ def draw(doc, st, findings):
             ax.grid(alpha=0.3, which="both")
         axes[e][0].set_ylabel("residual stream RMS")
     axes[0][0].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
     doc.figure(fig, "grad_at_init_residual.png", "Residual-stream RMS per layer at initialization (mean over seeds)")
 
     rows, kinds = [], {}

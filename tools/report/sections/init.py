@@ -56,7 +56,6 @@ def draw(doc, st, findings):
         ax.set_ylabel("loss (nats)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
     doc.figure(fig, "init_loss.png", "Training loss per init scheme, mean over seeds with a ±1 sd band (circles: "
                                      "validation)")
 
@@ -85,7 +84,6 @@ def draw(doc, st, findings):
             ax.grid(alpha=0.3)
         axes[i][0].set_ylabel("per-layer ‖g‖", fontsize=8)
         axes[i][0].legend(fontsize=6)
-    fig.tight_layout()
     doc.figure(fig, "init_layer_grad_norms.png",
                "Per-layer gradient norm over training, all of a layer's parameters, first seed of each scheme "
                "(dark: first layer, light: last layer)")
@@ -107,7 +105,6 @@ def draw(doc, st, findings):
             ax.set_xticklabels([f"{k[0]}\n{k[1]}" for k in keys], fontsize=7, rotation=60)
             ax.grid(alpha=0.3, axis="y")
             ax.set_title("layer 1 MLP, after training (bar: mean, dots: seeds)", fontsize=10)
-        fig.tight_layout()
         doc.figure(fig, "init_symmetry.png", "Symmetry of the first layer's MLP hidden units after training")
 
     header, rows = setting_table(st, g, target, lambda k, rs: f"{k[0]}-LN, {k[1]}")

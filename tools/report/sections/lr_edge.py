@@ -131,7 +131,6 @@ def draw(doc, st, findings):
     ax.set_title("squares: geometric mean ± 1 sd over seeds; circles: each seed; dotted: grid ends", fontsize=9)
     ax.grid(alpha=0.3, which="both", axis="y")
     ax.legend(fontsize=8)
-    fig.tight_layout()
     doc.figure(fig, "lr_edge.png", "Max stable learning rate per placement, warmup and clipping (log scale)")
 
     # Every probe: lr against outcome, one row per (placement, seed).
@@ -158,7 +157,6 @@ def draw(doc, st, findings):
         ax.grid(alpha=0.3, which="both", axis="x")
         ax.set_yticks(range(len(ylabels)))
         ax.set_yticklabels(ylabels, fontsize=7)
-    fig.tight_layout()
     doc.figure(fig, "lr_edge_probes.png", "Every probe: ● trained, × did not (| the search's edge); one row per "
                                           "placement and seed")
     prow = []

@@ -65,7 +65,6 @@ def draw(doc, st, findings):
                 ax.set_xlabel("step")
                 ax.grid(alpha=0.3)
                 ax.legend(fontsize=8)
-        fig.tight_layout()
         doc.figure(fig, fname, caption)
 
     header, rows = setting_table(st, g, target, lambda k, rs: label(k))

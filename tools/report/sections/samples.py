@@ -44,7 +44,6 @@ def draw(doc, st, findings):
         ax.grid(alpha=0.3, which="both")
         if presets:
             ax.legend(fontsize=8)
-    fig.tight_layout()
     doc.figure(fig, "samples_quality.png", "Text-sample quality against validation perplexity, one point per run")
 
     rows = []

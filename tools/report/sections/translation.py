@@ -223,7 +223,6 @@ def loss_figure(doc, st, g):
             ax.grid(alpha=0.3)
             if ys:
                 ax.legend(fontsize=8)
-    fig.tight_layout()
     doc.figure(fig, "translation_val_loss.png", "Validation loss (on the completions) per setting, mean over seeds "
                                                 "with a ±1 sd band (×: a seed diverged)")
 
@@ -254,7 +253,6 @@ def score_figure(doc, st, g):
         ax.set_ylim(0, max(ax.get_ylim()[1], 1.0))
         ax.grid(alpha=0.3, axis="y")
         ax.legend(fontsize=8)
-    fig.tight_layout()
     doc.figure(fig, "translation_scores.png", "Test BLEU and chrF per setting: bars mean ± 1 sd over the seeds that "
                                               "completed, circles each seed, × a diverged seed")
 
