@@ -3,6 +3,8 @@ with node): identical ids on every file of the default corpus, on the whole
 corpus encoded multi-threaded, on the committed adversarial text, and for
 every Unicode code point in the contexts that tell the pattern's classes
 apart; decode(encode(x)) == x throughout, invalid UTF-8 included.
+tiktoken's answers are kept in data/oracle-cache (GPT2LAB_ORACLE_CACHE),
+keyed by the SHA-256 of all they depend on, and reused when that is equal.
 
 Invalid UTF-8 cannot be compared directly: tiktoken's JS API takes strings,
 which cannot hold invalid bytes. So the adversarial text is compared after a
@@ -14,10 +16,12 @@ Skips (exit 77) only when the data from scripts/fetch_data.sh or node is
 missing and CI is not set; under CI that is a failure.
 """
 import base64
+import hashlib
 import json
 import os
 import shutil
 import sys
+import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
@@ -50,10 +54,50 @@ def ids_of(out):
     return [int(x) for x in out.split()]
 
 
+# tiktoken's output is kept, keyed by everything it depends on, so that the
+# second run of this test (the sanitized suite runs every test again) does not
+# spend ~30 s of node on the same answers. Fresh when any input changes.
+CACHE = os.environ.get("GPT2LAB_ORACLE_CACHE") or os.path.join(DATA, "oracle-cache")
+cache_use = {"hit": 0, "run": 0}
+
+
+def reference_key(mode, files, extra):
+    """SHA-256 of the helper, tiktoken's package.json (its pinned version),
+    the mode and the arguments, each file among them by its bytes (not its
+    name, which is a fresh temporary one in every run)."""
+    h = hashlib.sha256()
+    for path in (HELPER, os.path.join(TIKTOKEN, "package.json")):
+        with open(path, "rb") as f:
+            h.update(f.read())
+    for arg in (mode, *extra, *files):
+        if os.path.isfile(arg):
+            with open(arg, "rb") as f:
+                h.update(b"file " + hashlib.sha256(f.read()).digest())
+        else:
+            h.update(b"arg " + arg.encode() + b"\0")
+    return h.hexdigest()
+
+
+def tiktoken_output(mode, files, extra):
+    # zlib level 1: the code-point answers are 93 MB of ids, 13 MB packed.
+    path = os.path.join(CACHE, "tiktoken-" + reference_key(mode, files, extra) + ".zlib")
+    if os.path.exists(path):
+        cache_use["hit"] += 1
+        with open(path, "rb") as f:
+            return zlib.decompress(f.read())
+    out = harness.command(["node", HELPER, TIKTOKEN, mode, *extra, *files], check=True, text=False).stdout
+    cache_use["run"] += 1
+    os.makedirs(CACHE, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(zlib.compress(out, 1))
+    os.replace(tmp, path)  # whole or absent, also with two runs at once
+    return out
+
+
 def tiktoken_lines(mode, files, extra=()):
     """One line of space-separated ids per file, as printed."""
-    r = harness.command(["node", HELPER, TIKTOKEN, mode, *extra, *files], check=True, text=False)
-    lines = r.stdout.decode().split("\n")
+    lines = tiktoken_output(mode, files, extra).decode().split("\n")
     assert len(lines) == len(files) + 1 and lines[-1] == "", f"tiktoken: {len(lines) - 1} lines for {len(files)} files"
     return lines[:-1]
 
@@ -220,7 +264,8 @@ def main():
     with harness.scratch("tiktoken") as tmp:
         for test in (test_corpus_files, test_adversarial, test_every_code_point):
             test(tmp)
-    print("all tokenizer reference checks passed")
+    print(f"all tokenizer reference checks passed (tiktoken: {cache_use['run']} runs, {cache_use['hit']} answers "
+          f"reused from {CACHE})")
     return 0
 
 
