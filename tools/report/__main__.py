@@ -23,7 +23,7 @@ note in the report and a warning on stderr; its runs still appear under
 
 Usage: python3 tools/report OUT [--no-figures]   (this folder; any working
 directory; --no-figures writes the same text without the figures, in about
-half the time)
+a quarter of the time)
 Exit status: 0 written, 2 bad input, 3 matplotlib missing.
 """
 import importlib.util
