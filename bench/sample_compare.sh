@@ -18,8 +18,11 @@
 # type one CLI decode and one llama-bench tg128 back to back, and prints the
 # median of the per-round ratios, so a load that comes and goes between the
 # sections above does not decide the comparison.
+# DEPTH=D decodes after a D-token prompt instead, and llama-bench at depth D
+# (its -d): the attention then reads D positions of keys and values per
+# layer and token, which a 16-token prompt leaves out.
 # Prints Markdown tables.
-#   [ROUNDS=7] bench/sample_compare.sh [THREADS]      (after scripts/setup.sh)
+#   [ROUNDS=7] [DEPTH=D] bench/sample_compare.sh [THREADS]      (after scripts/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/machine.sh
@@ -33,7 +36,10 @@ out=$work/rows.jsonl
 machine_line "$T threads"
 
 "$B/gpt2lab" init --n-layer 12 --n-head 12 --n-embd 768 --block-size 1024 --out "$work/model" >/dev/null
-short=$(seq -s ' ' 100 115)
+DEPTH=${DEPTH:-}
+short=$(seq -s ' ' 100 $((100 + ${DEPTH:-16} - 1)))
+depth_args=()
+[ -n "$DEPTH" ] && depth_args=(-d "$DEPTH") && echo "decode after a $DEPTH-token prompt (llama-bench -d $DEPTH)"
 long=$(seq -s ' ' 1000 1511)
 
 # Best of 3 of a `gpt2lab sample` speed line: "prompt" tok/s or "generation" ms/token.
@@ -50,14 +56,14 @@ cli() {  # WEIGHTS PROMPT NEW FIELD
 }
 
 for w in f32 bf16 int8; do
-  lib=$("$B/bench/sample_bench" --threads "$T" --weights "$w" --json)
+  lib=$("$B/bench/sample_bench" --threads "$T" --weights "$w" --depth "${DEPTH:-16}" --json)
   echo "$lib" | tee -a "$out"
   pre=$(cli "$w" "$long" 1 prompt)
   dec=$(cli "$w" "$short" 128 generation)
   echo "{\"impl\": \"gpt2lab-cli\", \"dtype\": \"$w\", \"prefill_tok_s\": $pre, \"decode_ms\": $dec}" | tee -a "$out"
 done
 for policy in PASSIVE ACTIVE; do
-  OMP_WAIT_POLICY=$policy /usr/bin/python3 bench/sample_torch.py "$T" | sed "s/\"pytorch\"/\"pytorch-$policy\"/" |
+  OMP_WAIT_POLICY=$policy /usr/bin/python3 bench/sample_torch.py "$T" "${DEPTH:-16}" | sed "s/\"pytorch\"/\"pytorch-$policy\"/" |
     tee -a "$out"
 done
 LLAMA_BENCH=${LLAMA_BENCH:-data/llama.cpp/build/bin/llama-bench}
@@ -72,7 +78,9 @@ if [ -x "$LLAMA_BENCH" ]; then
     "$B/gpt2lab" convert --input "$work/model" --out "$work/gpt2-$t.gguf" --to gguf --dtype "$t" >/dev/null
     models+=(-m "$work/gpt2-$t.gguf")
   done
-  "$LLAMA_BENCH" "${models[@]}" -p 512 -n 128 -t "$T" -r 5 -o jsonl >"$llama" 2>/dev/null
+  # pp512 from an empty context (as our prefill), tg128 at the decode's depth.
+  "$LLAMA_BENCH" "${models[@]}" -p 512 -n 0 -t "$T" -r 5 -o jsonl >"$llama" 2>/dev/null
+  "$LLAMA_BENCH" "${models[@]}" -p 0 -n 128 "${depth_args[@]}" -t "$T" -r 5 -o jsonl >>"$llama" 2>/dev/null
   echo "llama.cpp: $(wc -l <"$llama") llama-bench rows"
   # Paired rounds: one CLI decode, then one llama-bench tg128 of the same
   # weights, back to back, ROUNDS times. On a shared machine the load moves
@@ -83,7 +91,7 @@ if [ -x "$LLAMA_BENCH" ]; then
       line=$("$B/gpt2lab" sample --model "$work/model" --prompt-ids "$short" --max-new-tokens 128 --temperature 0 \
         --format ids --weights "$ours" --threads "$T" 2>&1 >/dev/null | grep "sample: generation")
       mine=$(sed 's/.*tok\/s, \([0-9.]*\) ms\/token.*/\1/' <<<"$line")
-      tg=$("$LLAMA_BENCH" -m "$work/gpt2-$theirs.gguf" -p 0 -n 128 -t "$T" -r 1 -o jsonl 2>/dev/null |
+      tg=$("$LLAMA_BENCH" -m "$work/gpt2-$theirs.gguf" -p 0 -n 128 "${depth_args[@]}" -t "$T" -r 1 -o jsonl 2>/dev/null |
         /usr/bin/python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["avg_ts"])')
       echo "{\"round\": $r, \"ours\": \"$ours\", \"theirs\": \"$theirs\", \"ours_ms\": $mine, \"theirs_tok_s\": $tg}" >>"$paired"
     done

@@ -1,7 +1,8 @@
 """PyTorch KV-cache generator for a GPT-2 124M-sized model (random weights),
 as fast as we could make it on the CPU: one-row decode steps through
 matrix-vector products, LM head only on the last position, no autograd.
-Prints one JSON line per dtype. Run by bench/sample_compare.sh."""
+Decode: 128 new tokens after a DEPTH-token prompt (default 16).
+Prints one JSON line per dtype. Run by bench/sample_compare.sh [THREADS [DEPTH]]."""
 import json
 import math
 import sys
@@ -12,6 +13,7 @@ import torch.nn.functional as F
 
 L, NH, C, V, BLOCK = 12, 12, 768, 50257, 1024
 threads = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+depth = int(sys.argv[2]) if len(sys.argv) > 2 else 16
 torch.set_num_threads(threads)
 torch.manual_seed(0)
 
@@ -57,23 +59,23 @@ def run(dtype, name):
     hs = C // NH
     new_cache = lambda: [(torch.zeros(NH, BLOCK, hs, dtype=dtype), torch.zeros(NH, BLOCK, hs, dtype=dtype))  # noqa: E731
                          for _ in range(L)]
-    prompt = torch.tensor([(i * 7919) % V for i in range(512)])
+    prompt = torch.tensor([(i * 7919) % V for i in range(max(512, depth))])
     best_prefill = 1e30
     for _ in range(3):
         cache = new_cache()
         t0 = time.perf_counter()
-        forward(m, prompt, cache, 0)
+        forward(m, prompt[:512], cache, 0)
         best_prefill = min(best_prefill, time.perf_counter() - t0)
     best_decode = 1e30
     for _ in range(3):
         cache = new_cache()
-        logits = forward(m, prompt[:16], cache, 0)
+        logits = forward(m, prompt[:depth], cache, 0)
         t0 = time.perf_counter()
         for i in range(128):
             nxt = int(torch.argmax(logits))
-            logits = forward(m, torch.tensor([nxt]), cache, 16 + i)
+            logits = forward(m, torch.tensor([nxt]), cache, depth + i)
         best_decode = min(best_decode, time.perf_counter() - t0)
-    print(json.dumps({"impl": "pytorch", "dtype": name, "threads": threads, "prefill_tok_s": round(512 / best_prefill, 1),
+    print(json.dumps({"impl": "pytorch", "dtype": name, "threads": threads, "depth": depth, "prefill_tok_s": round(512 / best_prefill, 1),
                       "decode_ms": round(best_decode / 128 * 1000, 3)}), flush=True)
 
 
