@@ -11,49 +11,46 @@
 #include "core/large_array.h"
 #include "core/team_barrier.h"
 #include "gpt2lab/core/error.h"
+#include "model/bf16.h"
 #include "model/gemm_bf16.h"
 #include "model/kernels.h"
 #include "model/norm.h"
 #include "model/packed_matvec.h"
-#include "model/vecmath.h"
+#include "sample/cached_attention.h"
 
 namespace gpt2lab {
 
 namespace {
 
-// One head's attention of query q at position `last` over the cached
-// keys/values of positions 0..last; att holds last + 1 floats.
-void attend_head(float* out, const float* q, const float* k_cache, const float* v_cache, int last, int h, int C, int hs,
-                 float* att) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  float maxv = -INFINITY;
-  for (int s = 0; s <= last; ++s) {
-    const float* k = k_cache + static_cast<size_t>(s) * C + h * hs;
-    float dot = 0;
-#pragma omp simd reduction(+ : dot)
-    for (int d = 0; d < hs; ++d) dot += q[d] * k[d];
-    dot *= scale;
-    att[s] = dot;
-    maxv = std::max(maxv, dot);
-  }
-  float sum = 0;
-  for (int s = 0; s <= last; ++s) {
-    att[s] = vexp(att[s] - maxv);
-    sum += att[s];
-  }
-  const float inv = 1.0f / sum;
-  std::fill(out, out + hs, 0.0f);
-  for (int s = 0; s <= last; ++s) {
-    const float w = att[s] * inv;
-    const float* v = v_cache + static_cast<size_t>(s) * C + h * hs;
-    for (int d = 0; d < hs; ++d) out[d] += w * v[d];
-  }
+// A layer's cached keys (or values) are chunks of kChunk positions; in a
+// chunk, head after head, each head's positions back to back (HeadCache).
+constexpr int kChunk = 128;
+
+size_t cache_entries_per_layer(const ModelConfig& c) {
+  return static_cast<size_t>((c.block_size + kChunk - 1) / kChunk) * kChunk * c.n_embd;
+}
+
+// Where head h's key (or value) of position p goes in a layer's cache.
+size_t cache_slot(int h, int p, int C, int NH) {
+  const size_t hs = C / NH;
+  return (static_cast<size_t>(p / kChunk) * NH + h) * kChunk * hs + (p % kChunk) * hs;
+}
+
+template <typename T>
+HeadCache<T> head_cache(const T* layer, int h, int C, int NH) {
+  return {layer + cache_slot(h, 0, C, NH), kChunk, static_cast<size_t>(kChunk) * C};
+}
+
+void put(float* dst, const float* src, int n) { std::copy(src, src + n, dst); }
+// Serial: one head's row (to_bf16 would open a parallel region per row).
+void put(uint16_t* dst, const float* src, int n) {
+  for (int i = 0; i < n; ++i) dst[i] = float_to_bf16(src[i]);
 }
 
 // Attention of n new queries (rows of qkv, stride 3C) at positions
 // p0..p0+n-1 over the cached keys/values of positions 0..p0+i.
-void attention_cached(float* out, const float* qkv, const float* k_cache, const float* v_cache, int n, int p0, int C,
-                      int NH) {
+template <typename T>
+void attention_cached(float* out, const float* qkv, const T* k_cache, const T* v_cache, int n, int p0, int C, int NH) {
   const int hs = C / NH;
 #pragma omp parallel
   {
@@ -61,8 +58,8 @@ void attention_cached(float* out, const float* qkv, const float* k_cache, const 
 #pragma omp for collapse(2) schedule(static)
     for (int i = 0; i < n; ++i)
       for (int h = 0; h < NH; ++h)
-        attend_head(out + static_cast<size_t>(i) * C + h * hs, qkv + static_cast<size_t>(i) * 3 * C + h * hs, k_cache,
-                    v_cache, p0 + i, h, C, hs, att.data());
+        attend_cached_head(out + static_cast<size_t>(i) * C + h * hs, qkv + static_cast<size_t>(i) * 3 * C + h * hs,
+                           head_cache(k_cache, h, C, NH), head_cache(v_cache, h, C, NH), p0 + i, hs, att.data());
   }
 }
 
@@ -96,7 +93,7 @@ std::shared_ptr<const DecodeWeights> pack_decode_weights(const GPT2<float>& mode
   return std::make_shared<const DecodeWeights>(model, type);
 }
 
-void InferenceSession::FreeLarge::operator()(float* p) const { std::free(p); }
+void InferenceSession::FreeLarge::operator()(void* p) const { std::free(p); }
 
 void InferenceSession::Buffer::reserve(size_t n) {
   if (n <= n_) return;
@@ -107,9 +104,10 @@ void InferenceSession::Buffer::reserve(size_t n) {
 InferenceSession::InferenceSession(const GPT2<float>& model, InferenceOptions options)
     : model_(model), options_(std::move(options)) {
   const ModelConfig& c = model.config();
-  const size_t cache = static_cast<size_t>(c.n_layer) * c.block_size * c.n_embd;
-  k_cache_.reset(static_cast<float*>(allocate_large(cache * sizeof(float))));
-  v_cache_.reset(static_cast<float*>(allocate_large(cache * sizeof(float))));
+  kv_bf16_ = options_.weights != WeightType::f32;
+  const size_t cache = c.n_layer * cache_entries_per_layer(c) * (kv_bf16_ ? sizeof(uint16_t) : sizeof(float));
+  k_cache_.reset(allocate_large(cache));
+  v_cache_.reset(allocate_large(cache));
   logits_.assign(c.padded_vocab_size(), 0.0f);
   if (!options_.packed) options_.packed = pack_decode_weights(model, options_.weights);
   check(options_.packed->type() == options_.weights, "InferenceSession: the packed weights are not of the type asked");
@@ -176,39 +174,47 @@ void InferenceSession::embed(std::span<const int> tokens) {
 // out (e: = or +=) the attention sublayer of `inp`; the new keys and values
 // go into the layer's cache at pos_. inp may be out: it is read first.
 void InferenceSession::attention(int l, int n, const float* inp, float* out, Epilogue e) {
-  const ModelConfig& c = model_.config();
-  const int C = c.n_embd, NH = c.n_head;
-  float* kc = k_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
-  float* vc = v_cache_.get() + static_cast<size_t>(l) * c.block_size * C;
   linear(qkv_.data(), inp, l, 0, n, Epilogue::store);
+  const size_t layer = l * cache_entries_per_layer(model_.config());
+  if (kv_bf16_)
+    attend(static_cast<uint16_t*>(k_cache_.get()) + layer, static_cast<uint16_t*>(v_cache_.get()) + layer, n);
+  else
+    attend(static_cast<float*>(k_cache_.get()) + layer, static_cast<float*>(v_cache_.get()) + layer, n);
+  linear(out, atty_.data(), l, 1, n, e);
+}
+
+// The n new rows of qkv_: their keys and values into a layer's cache (kc,
+// vc) at pos_, and their attention into atty_.
+template <typename T>
+void InferenceSession::attend(T* kc, T* vc, int n) {
+  const ModelConfig& c = model_.config();
+  const int C = c.n_embd, NH = c.n_head, hs = C / NH;
+  auto store = [&](int i, int h) {
+    const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C + h * hs;
+    put(kc + cache_slot(h, pos_ + i, C, NH), row + C, hs);
+    put(vc + cache_slot(h, pos_ + i, C, NH), row + 2 * C, hs);
+  };
   if (team_) {  // one row: each thread caches and attends its own heads
-    const int part = omp_get_thread_num(), parts = team_->threads(), hs = C / NH;
-    const size_t at = static_cast<size_t>(pos_) * C;
+    const int part = omp_get_thread_num(), parts = team_->threads();
     thread_local std::vector<float> att;
     if (att.size() < static_cast<size_t>(pos_) + 1) att.resize(c.block_size);
     for (int h = NH * part / parts; h < NH * (part + 1) / parts; ++h) {
-      const float* q = qkv_.data() + h * hs;
-      std::copy(q + C, q + C + hs, kc + at + h * hs);
-      std::copy(q + 2 * C, q + 2 * C + hs, vc + at + h * hs);
-      attend_head(atty_.data() + h * hs, q, kc, vc, pos_, h, C, hs, att.data());
+      store(0, h);
+      attend_cached_head(atty_.data() + h * hs, qkv_.data() + h * hs, head_cache<T>(kc, h, C, NH),
+                         head_cache<T>(vc, h, C, NH), pos_, hs, att.data());
     }
     team_->arrive_and_wait();
-    linear(out, atty_.data(), l, 1, n, e);
     return;
   }
-  for (int i = 0; i < n; ++i) {
-    const float* row = qkv_.data() + static_cast<size_t>(i) * 3 * C;
-    std::copy(row + C, row + 2 * C, kc + static_cast<size_t>(pos_ + i) * C);
-    std::copy(row + 2 * C, row + 3 * C, vc + static_cast<size_t>(pos_ + i) * C);
-  }
+  for (int i = 0; i < n; ++i)
+    for (int h = 0; h < NH; ++h) store(i, h);
   if (pos_ == 0 && n > 1) {
     // A prompt from the start: the batched (GEMM) attention of training.
     att_.reserve(static_cast<size_t>(NH) * n * n);
     attention_forward(atty_.data(), att_.data(), qkv_.data(), 1, n, C, NH);
   } else {
-    attention_cached(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
+    attention_cached<T>(atty_.data(), qkv_.data(), kc, vc, n, pos_, C, NH);
   }
-  linear(out, atty_.data(), l, 1, n, e);
 }
 
 // out (e: = or +=) the MLP sublayer of `inp`; inp may be out.

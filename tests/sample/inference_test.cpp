@@ -15,8 +15,9 @@ namespace gpt2lab {
 namespace {
 
 void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill,
-                               EmbeddingScale scale = EmbeddingScale::none, NormType type = NormType::layernorm) {
-  ModelConfig c = make_config(3, 4, 32, 24, 75, norm, InitScheme::he);  // he: large activations
+                               EmbeddingScale scale = EmbeddingScale::none, NormType type = NormType::layernorm,
+                               int T = 24, int C = 32) {
+  ModelConfig c = make_config(3, 4, C, T, 75, norm, InitScheme::he);  // he: large activations
   c.final_norm = final_norm;
   c.embedding_scale = scale;
   c.norm_type = type;
@@ -31,7 +32,6 @@ void expect_cached_equals_full(NormPlacement norm, bool final_norm, int prefill,
       for (size_t i = 0; i < t.numel; ++i)
         m.params()[t.offset + i] += 0.1f * static_cast<float>((i * 7 + t.offset) % 5);
   }
-  const int T = 24;
   std::vector<int> tokens(T);
   for (int t = 0; t < T; ++t) tokens[t] = (t * 31 + 7) % 75;
   m.forward(tokens.data(), nullptr, 1, T);
@@ -60,6 +60,34 @@ TEST(Inference, CachedDecodingEqualsFullForwardAtEveryPosition) {
     expect_cached_equals_full(NormPlacement::pre, true, prefill);
     expect_cached_equals_full(NormPlacement::post, false, prefill);
     expect_cached_equals_full(NormPlacement::post, true, prefill);
+  }
+}
+
+// The cache keeps 128 positions per chunk (sample/cached_attention.h): a
+// context that crosses chunks, prompts that end before, at and after a
+// chunk's end, and head sizes on (16) and off (6) the vector width.
+TEST(Inference, CachedDecodingEqualsFullForwardAcrossCacheChunks) {
+  for (int C : {64, 24})
+    for (int prefill : {1, 127, 128, 129, 200})
+      expect_cached_equals_full(NormPlacement::pre, true, prefill, EmbeddingScale::none, NormType::layernorm, 280, C);
+}
+
+// A prompt appended in pieces: the pieces after the first attend over the
+// cache in one batch (several new rows at once), across a chunk's end.
+TEST(Inference, PromptInPiecesEqualsFullForward) {
+  GPT2<float> m(make_config(2, 4, 64, 300, 75, NormPlacement::pre, InitScheme::he));
+  m.init_weights(3);
+  const int T = 300, Vp = m.config().padded_vocab_size();
+  std::vector<int> tokens(T);
+  for (int t = 0; t < T; ++t) tokens[t] = (t * 17 + 3) % 75;
+  m.forward(tokens.data(), nullptr, 1, T);
+  InferenceSession s(m);
+  int at = 0;
+  for (int piece : {100, 60, 1, 139}) {
+    const float* got = s.append(std::span<const int>(tokens.data() + at, piece));
+    at += piece;
+    const float* want = m.logits() + static_cast<size_t>(at - 1) * Vp;
+    for (int v = 0; v < 75; ++v) EXPECT_NEAR(got[v], want[v], 1e-5 * (1 + std::abs(want[v]))) << "after " << at;
   }
 }
 

@@ -67,14 +67,21 @@ class InferenceSession {
   // the same calls; matmuls and attention are shared out by thread number,
   // row-wide ops run on thread 0, and the team meets here after each).
   TeamBarrier* team_ = nullptr;
-  // (L, block_size, C) each, left uninitialized: a position is written
-  // before it is read, and zeroing GPT-2's 75 MB up front cost ~0.1 s of
-  // page faults before the first token. The pages fault in as the context
-  // grows, 2 MiB at a time (core/large_array.h).
+  // The keys and values: each layer's block_size positions in chunks, in a
+  // chunk head after head (sample/cached_attention.h). In fp32 with fp32
+  // weights, in bf16 with bf16 or int8 weights (half the bytes a decode step
+  // reads from the cache; llama.cpp keeps f16 by default). Left
+  // uninitialized: a position is written before it is read, and zeroing
+  // GPT-2's 75 MB up front cost ~0.1 s of page faults before the first
+  // token. The pages fault in as the context grows, 2 MiB at a time
+  // (core/large_array.h).
   struct FreeLarge {
-    void operator()(float* p) const;
+    void operator()(void* p) const;
   };
-  std::unique_ptr<float, FreeLarge> k_cache_, v_cache_;
+  std::unique_ptr<void, FreeLarge> k_cache_, v_cache_;
+  bool kv_bf16_ = false;
+  template <typename T>
+  void attend(T* k_cache, T* v_cache, int n);  // n new rows of qkv_ into atty_
   // Scratch that grows to the longest append; huge-page backed like the
   // caches (a 512-token prompt's ~35 MB faulted in 4 KiB at a time took
   // longer than the prompt's GEMMs). Contents are not kept on growth.
