@@ -8,6 +8,7 @@
 
 #include "gpt2lab/core/error.h"
 #include "model/bf16.h"
+#include "model/bf16_simd.h"
 #include "model/vecmath.h"
 
 #if defined(__AVX512F__)
@@ -21,15 +22,6 @@ namespace {
 constexpr int kCols = PackedMatrix::kCols;
 constexpr int kGroup = PackedMatrix::kGroup;
 constexpr int kPrefetch = 1024;  // bytes ahead in block_int8
-
-#if defined(__AVX512F__)
-// The maskz forms avoid GCC 12's false "maybe uninitialized" on the plain ones.
-inline __m512 load_bf16x16(const uint16_t* p) {
-  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, h), 16));
-}
-
-#endif
 
 #if defined(__AVX512BW__)
 inline __m512i load_i8x32(const int8_t* p) {

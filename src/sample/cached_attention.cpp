@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "model/bf16.h"
+#include "model/bf16_simd.h"
 #include "model/vecmath.h"
 
 #if defined(__AVX512F__)
@@ -54,12 +55,7 @@ inline float hsum(__m512 a) {
 }
 
 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
-// bf16 is the top half of an fp32: widen to 32 bits and shift (the maskz
-// forms avoid GCC 12's false "maybe uninitialized" on the plain ones).
-inline __m512 load16(const uint16_t* p) {
-  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, h), 16));
-}
+inline __m512 load16(const uint16_t* p) { return load_bf16x16(p); }
 
 // Four positions at a time: four independent FMA chains hide the latency of
 // the horizontal sums (one chain per position left the core waiting).
