@@ -21,6 +21,8 @@ BENCH=${BUILD_DIR:-build}/bench/train_bench
 if [ -x "$BENCH" ]; then
   "$BENCH" --layers 4 --heads 4 --embd 256 -B 8 -T 256 --steps 3 --threads "$T" 2>&1 | grep -E "^sgemm peak|GFLOP/s \(" |
     sed 's/^/# /'
+else
+  machine_peaks "$T"
 fi
 echo "# A = $A"
 echo "# B = $B"

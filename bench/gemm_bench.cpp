@@ -8,7 +8,7 @@
 // peak. Three more columns are the other ways measured (docs/performance.md,
 // round four): oneDNN's matmul primitive (its brgemm kernels, the f32 form
 // of the bf16 matmuls' path, model/gemm_bf16.cpp), every product cut into
-// slabs, and a split along K. Best of R repeats, GFLOP/s.
+// slabs, and a split along K. Best of R repeats, GFLOP/s; the FMA peak after.
 //   gemm_bench [--threads N] [--repeats R]
 #include <algorithm>
 #include <chrono>
@@ -18,6 +18,7 @@
 #include <omp.h>
 #include <vector>
 
+#include "fma_peak.h"
 #include "machine.h"
 #include "model/kernels.h"
 
@@ -176,6 +177,8 @@ int main(int argc, char** argv) {
     std::printf("| %s %c%c | %d x %d x %d | %.0f | %.0f | %.2fx | %.0f | %.0f | %.0f |\n", s.what, s.ta, s.tb, s.M, s.N,
                 s.K, w, o, o / w, p, c, k);
   }
+  std::printf("\nFMA peak (bench/fma_peak.h, same run): %.0f GFLOP/s at 512 bits, %.0f at 256\n", bench::fma_peak(512),
+              bench::fma_peak(256));
   bench::print_load_after();
 }
 

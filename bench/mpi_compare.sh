@@ -14,6 +14,7 @@ B=${BUILD_DIR:-build}/gpt2lab
 OUT=$(mktemp -d)
 MODEL="--n-layer 6 --n-head 6 --n-embd 384 --block-size 128 -B 8 -T 128 --steps $STEPS --eval-every 0 --save-every 0 --quiet"
 machine_line "L6 H6 C384 V50257, B=8 T=128, global batch 2 x 8 x 128 tokens"
+machine_peaks 2
 OMP_NUM_THREADS=2 $B train --data "$DATA" --out "$OUT/one" $MODEL --accum 2 --threads 2
 mpirun --allow-run-as-root --oversubscribe -np 2 -x OMP_NUM_THREADS=1 $B train --data "$DATA" --out "$OUT/two" $MODEL --threads 1
 /usr/bin/python3 - "$OUT" <<'PY'
@@ -28,5 +29,6 @@ diff = max(abs(a - b) / a for a, b in zip(losses("one"), losses("two")))
 print(f"| layout | tokens/s |\n|---|---|\n| 1 rank x 2 threads (accum 2) | {one:.0f} |\n| 2 ranks x 1 thread (MPI) | {two:.0f} |")
 print(f"\nratio 2 ranks / 1 rank: {two / one:.2f}x; losses agree to {diff:.1e} relative")
 PY
+machine_peaks 2
 load_after
 rm -rf "$OUT"

@@ -32,6 +32,7 @@ COMMON=(--data "$(realpath "$DATA")" "${MODEL[@]}" -B 1 -T 128 --steps "$STEPS" 
 export OMP_NUM_THREADS=1
 
 machine_line "${MODEL[*]}, B=1 T=128 per rank, $STEPS steps${MPI_MCA:+; $MPI_MCA}"
+machine_peaks 1
 timeout 1800 "$BIN" train --out "$OUT/one" "${COMMON[@]}"
 for rate in $RATES; do
   scripts/netns_cluster.sh up 2 --name "$NAME" --rate "$rate" >/dev/null
@@ -44,6 +45,7 @@ for rate in $RATES; do
   done
   scripts/netns_cluster.sh down --name "$NAME"
 done
+machine_peaks 1
 load_after
 
 /usr/bin/python3 - "$OUT" "$MB" "$RATES" <<'PY'

@@ -19,6 +19,7 @@ BENCH=${BUILD_DIR:-build}/bench/train_bench
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 machine_line "$TH thread(s), median of $STEPS steps per run, $REPEATS repeats"
+machine_peaks "$TH"
 # name: L H C V B T
 CONFIGS=("atlas-L12 12 2 64 4096 8 64" "atlas-L48 48 2 64 4096 8 64" "L6-C384 6 6 384 4096 8 128")
 for cfg in "${CONFIGS[@]}"; do
@@ -31,6 +32,7 @@ for cfg in "${CONFIGS[@]}"; do
     done
   done
 done
+machine_peaks "$TH"
 load_after
 /usr/bin/python3 - "$out" <<'PY'
 import json, statistics, sys

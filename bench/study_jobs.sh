@@ -17,6 +17,7 @@ BIN=${BUILD_DIR:-build}/gpt2lab
 work=${STUDY_JOBS_DIR:-build/study-jobs}
 rm -rf "$work" && mkdir -p "$work"
 machine_line
+machine_peaks 2
 # The data, once (grad-at-init's first model is the cheapest way to get it).
 "$BIN" study --preset grad-at-init --budget "$BUDGET" --data "$CORPUS" --out "$work/base" --quiet --no-report \
   > /dev/null 2>&1 || true
@@ -50,4 +51,5 @@ print(f"| {preset} | {n} | {a:.1f} | {b:.1f} | {n * 3600 / a:.0f} | {n * 3600 / 
 print(f"<!-- {preset}: 2x1 bit-identical to 1x1: {same('j2-t2', 'j1-t1')}; 1x2 identical to 1x1: {same('j1-t2', 'j1-t1')} -->")
 PY
 done
+machine_peaks 2
 load_after

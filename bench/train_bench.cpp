@@ -8,10 +8,6 @@
 // RMSNorm costs against Pre-LN LayerNorm, in the same build.
 //   train_bench --layers L --heads H --embd C --vocab V -B B -T T [--threads N] [--steps K] [--json] [--profile]
 //               [--norm pre|post|sandwich|deepnorm|rezero|none] [--norm-type layernorm|rmsnorm]
-#include <cblas.h>
-#ifdef GPT2LAB_WITH_DNNL
-#include <oneapi/dnnl/dnnl.h>
-#endif
 #include <sys/resource.h>
 #include <time.h>
 
@@ -29,30 +25,10 @@
 #include "gpt2lab/train/optimizer.h"
 #include "machine.h"
 #include "model/op_profile.h"
+#include "sgemm_peak.h"
 
 using namespace gpt2lab;
 using Clock = std::chrono::steady_clock;
-
-// This machine's sgemm peak (square 2048, best of 4) through OpenBLAS and,
-// when built with it, oneDNN (the GEMM gpt2lab uses); the larger is "the peak".
-static double sgemm_peak(bool dnnl) {
-  const int n = 2048;
-  std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n);
-  double best = 0;
-  for (int r = 0; r < 4; ++r) {
-    auto t0 = Clock::now();
-#ifdef GPT2LAB_WITH_DNNL
-    if (dnnl)
-      dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-    else
-#endif
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1, a.data(), n, b.data(), n, 0, c.data(), n);
-    (void)dnnl;
-    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::max(best, 2.0 * n * n * n / s / 1e9);
-  }
-  return best;
-}
 
 // The op table, largest first: ms per step and % of the profiled time.
 static void print_profile(int steps) {
@@ -106,8 +82,8 @@ int main(int argc, char** argv) {
   if (!json) bench::print_machine(threads);
   // Measured before and again after the timed steps, the better kept: on a
   // shared VM one measurement can land in a neighbour's burst.
-  double peak_openblas = peak ? sgemm_peak(false) : 0;
-  double peak_dnnl = peak ? sgemm_peak(true) : 0;
+  double peak_openblas = peak ? bench::sgemm_peak(false) : 0;
+  double peak_dnnl = peak ? bench::sgemm_peak(true) : 0;
   double fma512 = peak ? bench::fma_peak(512) : 0, fma256 = peak ? bench::fma_peak(256) : 0;
   ModelConfig config = make_config(L, H, C, std::max(T, 64), V, norm, default_init(norm));
   config.norm_type = norm_type;
@@ -161,8 +137,8 @@ int main(int argc, char** argv) {
                 phase[1], phase[2], phase[3], phase[4]);
   const double cpu_ms = (cpu_now() - cpu0) / steps;
   if (peak) {
-    peak_openblas = std::max(peak_openblas, sgemm_peak(false));
-    peak_dnnl = std::max(peak_dnnl, sgemm_peak(true));
+    peak_openblas = std::max(peak_openblas, bench::sgemm_peak(false));
+    peak_dnnl = std::max(peak_dnnl, bench::sgemm_peak(true));
     fma512 = std::max(fma512, bench::fma_peak(512));
     fma256 = std::max(fma256, bench::fma_peak(256));
   }

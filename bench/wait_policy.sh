@@ -16,6 +16,7 @@ work=$(mktemp -d)
 busy=""
 trap '[ -n "$busy" ] && kill $busy 2>/dev/null; rm -rf "$work"' EXIT
 machine_line "$T threads"
+machine_peaks "$T"
 "$B/gpt2lab" init --n-layer 12 --n-head 12 --n-embd 768 --block-size 1024 --out "$work/model" >/dev/null
 prompt=$(seq -s ' ' 100 115)
 
@@ -51,4 +52,5 @@ for r in "${rows[@]}"; do
   read -r load p d t <<<"$r"
   echo "| $load | $p | $d | $t |"
 done
+machine_peaks "$T"
 load_after
