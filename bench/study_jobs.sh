@@ -43,7 +43,9 @@ def study(name):
         return json.load(f)
 def metrics(name, run):
     with open(os.path.join(work, f"{preset}-{name}", run["metrics"])) as f:
-        return [{k: v for k, v in json.loads(l).items() if k not in ("ms", "tokens_per_s", "elapsed_s")} for l in f]
+        return [{k: v for k, v in json.loads(l).items() if k not in WALL_CLOCK} for l in f]
+# The fields that time a step (tests/reference/harness.py leaves out the same).
+WALL_CLOCK = ("ms", "comm_wait_ms", "tokens_per_s", "elapsed_s")
 runs = study("j2-t2")["runs"]
 same = lambda x, y: all(metrics(x, r) == metrics(y, r) for r in runs if r["kind"] == "train")
 n = len(runs)

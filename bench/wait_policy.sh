@@ -52,5 +52,8 @@ for r in "${rows[@]}"; do
   read -r load p d t <<<"$r"
   echo "| $load | $p | $d | $t |"
 done
+# The peaks after are the machine's, not those left beside our busy loop.
+{ kill "$busy" && wait "$busy"; } 2>/dev/null || true
+busy=""
 machine_peaks "$T"
 load_after
