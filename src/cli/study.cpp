@@ -28,10 +28,10 @@ void add(CLI::App& app) {
   auto* sub = app.add_subcommand("study",
                                  "Run a reproducible study (Pre-LN vs Post-LN, learning-rate edge, warmup, init "
                                  "schemes, depth; every setting at several seeds) and draw its report");
-  sub->add_option("--preset", f->preset,
-                  "grad-at-init, lr-edge, norm, init, depth, all (these five), translation, atlas (normalization "
-                  "variants: depth sweep and stability edge), or a comma-separated list")
-      ->capture_default_str();
+  std::string presets_help;
+  for (const PresetInfo& p : study_presets())
+    presets_help += std::string(p.name) + " (" + p.summary + (p.in_all ? "; in all" : "") + "), ";
+  sub->add_option("--preset", f->preset, presets_help + "all, or a comma-separated list")->capture_default_str();
   sub->add_option("--data", f->data,
                   "A folder of text files (the study trains its own BPE on it, cached in OUT/data) or a prepared "
                   "dataset (train.bin/val.bin); default: the State of the Union corpus, " +

@@ -1,5 +1,6 @@
 #include "study/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -364,16 +365,68 @@ RunSpec edge_probe(const EdgeSpec& e, double lr, const std::string& runs_dir) {
   return r;
 }
 
+namespace {
+
+using Planner = std::vector<RunSpec> (*)(const Budget&, const StudyData&, const std::string&, int);
+
+struct PresetRow {
+  PresetInfo info;
+  // The preset's fixed runs; null for lr-edge (its searches: plan_edges)
+  // and translation (its own data: plan_translation).
+  Planner plan;
+};
+
+std::vector<RunSpec> plan_gai_row(const Budget& b, const StudyData& d, const std::string&, int) {
+  return plan_grad_at_init(b, d);
+}
+
+const std::vector<PresetRow>& preset_rows() {
+  static const std::vector<PresetRow> rows = {
+      {{"grad-at-init", true, "gradient norms per layer at init"}, plan_gai_row},
+      {{"lr-edge", true, "the highest learning rate that trains"}, nullptr},
+      {{"norm", true, "Pre-LN vs Post-LN over warmups and learning rates"}, plan_norm},
+      {{"init", true, "init schemes"}, plan_init},
+      {{"depth", true, "residual scale over depth"}, plan_depth},
+      {{"translation", false, "English -> French from Debian's catalogs"}, nullptr},
+      {{"atlas", false, "normalization variants: depth sweep and stability edge"}, plan_atlas},
+  };
+  return rows;
+}
+
+const PresetRow* find_preset(const std::string& name) {
+  for (const PresetRow& r : preset_rows())
+    if (name == r.info.name) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<PresetInfo>& study_presets() {
+  static const std::vector<PresetInfo> infos = [] {
+    std::vector<PresetInfo> v;
+    for (const PresetRow& r : preset_rows()) v.push_back(r.info);
+    return v;
+  }();
+  return infos;
+}
+
+std::string preset_choices() {
+  std::string all, by_name;
+  for (const PresetInfo& p : study_presets()) {
+    std::string& to = p.in_all ? all : by_name;
+    to += std::string(to.empty() ? "" : ", ") + p.name;
+  }
+  const size_t last = by_name.rfind(", ");
+  if (last != std::string::npos) by_name.replace(last, 2, " or ");
+  return all + ", all" + (by_name.empty() ? "" : ", " + by_name);
+}
+
 std::vector<RunSpec> plan_preset(const std::string& preset, const Budget& budget, const StudyData& data,
                                  const std::string& runs_dir, int threads) {
-  if (preset == "grad-at-init") return plan_grad_at_init(budget, data);
-  if (preset == "norm") return plan_norm(budget, data, runs_dir, threads);
-  if (preset == "init") return plan_init(budget, data, runs_dir, threads);
-  if (preset == "depth") return plan_depth(budget, data, runs_dir, threads);
-  if (preset == "lr-edge") return {};
-  if (preset == "atlas") return plan_atlas(budget, data, runs_dir, threads);
-  throw Error("unknown preset '" + preset +
-              "' (choose grad-at-init, lr-edge, norm, init, depth, all, translation or atlas)");
+  const PresetRow* row = find_preset(preset);
+  check(row != nullptr, "unknown preset '" + preset + "' (choose " + preset_choices() + ")");
+  if (!row->plan) return {};
+  return row->plan(budget, data, runs_dir, threads);
 }
 
 std::vector<std::string> parse_presets(const std::string& spec) {
@@ -382,25 +435,18 @@ std::vector<std::string> parse_presets(const std::string& spec) {
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item == "all") {
-      wanted.insert(wanted.end(), std::begin(kStudyPresets), std::end(kStudyPresets));
+      for (const PresetInfo& p : study_presets())
+        if (p.in_all) wanted.push_back(p.name);
       continue;
     }
-    bool known = false;
-    for (const char* p : kPresetOrder) known = known || item == p;
-    check(known,
-          "unknown preset '" + item + "' (choose grad-at-init, lr-edge, norm, init, depth, all, translation or atlas)");
+    check(find_preset(item) != nullptr, "unknown preset '" + item + "' (choose " + preset_choices() + ")");
     wanted.push_back(item);
   }
-  check(!wanted.empty(),
-        "--preset is empty (choose grad-at-init, lr-edge, norm, init, depth, all, translation or atlas)");
-  // Run order is the canonical one, each preset once.
+  check(!wanted.empty(), "--preset is empty (choose " + preset_choices() + ")");
+  // Run order is the table's, each preset once.
   std::vector<std::string> out;
-  for (const char* p : kPresetOrder)
-    for (const auto& w : wanted)
-      if (w == p) {
-        out.push_back(p);
-        break;
-      }
+  for (const PresetInfo& p : study_presets())
+    if (std::find(wanted.begin(), wanted.end(), p.name) != wanted.end()) out.push_back(p.name);
   return out;
 }
 

@@ -14,14 +14,21 @@
 
 namespace gpt2lab {
 
-// Presets in the order `--preset all` runs them.
-inline constexpr const char* kStudyPresets[] = {"grad-at-init", "lr-edge", "norm", "init", "depth"};
-// Every preset in run order: `all` plus translation, which needs the gettext
-// catalogs (scripts/fetch_translation.sh) and so is asked for by name.
-// atlas is asked for by name too: it costs about as much as `all` at the
-// full budget.
-inline constexpr const char* kPresetOrder[] = {"grad-at-init", "lr-edge",     "norm", "init",
-                                               "depth",        "translation", "atlas"};
+// Every preset, in the order a study runs them and the report shows them:
+// the one table that says which presets exist (plan.cpp). `in_all`: part
+// of `--preset all`; translation (it needs the gettext catalogs,
+// scripts/fetch_translation.sh) and atlas (it costs about as much as `all`
+// at the full budget) are asked for by name.
+struct PresetInfo {
+  const char* name;
+  bool in_all;
+  const char* summary;  // for --help
+};
+const std::vector<PresetInfo>& study_presets();
+
+// "grad-at-init, lr-edge, ..., all, translation or atlas": the choices an
+// error message or the help offers, from the table.
+std::string preset_choices();
 
 // The dataset every run of a study trains on.
 struct StudyData {

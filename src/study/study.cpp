@@ -460,8 +460,8 @@ class Study {
     for (const auto& p : o_.presets)
       if (std::find(presets.begin(), presets.end(), Json(p)) == presets.end()) presets.push_back(p);
     Json ordered = Json::array();
-    for (const char* p : kPresetOrder)
-      if (std::find(presets.begin(), presets.end(), Json(p)) != presets.end()) ordered.push_back(p);
+    for (const PresetInfo& p : study_presets())
+      if (std::find(presets.begin(), presets.end(), Json(p.name)) != presets.end()) ordered.push_back(p.name);
     study_["presets"] = ordered;
     if (mt_) study_["translation_data"] = mt_->summary;
   }

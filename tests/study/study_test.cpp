@@ -83,7 +83,7 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
     ASSERT_GE(b.seeds.size(), 2u);
     std::set<std::string> names;
     size_t total = 0;
-    for (const char* p : kStudyPresets) {
+    for (const std::string& p : parse_presets("all")) {
       const auto runs = plan_preset(p, b, d, "/out/runs", 2);
       total += runs.size();
       std::map<std::string, std::set<uint64_t>> seeds_of;  // name without -s<i> -> seeds
@@ -223,6 +223,30 @@ TEST(StudyPlan, ParsePresets) {
   EXPECT_EQ(parse_presets("lr-edge,grad-at-init"), (std::vector<std::string>{"grad-at-init", "lr-edge"}));
   EXPECT_THROW(parse_presets("norm,bogus"), Error);
   EXPECT_THROW(parse_presets(""), Error);
+}
+
+// One table says which presets exist: every name in it plans (or is
+// planned elsewhere, lr-edge and translation), parses, and is offered by
+// the error message, which is built from the table.
+TEST(StudyPlan, OnePresetTable) {
+  EXPECT_EQ(preset_choices(), "grad-at-init, lr-edge, norm, init, depth, all, translation or atlas");
+  const Budget b = budget_by_name("tiny");
+  StudyData d;
+  d.dir = "/data";
+  d.vocab_size = b.vocab_size;
+  std::string all;
+  for (const PresetInfo& p : study_presets()) {
+    EXPECT_EQ(parse_presets(p.name), std::vector<std::string>{p.name});
+    EXPECT_NO_THROW(plan_preset(p.name, b, d, "/out/runs", 1)) << p.name;
+    if (p.in_all) all += std::string(all.empty() ? "" : ",") + p.name;
+  }
+  EXPECT_EQ(parse_presets("all"), parse_presets(all));
+  try {
+    plan_preset("width", b, d, "/o", 0);
+    FAIL() << "an unknown preset was planned";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(preset_choices()), std::string::npos) << e.what();
+  }
 }
 
 // A stub trainer whose runs train exactly in [low, edge]: above the edge

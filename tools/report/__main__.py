@@ -15,7 +15,8 @@ settings it rests on, by the same functions the sections' findings print.
 
 The sections follow the presets study.json lists ("presets"; a run's own
 "preset" counts too): each known preset the study ran gets its section, in
-the order of sections.PRESET_SECTIONS, and a known preset it did not run a
+that order (gpt2lab writes the list in the order of its one preset table,
+src/study/plan.cpp), and a known preset it did not run a
 one-line "Not run in this study". A preset this report does not know (a
 study written by a newer gpt2lab, or an edited study.json) is skipped with a
 note in the report and a warning on stderr; its runs still appear under
@@ -58,7 +59,7 @@ if os.path.abspath(getattr(sys.modules.get("report"), "__file__", None) or os.cu
 from report import evidence, verdicts  # noqa: E402
 from report.document import Doc, Link  # noqa: E402
 from report.load import Study  # noqa: E402
-from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, in_report_order, samples  # noqa: E402
+from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, samples  # noqa: E402
 from report.stats import GROWS, SPIKE_JUMP, SPIKE_WINDOW  # noqa: E402
 
 
@@ -173,7 +174,6 @@ def main():
     except (OSError, ValueError, KeyError) as e:
         sys.stderr.write(f"report: cannot read {os.path.join(out, 'study.json')}: {e}\n")
         return 2
-    st.presets = in_report_order(st.presets)
     doc = Doc(out, figures)
     s = st.s
     data = s.get("data", {})
@@ -201,9 +201,7 @@ def main():
         # One line, not an empty section per preset.
         doc.p(f"Not run in this study: {', '.join(not_run)} (gpt2lab study --preset NAME --out STUDY, with this "
               "study's folder as STUDY, adds one).")
-    for section in PRESET_SECTIONS:
-        if section.PRESET in not_run:
-            continue
+    for section in [BY_PRESET[p] for p in st.presets if p in BY_PRESET and p not in not_run]:
         doc.h(2, section.TITLE)
         guarded(doc, section, st, findings)
     for preset in [p for p in st.presets if p not in BY_PRESET]:
