@@ -1,14 +1,8 @@
 #include "study/study.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file.h"
-#include "core/json.h"
 #include "core/lock.h"
 #include "core/python_tool.h"
 #include "core/signals.h"
@@ -31,10 +24,11 @@
 #include "study/budget.h"
 #include "study/dataset.h"
 #include "study/edge_search.h"
+#include "study/finished_run.h"
 #include "study/grad_at_init.h"
 #include "study/jobs.h"
 #include "study/plan.h"
-#include "study/residual_stream.h"
+#include "study/study_file.h"
 #include "study/translation.h"
 #include "train/run_dir.h"
 
@@ -42,50 +36,9 @@ namespace gpt2lab {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = StudyJson;
 
-constexpr const char* kStudyFile = "study.json";
 constexpr const char* kGradFile = "grad_at_init.json";
-// 2: seeds, lr-edge searches, recovery-aware divergence; runs of version 1
-// have other names and settings and do not mix with them.
-constexpr int kStudyVersion = 2;
-
-// A study writes study.json, runs/, data/, report.md, report.html and
-// figures/ into OUT: refused unless OUT is missing, empty, a study, or what a
-// study killed before its study.json leaves (runs/ and its own data/), so
-// that a report never overwrites a file of the user's.
-void check_study_folder(const fs::path& out) {
-  std::error_code ec;
-  if (!fs::exists(out, ec)) return;
-  check(fs::is_directory(out, ec), "--out '" + out.string() + "' exists and is not a folder");
-  if (fs::exists(out / kStudyFile, ec)) return;
-  auto only = [&](const fs::path& dir, std::initializer_list<const char*> names) {
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      std::string n = e.path().filename().string();
-      bool ok = false;
-      for (const char* allowed : names) ok = ok || n == allowed || n.rfind(std::string(allowed) + ".tmp-", 0) == 0;
-      if (!ok) return n;
-    }
-    return std::string();
-  };
-  std::string foreign = only(out, {"runs", "data", kLockFile});
-  if (foreign.empty() && fs::is_directory(out / "data", ec))
-    if (const std::string d = only(out / "data", {"source.json", "tokenizer", "dataset"}); !d.empty())
-      foreign = "data/" + d;
-  if (!foreign.empty())
-    throw Error("--out '" + out.string() + "' holds '" + foreign +
-                "' and no study.json: it is not a study folder; the study would write its runs, data and report "
-                "there, so choose a new or empty folder");
-}
-
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -94,54 +47,6 @@ std::string seconds_text(double s) {
   else
     std::snprintf(buf, sizeof buf, "%.1fs", s);
   return buf;
-}
-
-std::optional<nlohmann::json> read_json_if_exists(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return std::nullopt;
-  try {
-    return read_json_file(p);
-  } catch (const Error&) {
-    return std::nullopt;  // torn by a crash mid-write elsewhere: redo
-  }
-}
-
-// study.json is ours, but it sits in the user's folder and is read back on
-// every rerun, so an edited or damaged one must be an Error naming the field,
-// not a JSON type exception from deep inside the study.
-void validate_study_file(const nlohmann::json& j, const fs::path& p) {
-  const std::string fix = "; it was edited or damaged: repair it, or use another --out";
-  auto need = [&](bool ok, const std::string& field, const char* what) {
-    check(ok, p.string() + ": field '" + field + "' must be " + what + fix);
-  };
-  check(j.is_object(), p.string() + ": not a JSON object" + fix);
-  need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
-  need(!j.contains("version") || j["version"].is_number_integer(), "version", "an integer");
-  need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
-  if (j.contains("budget")) {
-    need(j["budget"].is_object(), "budget", "an object");
-    need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");
-  }
-  if (j.contains("data")) {
-    need(j["data"].is_object(), "data", "an object");
-    const auto& d = j["data"];
-    need(!d.contains("tokenizer_identity") || d["tokenizer_identity"].is_string(), "data.tokenizer_identity",
-         "a string");
-  }
-  if (j.contains("presets")) {
-    need(j["presets"].is_array(), "presets", "an array");
-    for (const auto& x : j["presets"]) need(x.is_string(), "presets", "an array of strings");
-  }
-  size_t i = 0;
-  for (const auto& r : j["runs"]) {
-    const std::string f = "runs[" + std::to_string(i++) + "]";
-    need(r.is_object(), f, "an object");
-    need(r.contains("name") && r["name"].is_string(), f + ".name", "a string");
-    need(!r.contains("status") || r["status"].is_string(), f + ".status", "a string");
-    need(!r.contains("seconds") || r["seconds"].is_number(), f + ".seconds", "a number");
-    for (const char* k : {"outcome", "result", "config", "variables"})
-      need(!r.contains(k) || r[k].is_object(), f + "." + k, "an object");
-  }
 }
 
 // A run's work in arbitrary units, for the study's ETA: tokens processed
@@ -211,7 +116,7 @@ class Study {
       if (e.path().filename().string().rfind(std::string(kStudyFile) + ".tmp-", 0) == 0) fs::remove(e.path(), ec);
     set_threads(o_.threads);
 
-    check_budget_matches();
+    check_study_compatible(out_, budget_.name);
     data_ = ensure_study_data(o_.data, out_ / "data", budget_.vocab_size, o_.threads, log_);
     unigram_ = unigram_baseline(data_.dir, data_.vocab_size);
     if (std::find(o_.presets.begin(), o_.presets.end(), "translation") != o_.presets.end())
@@ -247,9 +152,11 @@ class Study {
                           " thread(s) each"
                     : std::string()));
     if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
+    analysis_ = std::make_unique<FinishedRunAnalysis>(out_, budget_, data_, tokenizer_.get(), mt_ ? &*mt_ : nullptr,
+                                                      unigram_, log_);
 
     if (!run_all(items)) return summary_;  // interrupted
-    save_study_file();
+    save_study_file(out_, study_);
     log_("study: " + std::to_string(summary_.ran) + " runs done now, " + std::to_string(summary_.already_done) +
          " found done; " + std::to_string(summary_.diverged) + " diverged; results in " + (out_ / kStudyFile).string());
     if (o_.report) {
@@ -275,10 +182,12 @@ class Study {
     run_jobs(
         {items.size(), jobs_, prerequisites(items)}, [this] { set_threads(run_threads_); },
         [&](size_t i) { run_item(items, i); }, [] { return stop_requested(); });
-    order_records(items);
+    std::vector<std::string> names;
+    for (const WorkItem& w : items) names.push_back(item_name(w));
+    order_records(study_, names);
     if (stop_requested()) summary_.interrupted = true;
     if (!summary_.interrupted) return true;
-    save_study_file();
+    save_study_file(out_, study_);
     log_("study: interrupted; rerun the same command to carry on (finished runs are kept)");
     return false;
   }
@@ -334,8 +243,9 @@ class Study {
       std::optional<double> next;
       {
         const std::lock_guard lock(mutex_);
-        const EdgeSearch s = search_edge(e.grid, e.start, e.refine,
-                                         [&](double lr) { return probe_outcome(edge_probe(e, lr, runs_dir)); });
+        const EdgeSearch s = search_edge(e.grid, e.start, e.refine, [&](double lr) {
+          return probe_outcome(study_, edge_probe(e, lr, runs_dir).name);
+        });
         record_edge(e, s);
         next = s.next;
       }
@@ -343,20 +253,8 @@ class Study {
       trained += do_train(edge_probe(e, *next, runs_dir), tag + " lr " + nlohmann::json(*next).dump());
     }
     const std::lock_guard lock(mutex_);
-    save_study_file();
+    save_study_file(out_, study_);
     return trained;
-  }
-
-  // true trained, false did not (diverged, or stayed at the unigram
-  // plateau), nullopt not run yet. The caller holds mutex_.
-  std::optional<bool> probe_outcome(const RunSpec& r) const {
-    for (const auto& rec : study_["runs"])
-      if (rec.value("name", "") == r.name) {
-        const std::string status = rec.value("status", "");
-        if (status != "completed" && status != "diverged") return std::nullopt;
-        return rec.contains("outcome") && rec["outcome"].value("trains", false);
-      }
-    return std::nullopt;
   }
 
   // The caller holds mutex_.
@@ -373,19 +271,13 @@ class Study {
     for (double lr : s.probed) {
       if (s.next && lr == *s.next) break;
       const RunSpec r = edge_probe(e, lr, runs_dir);
-      probes.push_back({{"lr", lr}, {"trains", probe_outcome(r).value_or(false)}, {"run", r.name}});
+      probes.push_back({{"lr", lr}, {"trains", probe_outcome(study_, r.name).value_or(false)}, {"run", r.name}});
     }
     rec["probes"] = probes;
     rec["edge"] = s.edge ? Json(*s.edge) : Json(nullptr);
     rec["failed"] = s.failed ? Json(*s.failed) : Json(nullptr);
     rec["complete"] = !s.next.has_value();
-    if (!study_.contains("edges") || !study_["edges"].is_array()) study_["edges"] = Json::array();
-    for (auto& old : study_["edges"])
-      if (old.is_object() && old.value("name", "") == e.name) {
-        old = rec;
-        return;
-      }
-    study_["edges"].push_back(rec);
+    put_edge_record(study_, std::move(rec));
   }
 
  private:
@@ -402,50 +294,9 @@ class Study {
             {"vocab_size", data_.vocab_size}};
   }
 
-  // Runs of different sizes do not mix: checked before any data work.
-  void check_budget_matches() const {
-    const auto j = read_json_if_exists(out_ / kStudyFile);
-    if (!j) return;
-    validate_study_file(*j, out_ / kStudyFile);
-    const long version = j->contains("version") ? (*j)["version"].get<long>() : 1;
-    check(version == kStudyVersion, (out_ / kStudyFile).string() + " holds a study of format version " +
-                                        std::to_string(version) + " (this gpt2lab writes " +
-                                        std::to_string(kStudyVersion) +
-                                        ": seeds, lr-edge); its runs do not mix with new ones, so use another --out");
-    if (!j->contains("budget")) return;
-    const std::string had = (*j)["budget"].value("name", "");
-    check(had == budget_.name, (out_ / kStudyFile).string() + " holds a study with budget '" + had + "', not '" +
-                                   budget_.name + "'; use another --out (runs of different sizes do not mix)");
-  }
-
-  // Loads OUT/study.json if there is one, refusing to mix budgets or data.
+  // Loads OUT/study.json (or starts one) and stamps this session's settings.
   void open_study_file() {
-    const fs::path p = out_ / kStudyFile;
-    std::error_code ec;
-    if (fs::exists(p, ec)) {
-      try {
-        const std::string text = read_file(p, kMaxJsonFileBytes);
-        check_json_depth(text, p.string());
-        study_ = Json::parse(text, nullptr, false);
-      } catch (const Error&) {
-        study_ = Json(nullptr);
-      }
-      check(!study_.is_discarded() && study_.is_object() && study_.contains("runs"),
-            p.string() + " is not a study file; use another --out");
-      validate_study_file(study_, p);
-      const std::string had = study_.contains("budget") ? study_["budget"].value("name", "") : "";
-      check(had == budget_.name, p.string() + " holds a study with budget '" + had + "', not '" + budget_.name +
-                                     "'; use another --out (runs of different sizes do not mix)");
-      const std::string ident = study_.contains("data") ? study_["data"].value("tokenizer_identity", "") : "";
-      check(ident == data_.tokenizer_identity,
-            p.string() + " holds a study on other data (" + ident + "); use another --out");
-    } else {
-      study_ = Json::object();
-      study_["format"] = "gpt2lab study";
-      study_["version"] = kStudyVersion;
-      study_["created"] = now_utc();
-      study_["runs"] = Json::array();
-    }
+    study_ = gpt2lab::open_study_file(out_, budget_.name, data_.tokenizer_identity);
     study_["budget"] = to_json(budget_);
     study_["data"] = data_json();
     Json base = {{"uniform", std::log(static_cast<double>(data_.vocab_size))}};
@@ -466,49 +317,6 @@ class Study {
     if (mt_) study_["translation_data"] = mt_->summary;
   }
 
-  // The caller holds mutex_ (or the workers have ended), as for every use
-  // of study_ and summary_ while items run.
-  void save_study_file() {
-    study_["updated"] = now_utc();
-    write_file_atomic(out_ / kStudyFile, study_.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  }
-
-  // The caller holds mutex_; the reference lasts only while it does (another
-  // worker's record may move the array).
-  Json& record(const RunSpec& r) {
-    for (auto& rec : study_["runs"])
-      if (rec.value("name", "") == r.name) return rec;
-    Json rec = Json::object();
-    rec["name"] = r.name;
-    study_["runs"].push_back(rec);
-    return study_["runs"].back();
-  }
-
-  // Runs and searches in plan order (probes in search order) whatever the
-  // order in which --jobs workers reached them; runs of presets not planned
-  // now first, as they were.
-  void order_records(const std::vector<WorkItem>& items) {
-    std::map<std::string, std::pair<size_t, size_t>> rank;
-    for (size_t i = 0; i < items.size(); ++i) {
-      rank[item_name(items[i])] = {i, 0};
-      if (!std::holds_alternative<EdgeSpec>(items[i]) || !study_.contains("edges")) continue;
-      for (const auto& e : study_["edges"])
-        if (e.value("name", "") == item_name(items[i]) && e.contains("probes"))
-          for (size_t k = 0; k < e["probes"].size(); ++k) rank[e["probes"][k].value("run", "")] = {i, k + 1};
-    }
-    auto sort = [&](Json& list) {
-      if (!list.is_array()) return;
-      auto& v = list.get_ref<Json::array_t&>();
-      std::stable_sort(v.begin(), v.end(), [&](const Json& a, const Json& b) {
-        const auto ra = rank.find(a.value("name", "")), rb = rank.find(b.value("name", ""));
-        if (ra == rank.end() || rb == rank.end()) return ra == rank.end() && rb != rank.end();
-        return ra->second < rb->second;
-      });
-    };
-    sort(study_["runs"]);
-    if (study_.contains("edges")) sort(study_["edges"]);
-  }
-
   // Returns true when it measured now (false: found done).
   bool do_grad_at_init(const RunSpec& r, const std::string& tag) {
     const fs::path dir = out_ / "runs" / r.name;
@@ -516,7 +324,7 @@ class Study {
     auto done = read_json_if_exists(file);
     {
       const std::lock_guard lock(mutex_);
-      Json& rec = record(r);
+      Json& rec = run_record(study_, r.name);
       rec["preset"] = r.preset;
       rec["kind"] = "grad-at-init";
       rec["variables"] = r.variables;
@@ -541,12 +349,12 @@ class Study {
     write_file_atomic(file, result.dump(2) + "\n");
     {
       const std::lock_guard lock(mutex_);
-      Json& rec = record(r);
+      Json& rec = run_record(study_, r.name);
       rec["status"] = "completed";
       rec["result"] = result;
       rec["threads"] = effective_run_threads();
       ++summary_.ran;
-      save_study_file();
+      save_study_file(out_, study_);
     }
     const int L = r.gai.model.n_layer;
     char buf[160];
@@ -579,7 +387,7 @@ class Study {
     }
     {
       const std::lock_guard lock(mutex_);
-      describe(r, record(r));
+      describe(r, run_record(study_, r.name));
     }
     if (!r.train.init_from.empty() && !resume && !pretrained(r, tag)) return false;
     TrainOptions t = r.train;
@@ -600,11 +408,11 @@ class Study {
     TrainResult result = train(t, steps_shown ? stderr_progress(t.log_every) : ProgressFn{});
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Json analysis;
-    if (result.status != "interrupted") analysis = analyse(r, result.status);
+    if (result.status != "interrupted") analysis = analysis_->analyse(r, result.status);
     std::string what;
     {
       const std::lock_guard lock(mutex_);
-      Json& rec = record(r);
+      Json& rec = run_record(study_, r.name);
       rec["seconds"] = rec.value("seconds", 0.0) + secs;
       rec["threads"] = effective_run_threads();
       ++summary_.ran;
@@ -616,7 +424,7 @@ class Study {
       } else {
         if (result.status == "diverged") ++summary_.diverged;
         rec.update(analysis);
-        save_study_file();
+        save_study_file(out_, study_);
         what = result_text(result, rec["outcome"]) + " in " + seconds_text(secs);
       }
     }
@@ -631,16 +439,16 @@ class Study {
     bool redo = false;
     {
       const std::lock_guard lock(mutex_);
-      Json& rec = record(r);
+      Json& rec = run_record(study_, r.name);
       describe(r, rec);
       ++summary_.already_done;
       if (status == "diverged") ++summary_.diverged;
       redo = rec.value("status", "") != status || !rec.contains("outcome");
     }
     if (redo) {
-      const Json analysis = analyse(r, status);
+      const Json analysis = analysis_->analyse(r, status);
       const std::lock_guard lock(mutex_);
-      record(r).update(analysis);
+      run_record(study_, r.name).update(analysis);
     }
     log_(tag + ": " + status + " before, kept");
   }
@@ -682,89 +490,13 @@ class Study {
         "its pre-training run " + fs::path(r.train.init_from).filename().string() + " is " + status;
     {
       const std::lock_guard lock(mutex_);
-      Json& rec = record(r);
+      Json& rec = run_record(study_, r.name);
       rec["status"] = "skipped";
       rec["note"] = note;
-      save_study_file();
+      save_study_file(out_, study_);
     }
     log_(tag + ": skipped (" + note + ")");
     return false;
-  }
-
-  // BLEU/chrF of a finished translation run (not of a pre-training run).
-  void translation_scores(const RunSpec& r, Json& rec, const fs::path& ckpt) const {
-    if (r.variables.value("arm", "") == "pretrain") return;
-    const fs::path dir = out_ / "runs" / r.name;
-    rec["translation"] = translation_outcome(ckpt, *mt_, budget_, dir / "translation-test.json");
-    char buf[96];
-    std::snprintf(buf, sizeof buf, ": BLEU %.2f, chrF %.2f", rec["translation"]["bleu"].get<double>(),
-                  rec["translation"]["chrf"].get<double>());
-    log_(r.name + buf);
-  }
-
-  // Outcome, hidden-unit symmetry and text sample of a finished run.
-  // Computed apart from study.json (without mutex_): the fields to set in
-  // the run's record.
-  Json analyse(const RunSpec& r, const std::string& status) const {
-    Json rec = Json::object();
-    const fs::path dir = out_ / "runs" / r.name;
-    rec["status"] = status;
-    rec["outcome"] = outcome_from_metrics(dir, status);
-    Json& oc = rec["outcome"];
-    oc.update(Json(spikes_from_metrics(dir, r.train.max_loss)));
-    oc["max_loss"] = r.train.max_loss;
-    oc["max_loss_window"] = r.train.max_loss_window;
-    // Trained: completed, and learned more than token frequencies.
-    // (Translation runs have their own data: BLEU says whether they learned.)
-    oc["trains"] = status == "completed" && oc.contains("val_loss") &&
-                   (r.preset == "translation" || oc["val_loss"].get<double>() < plateau_limit());
-    // Stability-edge probes: many short runs, whose samples would say nothing.
-    if (r.preset == "lr-edge" || r.variables.value("arm", "") == "edge") return rec;
-    std::error_code ec;
-    const fs::path ckpt = dir / run_dir::kCheckpoint;
-    if (!fs::exists(ckpt / kConfigFile, ec)) {
-      rec["sample"] = nullptr;
-      rec["note"] = "no checkpoint (the run diverged before its first save)";
-      if (r.preset == "atlas") rec["residual_stream"] = residual_record(r, nullptr, dir);
-      return rec;
-    }
-    if (const auto step = run_dir::checkpoint_step(dir)) rec["checkpoint_step"] = *step;
-    GPT2<float> model = load_model(ckpt);
-    if (r.preset == "atlas") rec["residual_stream"] = residual_record(r, &model, dir);
-    const int L = model.config().n_layer;
-    Json sym = Json::array();
-    sym.push_back(Json(to_json(hidden_unit_spread(model, 0))));
-    if (L > 1) sym.push_back(Json(to_json(hidden_unit_spread(model, L - 1))));
-    rec["symmetry"] = sym;
-    if (r.preset == "translation") {  // its own tokenizer and task: scored, not sampled
-      rec["sample"] = nullptr;
-      if (status == "completed") translation_scores(r, rec, ckpt);
-      return rec;
-    }
-    if (tokenizer_) {
-      const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
-                                       budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front());
-      rec["sample"] = to_json(s);
-    } else {
-      rec["sample"] = nullptr;
-      rec["note"] = "no tokenizer for this dataset, so no text sample";
-    }
-    return rec;
-  }
-
-  // An atlas run's residual stream at init (its own seed's weights) and at
-  // its end (`trained`, the last checkpoint; null when there is none), on the
-  // same validation batches; also kept next to the run.
-  Json residual_record(const RunSpec& r, GPT2<float>* trained, const fs::path& dir) const {
-    const int B = r.train.batch_size, T = r.train.seq_len, n = budget_.atlas.residual_batches;
-    GPT2<float> fresh(r.train.model);
-    fresh.init_weights(r.train.seed);
-    Json j = {{"batches", n}, {"batch_size", B}, {"seq_len", T}};
-    j["init"] = to_json(measure_residual_stream(fresh, data_.dir, B, T, n));
-    j["final"] = trained ? Json(to_json(measure_residual_stream(*trained, data_.dir, B, T, n))) : Json(nullptr);
-    if (const auto step = run_dir::checkpoint_step(dir); step && trained) j["final_step"] = *step;
-    write_file_atomic(dir / "residual_stream.json", j.dump(2) + "\n");
-    return j;
   }
 
   const StudyOptions& o_;
@@ -776,6 +508,7 @@ class Study {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::optional<double> unigram_;
   std::optional<TranslationStudyData> mt_;
+  std::unique_ptr<FinishedRunAnalysis> analysis_;  // once the data is ready
   StudySummary summary_;
   int jobs_;
   int run_threads_;  // each run's, as planned (0: every core)
@@ -788,13 +521,6 @@ class Study {
   } eta_;
 
   int effective_run_threads() const { return run_threads_ > 0 ? run_threads_ : hardware_threads(); }
-
-  // A final val loss at or above this has not left the unigram plateau
-  // (without a val split to measure it on: the uniform loss).
-  double plateau_limit() const {
-    const double base = unigram_ ? *unigram_ : std::log(static_cast<double>(data_.vocab_size));
-    return base - budget_.trains_margin;
-  }
 };
 
 }  // namespace

@@ -1,0 +1,111 @@
+#include "study/finished_run.h"
+
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "core/file.h"
+#include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/model/gpt2.h"
+#include "gpt2lab/tokenizer/tokenizer.h"
+#include "study/analysis.h"
+#include "study/residual_stream.h"
+#include "study/translation.h"
+#include "train/run_dir.h"
+
+namespace gpt2lab {
+
+FinishedRunAnalysis::FinishedRunAnalysis(fs::path out, const Budget& budget, const StudyData& data,
+                                         const Tokenizer* tokenizer, const TranslationStudyData* mt,
+                                         std::optional<double> unigram, std::function<void(const std::string&)> log)
+    : out_(std::move(out)),
+      budget_(budget),
+      data_(data),
+      tokenizer_(tokenizer),
+      mt_(mt),
+      unigram_(unigram),
+      log_(std::move(log)) {}
+
+double FinishedRunAnalysis::plateau_limit() const {
+  // Without a val split to measure the unigram baseline on: the uniform loss.
+  const double base = unigram_ ? *unigram_ : std::log(static_cast<double>(data_.vocab_size));
+  return base - budget_.trains_margin;
+}
+
+// BLEU/chrF of a finished translation run (not of a pre-training run).
+void FinishedRunAnalysis::translation_scores(const RunSpec& r, StudyJson& rec, const fs::path& ckpt) const {
+  if (r.variables.value("arm", "") == "pretrain") return;
+  const fs::path dir = out_ / "runs" / r.name;
+  rec["translation"] = translation_outcome(ckpt, *mt_, budget_, dir / "translation-test.json");
+  char buf[96];
+  std::snprintf(buf, sizeof buf, ": BLEU %.2f, chrF %.2f", rec["translation"]["bleu"].get<double>(),
+                rec["translation"]["chrf"].get<double>());
+  log_(r.name + buf);
+}
+
+// Outcome, hidden-unit symmetry and text sample of a finished run.
+// Computed apart from study.json (without mutex_): the fields to set in
+// the run's record.
+StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& status) const {
+  StudyJson rec = StudyJson::object();
+  const fs::path dir = out_ / "runs" / r.name;
+  rec["status"] = status;
+  rec["outcome"] = outcome_from_metrics(dir, status);
+  StudyJson& oc = rec["outcome"];
+  oc.update(StudyJson(spikes_from_metrics(dir, r.train.max_loss)));
+  oc["max_loss"] = r.train.max_loss;
+  oc["max_loss_window"] = r.train.max_loss_window;
+  // Trained: completed, and learned more than token frequencies.
+  // (Translation runs have their own data: BLEU says whether they learned.)
+  oc["trains"] = status == "completed" && oc.contains("val_loss") &&
+                 (r.preset == "translation" || oc["val_loss"].get<double>() < plateau_limit());
+  // Stability-edge probes: many short runs, whose samples would say nothing.
+  if (r.preset == "lr-edge" || r.variables.value("arm", "") == "edge") return rec;
+  std::error_code ec;
+  const fs::path ckpt = dir / run_dir::kCheckpoint;
+  if (!fs::exists(ckpt / kConfigFile, ec)) {
+    rec["sample"] = nullptr;
+    rec["note"] = "no checkpoint (the run diverged before its first save)";
+    if (r.preset == "atlas") rec["residual_stream"] = residual_record(r, nullptr, dir);
+    return rec;
+  }
+  if (const auto step = run_dir::checkpoint_step(dir)) rec["checkpoint_step"] = *step;
+  GPT2<float> model = load_model(ckpt);
+  if (r.preset == "atlas") rec["residual_stream"] = residual_record(r, &model, dir);
+  const int L = model.config().n_layer;
+  StudyJson sym = StudyJson::array();
+  sym.push_back(StudyJson(to_json(hidden_unit_spread(model, 0))));
+  if (L > 1) sym.push_back(StudyJson(to_json(hidden_unit_spread(model, L - 1))));
+  rec["symmetry"] = sym;
+  if (r.preset == "translation") {  // its own tokenizer and task: scored, not sampled
+    rec["sample"] = nullptr;
+    if (status == "completed") translation_scores(r, rec, ckpt);
+    return rec;
+  }
+  if (tokenizer_) {
+    const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
+                                     budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front());
+    rec["sample"] = to_json(s);
+  } else {
+    rec["sample"] = nullptr;
+    rec["note"] = "no tokenizer for this dataset, so no text sample";
+  }
+  return rec;
+}
+
+// An atlas run's residual stream at init (its own seed's weights) and at
+// its end (`trained`, the last checkpoint; null when there is none), on the
+// same validation batches; also kept next to the run.
+StudyJson FinishedRunAnalysis::residual_record(const RunSpec& r, GPT2<float>* trained, const fs::path& dir) const {
+  const int B = r.train.batch_size, T = r.train.seq_len, n = budget_.atlas.residual_batches;
+  GPT2<float> fresh(r.train.model);
+  fresh.init_weights(r.train.seed);
+  StudyJson j = {{"batches", n}, {"batch_size", B}, {"seq_len", T}};
+  j["init"] = to_json(measure_residual_stream(fresh, data_.dir, B, T, n));
+  j["final"] = trained ? StudyJson(to_json(measure_residual_stream(*trained, data_.dir, B, T, n))) : StudyJson(nullptr);
+  if (const auto step = run_dir::checkpoint_step(dir); step && trained) j["final_step"] = *step;
+  write_file_atomic(dir / "residual_stream.json", j.dump(2) + "\n");
+  return j;
+}
+
+}  // namespace gpt2lab

@@ -1,0 +1,55 @@
+// What a study records of a finished training run, beyond its status: the
+// outcome from its metrics (final losses, divergence, spikes, whether it
+// left the unigram plateau), the symmetry of its hidden units, a fixed-seed
+// text sample, the residual stream (atlas) and BLEU/chrF (translation).
+// Deterministic and computed from what the run left on disk, so a study
+// that finds a run finished but unrecorded (a crash between the two) can
+// compute it again.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "study/budget.h"
+#include "study/plan.h"
+#include "study/study_file.h"
+
+namespace gpt2lab {
+
+class Tokenizer;
+template <typename T>
+class GPT2;
+struct TranslationStudyData;
+
+class FinishedRunAnalysis {
+ public:
+  // Every pointer may be null where the study has no such data: no
+  // tokenizer (no samples), no translation data (no translation runs), no
+  // unigram baseline (the uniform loss stands for it).
+  FinishedRunAnalysis(fs::path out, const Budget& budget, const StudyData& data, const Tokenizer* tokenizer,
+                      const TranslationStudyData* mt, std::optional<double> unigram,
+                      std::function<void(const std::string&)> log);
+
+  // The fields to set in the run's record ("status", "outcome", "sample",
+  // ...). Run apart from study.json, without the study's lock.
+  StudyJson analyse(const RunSpec& r, const std::string& status) const;
+
+  // A final val loss at or above this has not left the unigram plateau.
+  double plateau_limit() const;
+
+ private:
+  void translation_scores(const RunSpec& r, StudyJson& rec, const fs::path& ckpt) const;
+  StudyJson residual_record(const RunSpec& r, GPT2<float>* trained, const fs::path& dir) const;
+
+  fs::path out_;
+  const Budget& budget_;
+  const StudyData& data_;
+  const Tokenizer* tokenizer_;
+  const TranslationStudyData* mt_;
+  std::optional<double> unigram_;
+  std::function<void(const std::string&)> log_;
+};
+
+}  // namespace gpt2lab

@@ -1,0 +1,197 @@
+#include "study/study_file.h"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <utility>
+
+#include "core/file.h"
+#include "core/json.h"
+#include "core/lock.h"
+#include "gpt2lab/core/error.h"
+
+namespace gpt2lab {
+
+void check_study_folder(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  check(fs::is_directory(out, ec), "--out '" + out.string() + "' exists and is not a folder");
+  if (fs::exists(out / kStudyFile, ec)) return;
+  auto only = [&](const fs::path& dir, std::initializer_list<const char*> names) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::string n = e.path().filename().string();
+      bool ok = false;
+      for (const char* allowed : names) ok = ok || n == allowed || n.rfind(std::string(allowed) + ".tmp-", 0) == 0;
+      if (!ok) return n;
+    }
+    return std::string();
+  };
+  std::string foreign = only(out, {"runs", "data", kLockFile});
+  if (foreign.empty() && fs::is_directory(out / "data", ec))
+    if (const std::string d = only(out / "data", {"source.json", "tokenizer", "dataset"}); !d.empty())
+      foreign = "data/" + d;
+  if (!foreign.empty())
+    throw Error("--out '" + out.string() + "' holds '" + foreign +
+                "' and no study.json: it is not a study folder; the study would write its runs, data and report "
+                "there, so choose a new or empty folder");
+}
+
+std::string now_utc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::optional<nlohmann::json> read_json_if_exists(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return std::nullopt;
+  try {
+    return read_json_file(p);
+  } catch (const Error&) {
+    return std::nullopt;  // torn by a crash mid-write elsewhere: redo
+  }
+}
+
+// study.json is ours, but it sits in the user's folder and is read back on
+// every rerun, so an edited or damaged one must be an Error naming the field,
+// not a JSON type exception from deep inside the study.
+void validate_study_file(const nlohmann::json& j, const fs::path& p) {
+  const std::string fix = "; it was edited or damaged: repair it, or use another --out";
+  auto need = [&](bool ok, const std::string& field, const char* what) {
+    check(ok, p.string() + ": field '" + field + "' must be " + what + fix);
+  };
+  check(j.is_object(), p.string() + ": not a JSON object" + fix);
+  need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
+  need(!j.contains("version") || j["version"].is_number_integer(), "version", "an integer");
+  need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
+  if (j.contains("budget")) {
+    need(j["budget"].is_object(), "budget", "an object");
+    need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");
+  }
+  if (j.contains("data")) {
+    need(j["data"].is_object(), "data", "an object");
+    const auto& d = j["data"];
+    need(!d.contains("tokenizer_identity") || d["tokenizer_identity"].is_string(), "data.tokenizer_identity",
+         "a string");
+  }
+  if (j.contains("presets")) {
+    need(j["presets"].is_array(), "presets", "an array");
+    for (const auto& x : j["presets"]) need(x.is_string(), "presets", "an array of strings");
+  }
+  size_t i = 0;
+  for (const auto& r : j["runs"]) {
+    const std::string f = "runs[" + std::to_string(i++) + "]";
+    need(r.is_object(), f, "an object");
+    need(r.contains("name") && r["name"].is_string(), f + ".name", "a string");
+    need(!r.contains("status") || r["status"].is_string(), f + ".status", "a string");
+    need(!r.contains("seconds") || r["seconds"].is_number(), f + ".seconds", "a number");
+    for (const char* k : {"outcome", "result", "config", "variables"})
+      need(!r.contains(k) || r[k].is_object(), f + "." + k, "an object");
+  }
+}
+
+void check_study_compatible(const fs::path& out, const std::string& budget) {
+  const fs::path p = out / kStudyFile;
+  const auto j = read_json_if_exists(p);
+  if (!j) return;
+  validate_study_file(*j, p);
+  const long version = j->contains("version") ? (*j)["version"].get<long>() : 1;
+  check(version == kStudyVersion, p.string() + " holds a study of format version " + std::to_string(version) +
+                                      " (this gpt2lab writes " + std::to_string(kStudyVersion) +
+                                      ": seeds, lr-edge); its runs do not mix with new ones, so use another --out");
+  if (!j->contains("budget")) return;
+  const std::string had = (*j)["budget"].value("name", "");
+  check(had == budget, p.string() + " holds a study with budget '" + had + "', not '" + budget +
+                           "'; use another --out (runs of different sizes do not mix)");
+}
+
+StudyJson open_study_file(const fs::path& out, const std::string& budget, const std::string& tokenizer_identity) {
+  const fs::path p = out / kStudyFile;
+  std::error_code ec;
+  if (!fs::exists(p, ec)) {
+    StudyJson study = StudyJson::object();
+    study["format"] = "gpt2lab study";
+    study["version"] = kStudyVersion;
+    study["created"] = now_utc();
+    study["runs"] = StudyJson::array();
+    return study;
+  }
+  StudyJson study;
+  try {
+    const std::string text = read_file(p, kMaxJsonFileBytes);
+    check_json_depth(text, p.string());
+    study = StudyJson::parse(text, nullptr, false);
+  } catch (const Error&) {
+    study = StudyJson(nullptr);
+  }
+  check(!study.is_discarded() && study.is_object() && study.contains("runs"),
+        p.string() + " is not a study file; use another --out");
+  validate_study_file(study, p);
+  const std::string had = study.contains("budget") ? study["budget"].value("name", "") : "";
+  check(had == budget, p.string() + " holds a study with budget '" + had + "', not '" + budget +
+                           "'; use another --out (runs of different sizes do not mix)");
+  const std::string ident = study.contains("data") ? study["data"].value("tokenizer_identity", "") : "";
+  check(ident == tokenizer_identity, p.string() + " holds a study on other data (" + ident + "); use another --out");
+  return study;
+}
+
+void save_study_file(const fs::path& out, StudyJson& study) {
+  study["updated"] = now_utc();
+  write_file_atomic(out / kStudyFile, study.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+StudyJson& run_record(StudyJson& study, const std::string& name) {
+  for (auto& rec : study["runs"])
+    if (rec.value("name", "") == name) return rec;
+  StudyJson rec = StudyJson::object();
+  rec["name"] = name;
+  study["runs"].push_back(rec);
+  return study["runs"].back();
+}
+
+std::optional<bool> probe_outcome(const StudyJson& study, const std::string& run) {
+  for (const auto& rec : study["runs"])
+    if (rec.value("name", "") == run) {
+      const std::string status = rec.value("status", "");
+      if (status != "completed" && status != "diverged") return std::nullopt;
+      return rec.contains("outcome") && rec["outcome"].value("trains", false);
+    }
+  return std::nullopt;
+}
+
+void put_edge_record(StudyJson& study, StudyJson rec) {
+  if (!study.contains("edges") || !study["edges"].is_array()) study["edges"] = StudyJson::array();
+  for (auto& old : study["edges"])
+    if (old.is_object() && old.value("name", "") == rec.value("name", "")) {
+      old = std::move(rec);
+      return;
+    }
+  study["edges"].push_back(std::move(rec));
+}
+
+void order_records(StudyJson& study, const std::vector<std::string>& items) {
+  std::map<std::string, std::pair<size_t, size_t>> rank;
+  for (size_t i = 0; i < items.size(); ++i) {
+    rank[items[i]] = {i, 0};
+    if (!study.contains("edges")) continue;
+    for (const auto& e : study["edges"])
+      if (e.value("name", "") == items[i] && e.contains("probes"))
+        for (size_t k = 0; k < e["probes"].size(); ++k) rank[e["probes"][k].value("run", "")] = {i, k + 1};
+  }
+  auto sort = [&](StudyJson& list) {
+    if (!list.is_array()) return;
+    auto& v = list.get_ref<StudyJson::array_t&>();
+    std::stable_sort(v.begin(), v.end(), [&](const StudyJson& a, const StudyJson& b) {
+      const auto ra = rank.find(a.value("name", "")), rb = rank.find(b.value("name", ""));
+      if (ra == rank.end() || rb == rank.end()) return ra == rank.end() && rb != rank.end();
+      return ra->second < rb->second;
+    });
+  };
+  sort(study["runs"]);
+  if (study.contains("edges")) sort(study["edges"]);
+}
+
+}  // namespace gpt2lab

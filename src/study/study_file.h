@@ -1,0 +1,70 @@
+// OUT/study.json, the study's record: every run's config, what it varies
+// and its outcome, every lr-edge search and its probes. A study reads it
+// back on every rerun (that is how it resumes), so what is read is
+// validated, and it is rewritten atomically after each run. The functions
+// here only read and edit the JSON; the caller (study.cpp) holds the lock
+// that serialises the workers around them.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpt2lab {
+
+namespace fs = std::filesystem;
+
+using StudyJson = nlohmann::ordered_json;
+
+inline constexpr const char* kStudyFile = "study.json";
+// 2: seeds, lr-edge searches, recovery-aware divergence; runs of version 1
+// have other names and settings and do not mix with them.
+inline constexpr int kStudyVersion = 2;
+
+// Refuses an --out that is neither missing, empty, a study, nor what a
+// study killed before its study.json leaves (runs/ and its own data/), so
+// that a report never overwrites a file of the user's.
+void check_study_folder(const fs::path& out);
+
+// The parsed JSON file, or nullopt when it is missing or unreadable (torn
+// by a crash mid-write elsewhere: the caller redoes what it held).
+std::optional<nlohmann::json> read_json_if_exists(const fs::path& p);
+
+// An edited or damaged study.json is an Error naming the field.
+void validate_study_file(const nlohmann::json& j, const fs::path& p);
+
+// Before any data work: a study.json of another format version or budget
+// in OUT is refused (runs of different sizes do not mix).
+void check_study_compatible(const fs::path& out, const std::string& budget);
+
+// OUT/study.json as it is, or a new record; refuses one of another budget
+// or on other data (tokenizer identity).
+StudyJson open_study_file(const fs::path& out, const std::string& budget, const std::string& tokenizer_identity);
+
+// Stamps "updated" and writes the file atomically.
+void save_study_file(const fs::path& out, StudyJson& study);
+
+// The record of the run named `name`, added when missing. The reference
+// lasts only until the next record is added.
+StudyJson& run_record(StudyJson& study, const std::string& name);
+
+// A probe's outcome: true trained, false did not (diverged, or stayed on the
+// unigram plateau), nullopt not run yet.
+std::optional<bool> probe_outcome(const StudyJson& study, const std::string& run);
+
+// Puts an lr-edge search's record in "edges", replacing the one of its name.
+void put_edge_record(StudyJson& study, StudyJson rec);
+
+// Runs and searches in plan order (`items`: the planned names; an edge
+// search's probes follow it, in search order) whatever the order in which
+// --jobs workers reached them; records of items not planned now first, as
+// they were.
+void order_records(StudyJson& study, const std::vector<std::string>& items);
+
+// "2026-12-03T14:00:00Z"
+std::string now_utc();
+
+}  // namespace gpt2lab
