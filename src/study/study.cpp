@@ -182,8 +182,8 @@ class Study {
     run_jobs(
         {items.size(), jobs_, prerequisites(items)}, [this] { set_threads(run_threads_); },
         [&](size_t i) { run_item(items, i); }, [] { return stop_requested(); });
-    std::vector<std::string> names;
-    for (const WorkItem& w : items) names.push_back(item_name(w));
+    std::vector<std::string> names(items.size());
+    std::transform(items.begin(), items.end(), names.begin(), item_name);
     order_records(study_, names);
     if (stop_requested()) summary_.interrupted = true;
     if (!summary_.interrupted) return true;
