@@ -10,22 +10,6 @@ namespace gpt2lab {
 
 namespace {
 
-StudyShape shape(int n_layer, int n_head, int n_embd, int batch_size, int seq_len, long steps, long eval_every,
-                 long eval_batches, long diag_every, long save_every) {
-  StudyShape s;
-  s.n_layer = n_layer;
-  s.n_head = n_head;
-  s.n_embd = n_embd;
-  s.batch_size = batch_size;
-  s.seq_len = seq_len;
-  s.steps = steps;
-  s.eval_every = eval_every;
-  s.eval_batches = eval_batches;
-  s.diag_every = diag_every;
-  s.save_every = save_every;
-  return s;
-}
-
 // lr 1e-4 x 2^k up to 2.56e-2: nine points, ratio 2.
 std::vector<double> doubling_grid(double from, int points) {
   std::vector<double> g;
@@ -52,11 +36,29 @@ std::vector<double> doubling_grid(double from, int points) {
 AtlasBudget full_atlas() {
   AtlasBudget a;
   a.depths = {6, 12, 24, 48};
-  a.shape = shape(0, 2, 64, 8, 64, 500, 50, 8, 50, 500);
+  a.shape = StudyShape{.n_layer = 0,
+                       .n_head = 2,
+                       .n_embd = 64,
+                       .batch_size = 8,
+                       .seq_len = 64,
+                       .steps = 500,
+                       .eval_every = 50,
+                       .eval_batches = 8,
+                       .diag_every = 50,
+                       .save_every = 500};
   a.lr = 1e-3;
   a.residual_batches = 4;
   a.edge_depth = 12;
-  a.edge_shape = shape(0, 2, 64, 8, 64, 1000, 100, 4, 100, 1000);
+  a.edge_shape = StudyShape{.n_layer = 0,
+                            .n_head = 2,
+                            .n_embd = 64,
+                            .batch_size = 8,
+                            .seq_len = 64,
+                            .steps = 1000,
+                            .eval_every = 100,
+                            .eval_batches = 4,
+                            .diag_every = 100,
+                            .save_every = 1000};
   a.grid = doubling_grid(2.5e-5, 14);  // 2.5e-5 .. 0.2048
   a.start = 6;                         // 1.6e-3
   a.refine = 0;
@@ -74,25 +76,79 @@ Budget full_budget() {
   b.name = "full";
   b.vocab_size = 4096;
   b.gai_depths = {6, 12, 24};
-  b.gai = shape(0, 4, 128, 8, 64, 0, 0, 0, 0, 0);
+  b.gai = StudyShape{.n_layer = 0,
+                     .n_head = 4,
+                     .n_embd = 128,
+                     .batch_size = 8,
+                     .seq_len = 64,
+                     .steps = 0,
+                     .eval_every = 0,
+                     .eval_batches = 0,
+                     .diag_every = 0,
+                     .save_every = 0};
   b.gai_batches = 4;
-  b.edge.shape = shape(4, 4, 128, 8, 64, 300, 100, 8, 100, 300);
+  b.edge.shape = StudyShape{.n_layer = 4,
+                            .n_head = 4,
+                            .n_embd = 128,
+                            .batch_size = 8,
+                            .seq_len = 64,
+                            .steps = 300,
+                            .eval_every = 100,
+                            .eval_batches = 8,
+                            .diag_every = 100,
+                            .save_every = 300};
   b.edge.grid = doubling_grid(2e-4, 11);
   b.edge.start = 3;  // 1.6e-3
   b.edge.refine = 1;
-  b.norm = shape(4, 4, 128, 8, 64, 1500, 100, 8, 100, 500);
+  b.norm = StudyShape{.n_layer = 4,
+                      .n_head = 4,
+                      .n_embd = 128,
+                      .batch_size = 8,
+                      .seq_len = 64,
+                      .steps = 1500,
+                      .eval_every = 100,
+                      .eval_batches = 8,
+                      .diag_every = 100,
+                      .save_every = 500};
   b.norm_lr = 1e-3;
   b.norm_high_lr = 4e-3;
-  b.init = shape(24, 2, 64, 8, 64, 200, 50, 8, 50, 200);
+  b.init = StudyShape{.n_layer = 24,
+                      .n_head = 2,
+                      .n_embd = 64,
+                      .batch_size = 8,
+                      .seq_len = 64,
+                      .steps = 200,
+                      .eval_every = 50,
+                      .eval_batches = 8,
+                      .diag_every = 50,
+                      .save_every = 200};
   b.init_norms = {"pre", "post"};
   b.depths = {2, 6, 24};
-  b.depth = shape(0, 2, 64, 8, 64, 250, 50, 8, 50, 250);
+  b.depth = StudyShape{.n_layer = 0,
+                       .n_head = 2,
+                       .n_embd = 64,
+                       .batch_size = 8,
+                       .seq_len = 64,
+                       .steps = 250,
+                       .eval_every = 50,
+                       .eval_batches = 8,
+                       .diag_every = 50,
+                       .save_every = 250};
   // B16 T64 L4 C128, V 4096: ~60-100 ms/step. 24 runs from scratch of 800
   // steps, 6 pre-training runs of 800 and 12 fine-tunings of 400, each
   // scored on 1,000 test pairs: about 40 minutes. (A calibration run of
   // 1,000 steps reached BLEU 4.1 / chrF 9.2: enough to compare, far from
   // fluent.)
-  b.mt.shape = shape(4, 4, 128, 16, 64, 800, 100, 8, 100, 400);
+  b.mt.shape = StudyShape{.n_layer = 4,
+                          .n_head = 4,
+                          .n_embd = 128,
+                          .batch_size = 16,
+                          .seq_len = 64,
+                          .steps = 800,
+                          .eval_every = 100,
+                          .eval_batches = 8,
+                          .diag_every = 100,
+                          .save_every = 400};
   b.mt.pretrain_steps = 800;
   b.mt.finetune_steps = 400;
   b.atlas = full_atlas();
@@ -108,27 +164,99 @@ Budget quick_budget() {
   b.vocab_size = 2048;
   b.seeds = {1337, 1338, 1339};
   b.gai_depths = {2, 6, 12};
-  b.gai = shape(0, 2, 64, 4, 64, 0, 0, 0, 0, 0);
+  b.gai = StudyShape{.n_layer = 0,
+                     .n_head = 2,
+                     .n_embd = 64,
+                     .batch_size = 4,
+                     .seq_len = 64,
+                     .steps = 0,
+                     .eval_every = 0,
+                     .eval_batches = 0,
+                     .diag_every = 0,
+                     .save_every = 0};
   b.gai_batches = 2;
-  b.edge.shape = shape(2, 2, 64, 8, 64, 300, 100, 4, 100, 300);
+  b.edge.shape = StudyShape{.n_layer = 2,
+                            .n_head = 2,
+                            .n_embd = 64,
+                            .batch_size = 8,
+                            .seq_len = 64,
+                            .steps = 300,
+                            .eval_every = 100,
+                            .eval_batches = 4,
+                            .diag_every = 100,
+                            .save_every = 300};
   b.edge.grid = doubling_grid(2e-4, 11);
   b.edge.start = 3;  // 1.6e-3
   b.edge.refine = 0;
-  b.norm = shape(2, 2, 64, 8, 64, 300, 50, 4, 50, 300);
-  b.init = shape(6, 2, 64, 8, 64, 120, 40, 4, 40, 120);
+  b.norm = StudyShape{.n_layer = 2,
+                      .n_head = 2,
+                      .n_embd = 64,
+                      .batch_size = 8,
+                      .seq_len = 64,
+                      .steps = 300,
+                      .eval_every = 50,
+                      .eval_batches = 4,
+                      .diag_every = 50,
+                      .save_every = 300};
+  b.init = StudyShape{.n_layer = 6,
+                      .n_head = 2,
+                      .n_embd = 64,
+                      .batch_size = 8,
+                      .seq_len = 64,
+                      .steps = 120,
+                      .eval_every = 40,
+                      .eval_batches = 4,
+                      .diag_every = 40,
+                      .save_every = 120};
   b.init_norms = {"pre"};
   b.depths = {2, 6};
-  b.depth = shape(0, 2, 64, 8, 64, 120, 40, 4, 40, 120);
-  b.mt.shape = shape(2, 2, 64, 8, 64, 300, 50, 4, 50, 300);
+  b.depth = StudyShape{.n_layer = 0,
+                       .n_head = 2,
+                       .n_embd = 64,
+                       .batch_size = 8,
+                       .seq_len = 64,
+                       .steps = 120,
+                       .eval_every = 40,
+                       .eval_batches = 4,
+                       .diag_every = 40,
+                       .save_every = 120};
+  b.mt.shape = StudyShape{.n_layer = 2,
+                          .n_head = 2,
+                          .n_embd = 64,
+                          .batch_size = 8,
+                          .seq_len = 64,
+                          .steps = 300,
+                          .eval_every = 50,
+                          .eval_batches = 4,
+                          .diag_every = 50,
+                          .save_every = 300};
   b.mt.pretrain_steps = 300;
   b.mt.finetune_steps = 150;
   b.mt.valid_pairs = 200;
   b.mt.test_pairs = 200;
   b.atlas.depths = {2, 4, 8};
-  b.atlas.shape = shape(0, 2, 64, 8, 64, 150, 50, 4, 50, 150);
+  b.atlas.shape = StudyShape{.n_layer = 0,
+                             .n_head = 2,
+                             .n_embd = 64,
+                             .batch_size = 8,
+                             .seq_len = 64,
+                             .steps = 150,
+                             .eval_every = 50,
+                             .eval_batches = 4,
+                             .diag_every = 50,
+                             .save_every = 150};
   b.atlas.residual_batches = 2;
   b.atlas.edge_depth = 4;
-  b.atlas.edge_shape = shape(0, 2, 64, 8, 64, 150, 75, 4, 75, 150);
+  b.atlas.edge_shape = StudyShape{.n_layer = 0,
+                                  .n_head = 2,
+                                  .n_embd = 64,
+                                  .batch_size = 8,
+                                  .seq_len = 64,
+                                  .steps = 150,
+                                  .eval_every = 75,
+                                  .eval_batches = 4,
+                                  .diag_every = 75,
+                                  .save_every = 150};
   b.atlas.grid = doubling_grid(2e-4, 11);
   b.atlas.start = 3;  // 1.6e-3
   b.atlas.refine = 0;
@@ -143,29 +271,101 @@ Budget tiny_budget() {
   b.vocab_size = 300;
   b.seeds = {1337, 1338};
   b.gai_depths = {2, 3};
-  b.gai = shape(0, 2, 32, 2, 16, 0, 0, 0, 0, 0);
+  b.gai = StudyShape{.n_layer = 0,
+                     .n_head = 2,
+                     .n_embd = 32,
+                     .batch_size = 2,
+                     .seq_len = 16,
+                     .steps = 0,
+                     .eval_every = 0,
+                     .eval_batches = 0,
+                     .diag_every = 0,
+                     .save_every = 0};
   b.gai_batches = 2;
-  b.edge.shape = shape(1, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.edge.shape = StudyShape{.n_layer = 1,
+                            .n_head = 2,
+                            .n_embd = 32,
+                            .batch_size = 2,
+                            .seq_len = 16,
+                            .steps = 12,
+                            .eval_every = 6,
+                            .eval_batches = 2,
+                            .diag_every = 6,
+                            .save_every = 12};
   b.edge.grid = doubling_grid(1e-3, 4);
   b.edge.start = 1;
   b.edge.refine = 1;
   b.edge.clips = {0.0};
-  b.norm = shape(2, 2, 32, 2, 16, 12, 4, 2, 4, 4);
+  b.norm = StudyShape{.n_layer = 2,
+                      .n_head = 2,
+                      .n_embd = 32,
+                      .batch_size = 2,
+                      .seq_len = 16,
+                      .steps = 12,
+                      .eval_every = 4,
+                      .eval_batches = 2,
+                      .diag_every = 4,
+                      .save_every = 4};
   b.norm_warmups = {0.0, 0.25};
-  b.init = shape(2, 2, 32, 2, 16, 12, 4, 2, 4, 4);
+  b.init = StudyShape{.n_layer = 2,
+                      .n_head = 2,
+                      .n_embd = 32,
+                      .batch_size = 2,
+                      .seq_len = 16,
+                      .steps = 12,
+                      .eval_every = 4,
+                      .eval_batches = 2,
+                      .diag_every = 4,
+                      .save_every = 4};
   b.init_norms = {"pre"};
   b.depths = {1, 2};
-  b.depth = shape(0, 2, 32, 2, 16, 12, 4, 2, 4, 4);
-  b.mt.shape = shape(1, 2, 32, 2, 32, 12, 6, 2, 6, 12);
+  b.depth = StudyShape{.n_layer = 0,
+                       .n_head = 2,
+                       .n_embd = 32,
+                       .batch_size = 2,
+                       .seq_len = 16,
+                       .steps = 12,
+                       .eval_every = 4,
+                       .eval_batches = 2,
+                       .diag_every = 4,
+                       .save_every = 4};
+  b.mt.shape = StudyShape{.n_layer = 1,
+                          .n_head = 2,
+                          .n_embd = 32,
+                          .batch_size = 2,
+                          .seq_len = 32,
+                          .steps = 12,
+                          .eval_every = 6,
+                          .eval_batches = 2,
+                          .diag_every = 6,
+                          .save_every = 12};
   b.mt.pretrain_steps = 12;
   b.mt.finetune_steps = 6;
   b.mt.valid_pairs = 16;
   b.mt.test_pairs = 6;
   b.atlas.depths = {1, 2};
-  b.atlas.shape = shape(0, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.atlas.shape = StudyShape{.n_layer = 0,
+                             .n_head = 2,
+                             .n_embd = 32,
+                             .batch_size = 2,
+                             .seq_len = 16,
+                             .steps = 12,
+                             .eval_every = 6,
+                             .eval_batches = 2,
+                             .diag_every = 6,
+                             .save_every = 12};
   b.atlas.residual_batches = 2;
   b.atlas.edge_depth = 1;
-  b.atlas.edge_shape = shape(0, 2, 32, 2, 16, 12, 6, 2, 6, 12);
+  b.atlas.edge_shape = StudyShape{.n_layer = 0,
+                                  .n_head = 2,
+                                  .n_embd = 32,
+                                  .batch_size = 2,
+                                  .seq_len = 16,
+                                  .steps = 12,
+                                  .eval_every = 6,
+                                  .eval_batches = 2,
+                                  .diag_every = 6,
+                                  .save_every = 12};
   b.atlas.grid = doubling_grid(1e-3, 3);
   b.atlas.start = 1;
   b.atlas.refine = 0;
