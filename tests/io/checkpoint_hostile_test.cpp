@@ -20,8 +20,7 @@
 namespace gpt2lab {
 namespace {
 
-using testing::kSmallAllocation;
-using testing::largest_allocation_during;
+using testing::expect_refused_without_allocating;
 
 class CheckpointHostile : public test::ScratchDir {
  protected:
@@ -48,17 +47,7 @@ class CheckpointHostile : public test::ScratchDir {
     return with_config(c.dump());
   }
   void expect_refused(const fs::path& d, std::initializer_list<std::string> needles) {
-    std::string message;
-    const size_t largest = largest_allocation_during([&] {
-      try {
-        load_model(d);
-      } catch (const Error& e) {
-        message = e.what();
-      }
-    });
-    ASSERT_FALSE(message.empty()) << "a hostile checkpoint was loaded";
-    for (const auto& n : needles) EXPECT_NE(message.find(n), std::string::npos) << message;
-    EXPECT_LT(largest, kSmallAllocation) << "allocated " << largest << " bytes before refusing: " << message;
+    expect_refused_without_allocating([&] { load_model(d); }, needles, "a hostile checkpoint");
   }
 
   nlohmann::json good_config_;
@@ -147,18 +136,7 @@ class LlmcHostile : public test::ScratchDir {
     write_file_atomic(path_, bytes);
   }
   void expect_refused(std::initializer_list<std::string> needles) {
-    std::string message;
-    const size_t largest = largest_allocation_during([&] {
-      try {
-        load_llmc(path_);
-      } catch (const Error& e) {
-        message = e.what();
-      }
-    });
-    ASSERT_FALSE(message.empty()) << "a hostile llm.c file was loaded";
-    for (const auto& n : needles) EXPECT_NE(message.find(n), std::string::npos) << message;
-    EXPECT_NE(message.find(path_.string()), std::string::npos) << message;
-    EXPECT_LT(largest, kSmallAllocation) << "allocated " << largest << " bytes before refusing: " << message;
+    expect_refused_without_allocating([&] { load_llmc(path_); }, needles, "a hostile llm.c file", path_.string());
   }
   fs::path path_;
 };
