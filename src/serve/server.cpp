@@ -61,6 +61,8 @@ Refusal framing(const ServeOptions& o, const httplib::Request& req) {
     return {413, "the request body (" + cl + " bytes) is larger than this server's limit of " +
                      std::to_string(o.max_body_bytes) + " bytes (--max-body)"};
   if (req.method != "POST") return {};
+  // Without either, httplib would read the body until the client closes.
+  if (!length && !coded) return {411, "send the body with a Content-Length (or Transfer-Encoding: chunked)"};
   const std::string ce = req.get_header_value("Content-Encoding");
   if (!(ce.empty() || ce == "identity" || ce == "gzip" || ce == "deflate" || ce == "br"))
     return {415, "Content-Encoding " + ce.substr(0, 40) + " is not supported (send gzip, deflate, br, or none)"};

@@ -9,7 +9,7 @@ framing matters, never about how long it took; each read has a hang guard.
 3. Every refusal is an HTTP reply with OpenAI's error JSON, sent at once:
    bodies over the limit by their length or after gzip, unknown or garbled
    codings, a bad chunk size, multipart bodies, negative and 20-digit
-   Content-Length, Expect: 100-continue over the limit, a bad request line,
+   Content-Length, a POST with no length, Expect: 100-continue over the limit, a bad request line,
    a long URI, headers over their cap, a malformed Range.
 4. Prompts that cannot fit the context are refused before they are
    tokenized, and /tokenize and /detokenize take bounded inputs: a few
@@ -187,6 +187,7 @@ def check_refusals(srv):
                                          body=form)), 415, "multipart with a boundary")
     for cl in ("-5", "99999999999999999999", "12abc", "+5"):
         expect_error(exchange(srv.port, post(f"Content-Length: {cl}")), 400, f"Content-Length: {cl}, no body sent")
+    expect_error(exchange(srv.port, post()), 411, "a POST with neither Content-Length nor chunked")
     expect_error(exchange(srv.port, post("Content-Length: 2", "Content-Length: 3", body=b"{}")), 400,
                  "two Content-Lengths")
     expect_error(exchange(srv.port, post("Content-Length: 7", "Transfer-Encoding: chunked", body=b"0\r\n\r\n")), 400,
