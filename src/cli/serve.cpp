@@ -1,5 +1,6 @@
 // gpt2lab serve: one model behind OpenAI-style HTTP endpoints (serve/server.h).
 #include "cli/command.h"
+#include "gpt2lab/core/error.h"
 #include "serve/server.h"
 
 namespace gpt2lab::cli::serve_command {
@@ -17,7 +18,18 @@ void add_flags(CLI::App* sub, serve::ServeOptions& o) {
   sub->add_option("--tokenizer", o.tokenizer, "gpt2 or a directory (default: the one recorded with the model)");
   sub->add_option("--model-id", o.model_id, "The model's name in responses (default: its folder's name)");
   sub->add_option("--api-key", o.api_key,
-                  "Require \"Authorization: Bearer KEY\" on every endpoint but /health (default: none)");
+                  "Require \"Authorization: Bearer KEY\" on every endpoint but /health (default: none; "
+                  "printable ASCII, no spaces)")
+      ->check(CLI::Validator(
+          [](std::string& key) -> std::string {
+            try {
+              serve::check_api_key(key);
+            } catch (const Error& e) {
+              return e.what();
+            }
+            return "";
+          },
+          "KEY"));
   sub->add_option("--max-requests", o.max_requests, "Completions queued or running at once; more get 429")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
@@ -28,6 +40,10 @@ void add_flags(CLI::App* sub, serve::ServeOptions& o) {
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   sub->add_option("--timeout", o.timeout_s, "Seconds a connection may take for each read or write")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  sub->add_option("--request-timeout", o.request_timeout_s,
+                  "Seconds a request (line, headers and body) may take to arrive; later gets 408")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   sub->add_flag("--quiet", o.quiet, "No line per request on stderr");

@@ -13,10 +13,9 @@ namespace gpt2lab::serve {
 
 namespace {
 
-// "ADDRESS:PORT" of a socket address, numeric as httplib writes it.
-std::string address_of(const sockaddr_storage& a) {
+void ip_and_port(const sockaddr_storage& a, std::string& ip, int& port) {
   char text[INET6_ADDRSTRLEN] = "";
-  int port = -1;
+  port = -1;
   if (a.ss_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
     inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
@@ -26,7 +25,15 @@ std::string address_of(const sockaddr_storage& a) {
     inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
     port = ntohs(in->sin6_port);
   }
-  return std::string(text) + ":" + std::to_string(port);
+  ip = text;
+}
+
+// "ADDRESS:PORT" of a socket address, numeric as httplib writes it.
+std::string address_of(const sockaddr_storage& a) {
+  std::string ip;
+  int port = -1;
+  ip_and_port(a, ip, port);
+  return ip + ":" + std::to_string(port);
 }
 
 bool has_addresses(int fd, const std::string& local, const std::string& remote) {
@@ -38,6 +45,15 @@ bool has_addresses(int fd, const std::string& local, const std::string& remote) 
 }
 
 }  // namespace
+
+void socket_ip_and_port(int fd, bool peer, std::string& ip, int& port) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  const int r = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len)
+                     : getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  if (r != 0) a.ss_family = AF_UNSPEC;
+  ip_and_port(a, ip, port);
+}
 
 ClientWatch::ClientWatch(const std::string& local_addr, int local_port, const std::string& remote_addr,
                          int remote_port) {
@@ -61,10 +77,6 @@ bool ClientWatch::gone() const {
   if (fd_ < 0) return false;
   pollfd p{fd_, POLLRDHUP, 0};
   return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
-}
-
-void ClientWatch::stop_reading() const {
-  if (fd_ >= 0) shutdown(fd_, SHUT_RD);
 }
 
 }  // namespace gpt2lab::serve

@@ -10,16 +10,16 @@
 
 namespace gpt2lab::serve {
 
+// The numeric address and port of socket `fd`'s peer (or its own), as the
+// addresses ClientWatch is given are written.
+void socket_ip_and_port(int fd, bool peer, std::string& ip, int& port);
+
 class ClientWatch {
  public:
   ClientWatch(const std::string& local_addr, int local_port, const std::string& remote_addr, int remote_port);
   // True once the peer has closed or shut down its side (a half-closed
   // connection counts: an HTTP client does not half-close and then wait).
   bool gone() const;
-  // After a refusal that leaves a body unread: reads on the connection end,
-  // so httplib closes it after the reply instead of taking the rest of the
-  // body for the next request.
-  void stop_reading() const;
 
  private:
   int fd_ = -1;  // -1: not found; then never gone

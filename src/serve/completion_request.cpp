@@ -1,6 +1,8 @@
 #include "serve/completion_request.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 
 #include "gpt2lab/core/error.h"
@@ -13,17 +15,63 @@ using nlohmann::json;
 
 namespace {
 
+// The bytes of the longest token: a text of B bytes holds at least
+// B / longest tokens.
+size_t longest_token_bytes(const Tokenizer& tok) {
+  size_t longest = 1;
+  for (int id = 0; id < tok.vocab_size(); ++id) longest = std::max(longest, tok.token_bytes(id).size());
+  return longest;
+}
+
+// OpenAI's rule: prompt plus max_tokens within the context, else 400.
+// `at_least`: the prompt was not tokenized, `tokens` is a lower bound.
+[[noreturn]] void over_context(const ModelConfig& c, size_t tokens, const std::string& at_least, int max_tokens,
+                               RequestProblem& problem) {
+  problem = {"prompt", "context_length_exceeded"};
+  throw Error("this model's maximum context length is " + std::to_string(c.block_size) +
+              " tokens, however you requested " + at_least + std::to_string(tokens + static_cast<size_t>(max_tokens)) +
+              " tokens (" + at_least + std::to_string(tokens) + " in your prompt; " + std::to_string(max_tokens) +
+              " for the completion). Please reduce your prompt or max_tokens");
+}
+
+// A prompt that cannot fit is refused before it is tokenized or copied
+// (tokenizing a megabyte of text takes tens of megabytes): a token is at
+// least one id, and at most the longest token's bytes of text.
+void check_size(const json& p, const Tokenizer& tok, const ModelConfig& c, int max_tokens, RequestProblem& problem) {
+  const size_t room = static_cast<size_t>(c.block_size - max_tokens);
+  if (p.is_array() && p.size() > room) over_context(c, p.size(), "", max_tokens, problem);
+  if (!p.is_string() || p.get_ref<const std::string&>().size() <= room) return;
+  const size_t bytes = p.get_ref<const std::string&>().size(), longest = longest_token_bytes(tok);
+  if (bytes > room * longest) {
+    const size_t tokens = (bytes + longest - 1) / longest;
+    over_context(c, tokens, "at least ", max_tokens, problem);
+  }
+}
+
 // OpenAI's prompt: a string, a list of ids, or a list of either; absent
 // means "<|endoftext|>" as in OpenAI's API. Special tokens in text count as
-// such, as `gpt2lab sample --prompt` reads them.
-void read_prompts(const json& body, const Tokenizer& tok, CompletionRequest& r) {
+// such, as `gpt2lab sample --prompt` reads them. Their number and sizes are
+// checked before any is tokenized.
+void read_prompts(const json& body, const Tokenizer& tok, const ModelConfig& c, const RequestLimits& limits,
+                  CompletionRequest& r, RequestProblem& problem) {
   const auto it = body.find("prompt");
-  const json prompt = it == body.end() || it->is_null() ? json(std::string(Tokenizer::kEndOfText)) : *it;
-  const bool one_list_of_ids = prompt.is_array() && !prompt.empty() && prompt.front().is_number();
-  const json list = prompt.is_string() || one_list_of_ids ? json::array({prompt}) : prompt;
-  check(list.is_array() && !list.empty(),
+  const json eot = std::string(Tokenizer::kEndOfText);
+  const json& prompt = it == body.end() || it->is_null() ? eot : *it;
+  // One prompt or a list of them, read in place (a prompt may be megabytes).
+  std::vector<const json*> list;
+  if (prompt.is_string() || (prompt.is_array() && !prompt.empty() && prompt.front().is_number()))
+    list.push_back(&prompt);
+  else if (prompt.is_array())
+    for (const json& p : prompt) list.push_back(&p);
+  check(!list.empty(),
         "prompt must be a string, a list of token ids, or a non-empty list of those, got " + shown(prompt));
-  for (const json& p : list) {
+  const size_t choices = list.size() * static_cast<size_t>(r.n);
+  check(choices <= limits.max_choices, std::to_string(list.size()) + " prompts x n " + std::to_string(r.n) + " make " +
+                                           std::to_string(choices) + " choices, more than this server's " +
+                                           std::to_string(limits.max_choices));
+  for (const json* p : list) check_size(*p, tok, c, r.max_tokens, problem);
+  for (const json* item : list) {
+    const json& p = *item;
     std::vector<int> ids;
     if (p.is_string()) {
       ids = tok.encode(p.get<std::string>(), /*allow_special=*/true);
@@ -76,8 +124,11 @@ void read_sampling(const json& body, RequestProblem& problem, CompletionRequest&
   problem.param = "temperature";
   s.temperature = static_cast<float>(field_real(body, "temperature", 0, 1e6, 1.0));
   problem.param = "top_p";
-  s.top_p = static_cast<float>(field_real(body, "top_p", 0, 1, 1.0));
-  check(s.top_p > 0, "top_p must be in (0, 1], got 0");
+  const double top_p = field_real(body, "top_p", 0, 1, 1.0);
+  check(top_p > 0, "top_p must be in (0, 1], got 0");
+  // A top_p below float's range keeps only the most likely token, as the
+  // smallest positive float does (that token's probability is >= 1/vocab).
+  s.top_p = std::max(static_cast<float>(top_p), std::numeric_limits<float>::min());
   problem.param = "top_k";
   s.top_k = static_cast<int>(field_int(body, "top_k", 0, 1 << 24, 0));
   // llama.cpp's name for the CTRL repetition penalty (1 = off).
@@ -90,17 +141,10 @@ void read_sampling(const json& body, RequestProblem& problem, CompletionRequest&
             " runs past the largest seed (choices use seed, seed+1, ...)");
 }
 
-// OpenAI's rule: prompt plus max_tokens within the context, else 400.
 void check_context(const CompletionRequest& r, const ModelConfig& c, RequestProblem& problem) {
-  for (const auto& p : r.prompts) {
-    const size_t want = p.size() + static_cast<size_t>(r.max_tokens);
-    if (want <= static_cast<size_t>(c.block_size)) continue;
-    problem = {"prompt", "context_length_exceeded"};
-    throw Error("this model's maximum context length is " + std::to_string(c.block_size) +
-                " tokens, however you requested " + std::to_string(want) + " tokens (" + std::to_string(p.size()) +
-                " in your prompt; " + std::to_string(r.max_tokens) +
-                " for the completion). Please reduce your prompt or max_tokens");
-  }
+  for (const auto& p : r.prompts)
+    if (p.size() + static_cast<size_t>(r.max_tokens) > static_cast<size_t>(c.block_size))
+      over_context(c, p.size(), "", r.max_tokens, problem);
 }
 
 }  // namespace
@@ -137,10 +181,7 @@ CompletionRequest read_completion_request(const json& body, const ModelConfig& c
   r.stop = read_stops(body);
   read_sampling(body, problem, r);
   problem.param = "prompt";
-  read_prompts(body, tok, r);
-  check(r.choices() <= limits.max_choices,
-        std::to_string(r.prompts.size()) + " prompts x n " + std::to_string(r.n) + " make " +
-            std::to_string(r.choices()) + " choices, more than this server's " + std::to_string(limits.max_choices));
+  read_prompts(body, tok, c, limits, r, problem);
   r.sampling.max_new_tokens = r.max_tokens;
   r.sampling.stop_at_eot = true;
   r.sampling.context = ContextPolicy::stop;

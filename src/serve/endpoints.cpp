@@ -4,7 +4,7 @@
 
 #include "core/json.h"
 #include "gpt2lab/core/error.h"
-#include "serve/client_watch.h"
+#include "serve/connection.h"
 #include "serve/request_fields.h"
 #include "tokenizer/stream_decoder.h"
 
@@ -25,34 +25,32 @@ std::string dumped(const json& j) { return j.dump(-1, ' ', false, json::error_ha
 
 void send_json(httplib::Response& res, const json& body) { res.set_content(dumped(body), "application/json"); }
 
-// The body as JSON, at most max_bytes of it (after any decompression);
-// false when an error was sent instead.
-void close_after_reply(const httplib::Request& req) {
-  ClientWatch(req.local_addr, req.local_port, req.remote_addr, req.remote_port).stop_reading();
-}
-
 bool read_json_body(const httplib::Request& req, const httplib::ContentReader& reader, size_t max_bytes,
                     httplib::Response& res, json& out) {
   std::string body;
-  size_t seen = 0;
-  // Past the limit the body is read on and dropped, up to drain_limit(), so
-  // that the 413 reaches the client (closing on unread data sends a reset
-  // instead) and the connection stays in step for its next request.
+  // A body sent with its length (checked against the limit before any was read) is read into place.
+  if (req.has_header("Content-Length"))
+    body.reserve(std::min<size_t>(std::stoull(req.get_header_value("Content-Length")), max_bytes));
+  bool over = false;
   const bool read = reader([&](const char* data, size_t n) {
-    seen += n;
-    if (seen <= max_bytes) body.append(data, n);
-    return seen <= drain_limit(max_bytes);
+    over = body.size() + n > max_bytes;
+    if (!over) body.append(data, n);
+    return !over;
   });
-  if (seen > max_bytes || res.status == 413) {
-    if (!read) close_after_reply(req);  // too much to drop: hang up
-    send_error(
-        res, 413, "invalid_request_error",
-        "the request body is larger than this server's limit of " + std::to_string(max_bytes) + " bytes (--max-body)");
-    return false;
-  }
   if (!read) {
-    close_after_reply(req);
-    send_error(res, 400, "invalid_request_error", "the request body could not be read (cut short, or a bad encoding)");
+    close_after_reply(res);  // the rest of the body stays unread
+    if (over || res.status == 413)
+      send_error(res, 413, "invalid_request_error",
+                 "the request body is larger than this server's limit of " + std::to_string(max_bytes) +
+                     " bytes (--max-body)");
+    else if (request_timed_out())
+      send_error(res, 408, "invalid_request_error", request_refusal_message(408));
+    else
+      send_error(res, 400, "invalid_request_error",
+                 req.has_header("Content-Encoding")
+                     ? "the request body could not be read: cut short, or not valid " +
+                           req.get_header_value("Content-Encoding") + " data"
+                     : "the request body could not be read: cut short, or a malformed chunk");
     return false;
   }
   try {
@@ -72,6 +70,12 @@ void send_error(httplib::Response& res, int status, const std::string& type, con
 
 namespace {
 
+// Tokenizing takes tens of times a text's size in memory while it runs (and
+// the allocator keeps much of it): /tokenize takes texts up to this size,
+// /detokenize as many ids as the longest such text can give.
+constexpr size_t kMaxTokenizeBytes = size_t{256} << 10;
+constexpr size_t kMaxDetokenizeIds = kMaxTokenizeBytes;
+
 // POST /tokenize {"content": TEXT, "with_pieces": false} -> {"tokens": [ids]}
 // (with_pieces: [{"id", "piece"}]), special tokens read as completions read them.
 void tokenize(const ServerState& s, const httplib::Request& req, httplib::Response& res,
@@ -82,6 +86,9 @@ void tokenize(const ServerState& s, const httplib::Request& req, httplib::Respon
   try {
     check(body.is_object() && body.contains("content") && body["content"].is_string(),
           "content must be the text to tokenize, a string");
+    const size_t bytes = body["content"].get_ref<const std::string&>().size();
+    check(bytes <= kMaxTokenizeBytes, "content is " + std::to_string(bytes) + " bytes, more than /tokenize takes (" +
+                                          std::to_string(kMaxTokenizeBytes) + "); send it in parts");
     pieces = field_bool(body, "with_pieces", false);
   } catch (const Error& e) {
     return send_error(res, 400, "invalid_request_error", e.what(), "content");
@@ -104,6 +111,9 @@ void detokenize(const ServerState& s, const httplib::Request& req, httplib::Resp
   std::vector<int> ids;
   try {
     check(body.is_object() && body.contains("tokens"), "tokens must be a list of token ids");
+    check(!body["tokens"].is_array() || body["tokens"].size() <= kMaxDetokenizeIds,
+          "tokens holds " + std::to_string(body["tokens"].size()) + " ids, more than /detokenize takes (" +
+              std::to_string(kMaxDetokenizeIds) + "); send them in parts");
     ids = token_ids(body["tokens"], "tokens", s.model.tok.vocab_size());
   } catch (const Error& e) {
     return send_error(res, 400, "invalid_request_error", e.what(), "tokens");

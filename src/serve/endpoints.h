@@ -5,7 +5,6 @@
 
 #include <httplib.h>
 
-#include <algorithm>
 #include <string>
 
 #include "gpt2lab/sample/generate.h"
@@ -37,14 +36,10 @@ std::string dumped(const nlohmann::json& j);
 void send_json(httplib::Response& res, const nlohmann::json& body);
 
 // The body as JSON, at most max_bytes of it however it is sent (chunked,
-// compressed); false when an error response was set instead. A body over
-// max_bytes is read to its end and dropped if it ends by drain_limit().
-inline size_t drain_limit(size_t max_bytes) { return max_bytes + std::max<size_t>(max_bytes, size_t{1} << 20); }
+// compressed); false when an error response was set instead (and the
+// connection closes after it: the rest of the body is not read).
 bool read_json_body(const httplib::Request& req, const httplib::ContentReader& reader, size_t max_bytes,
                     httplib::Response& res, nlohmann::json& out);
-
-// The connection closes after this reply (a body may be left unread).
-void close_after_reply(const httplib::Request& req);
 
 // POST /v1/completions (serve/completions_endpoint.cpp).
 void completions(ServerState& s, const httplib::Request& req, httplib::Response& res,

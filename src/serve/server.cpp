@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <strings.h>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "core/threads.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "serve/connection.h"
 #include "serve/endpoints.h"
 
 namespace gpt2lab::serve {
@@ -35,12 +37,55 @@ bool same_key(const std::string& given, const std::string& key) {
   return diff == 0;
 }
 
-// Method, path and key are checked before any body is read, so that a
-// refused request costs no memory. (httplib then reads an unread body as
-// further requests, each refused with 400: slow, but bounded by the body.)
+// How the body is sent, checked before any of it is read: a framing httplib
+// would misread (a negative or 20-digit Content-Length reads on until the
+// timeout), a body over the limit by its length, a coding or type the
+// endpoints cannot read. Status 0 when none of these.
+struct Refusal {
+  int status = 0;
+  std::string message;
+};
+
+Refusal framing(const ServeOptions& o, const httplib::Request& req) {
+  const bool length = req.has_header("Content-Length"), coded = req.has_header("Transfer-Encoding");
+  const std::string te = req.get_header_value("Transfer-Encoding");
+  const std::string cl = req.get_header_value("Content-Length");
+  if (req.get_header_value_count("Content-Length") > 1 || req.get_header_value_count("Transfer-Encoding") > 1 ||
+      (length && coded))
+    return {400, "send one Content-Length or Transfer-Encoding: chunked, not several"};
+  if (coded && strcasecmp(te.c_str(), "chunked") != 0)
+    return {501, "Transfer-Encoding " + te.substr(0, 40) + " is not supported (send chunked, or a Content-Length)"};
+  if (length && (cl.empty() || cl.size() > 18 || cl.find_first_not_of("0123456789") != std::string::npos))
+    return {400, "Content-Length must be a number of bytes, got \"" + cl.substr(0, 40) + "\""};
+  if (length && std::stoull(cl) > o.max_body_bytes)
+    return {413, "the request body (" + cl + " bytes) is larger than this server's limit of " +
+                     std::to_string(o.max_body_bytes) + " bytes (--max-body)"};
+  if (req.method != "POST") return {};
+  // Without either, httplib would read the body until the client closes.
+  if (!length && !coded) return {411, "send the body with a Content-Length (or Transfer-Encoding: chunked)"};
+  const std::string ce = req.get_header_value("Content-Encoding");
+  if (!(ce.empty() || ce == "identity" || ce == "gzip" || ce == "deflate" || ce == "br"))
+    return {415, "Content-Encoding " + ce.substr(0, 40) + " is not supported (send gzip, deflate, br, or none)"};
+  if (req.is_multipart_form_data())
+    return {415, "the body must be JSON (Content-Type: application/json), not multipart/form-data"};
+  return {};
+}
+
+bool has_body(const httplib::Request& req) {
+  return req.has_header("Transfer-Encoding") ||
+         (req.has_header("Content-Length") &&
+          req.get_header_value("Content-Length").find_first_not_of('0') != std::string::npos);
+}
+
+// Framing, method, path and key are checked before any body is read, so
+// that a refused request costs no memory; a refused body is left unread and
+// the connection closes after the reply (connection.h).
 httplib::Server::HandlerResponse admit(const ServeOptions& o, const httplib::Request& req, httplib::Response& res) {
+  headers_done();
   const char* method = allowed_method(req.path);
-  if (!method) {
+  if (const Refusal r = framing(o, req); r.status) {
+    send_error(res, r.status, "invalid_request_error", r.message);
+  } else if (!method) {
     send_error(res, 404, "invalid_request_error",
                "no endpoint " + req.path +
                    " (this server has /v1/completions, /v1/models, /health, /metrics, /tokenize, /detokenize)");
@@ -56,9 +101,24 @@ httplib::Server::HandlerResponse admit(const ServeOptions& o, const httplib::Req
                        : "the API key is not this server's",
                "", "invalid_api_key");
   } else {
+    // A GET's body is never read: close after the reply, rather than read it as the next request.
+    if (req.method != "POST" && has_body(req)) close_after_reply(res);
     return httplib::Server::HandlerResponse::Unhandled;
   }
+  if (has_body(req)) close_after_reply(res);
   return httplib::Server::HandlerResponse::Handled;
+}
+
+// What httplib refused before any handler ran, for its reply (it sends
+// only the status).
+std::string refusal_message(int status) {
+  if (request_timed_out() || request_headers_too_long()) return request_refusal_message(status);
+  switch (status) {
+    case 414: return "the request line is longer than 8192 bytes";
+    case 416: return "the Range header is malformed (this server ignores Range and sends whole responses)";
+    case 500: return "too many connections at once (a descriptor over FD_SETSIZE); retry later";
+    default: return "the request line or a header is malformed";
+  }
 }
 
 void configure(httplib::Server& server, const ServeOptions& o) {
@@ -68,19 +128,30 @@ void configure(httplib::Server& server, const ServeOptions& o) {
   server.new_task_queue = [connections] { return new httplib::ThreadPool(connections); };
   server.set_read_timeout(o.timeout_s, 0);
   server.set_write_timeout(o.timeout_s, 0);
-  server.set_keep_alive_timeout(5);
-  server.set_payload_max_length(drain_limit(o.max_body_bytes));
+  server.set_payload_max_length(o.max_body_bytes);
+  server.set_default_headers({{"Accept-Ranges", "none"}});
   server.set_pre_routing_handler(
       [&o](const httplib::Request& req, httplib::Response& res) { return admit(o, req, res); });
-  // httplib's own refusals (a bad request line, 413, ...) in OpenAI's shape.
+  // curl sends "Expect: 100-continue" before a large body: refuse at once rather than invite it.
+  server.set_expect_100_continue_handler([&o](const httplib::Request& req, httplib::Response& res) {
+    return admit(o, req, res) == httplib::Server::HandlerResponse::Handled ? res.status : 100;
+  });
+  // httplib's own refusals (a bad request line, a header too long, ...) in
+  // OpenAI's shape; the request's body, if any, is not read.
   server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty())
-      send_error(res, res.status, "invalid_request_error",
-                 "the request was refused (HTTP " + std::to_string(res.status) +
-                     "): a malformed request, a body over the limit, or a header too long");
+    if (!res.body.empty()) return;
+    const int status = request_timed_out() ? 408 : request_headers_too_long() ? 431 : res.status;
+    send_error(res, status, "invalid_request_error", refusal_message(status));
+    close_after_reply(res);
   });
   server.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
     send_error(res, 500, "server_error", "internal error while handling the request");
+    close_after_reply(res);  // the body may be unread
+  });
+  // httplib offers the connection for more requests unless the client
+  // closes it; a reply that closes it must not.
+  server.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (res.get_header_value("Connection") == "close") res.headers.erase("Keep-Alive");
   });
   if (!o.quiet)
     server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
@@ -105,9 +176,23 @@ std::string model_name(const ServeOptions& o) {
 
 }  // namespace
 
+void check_api_key(const std::string& key) {
+  check(!key.empty(),
+        "serve: --api-key is empty (was the variable you passed unset?); give the key, or leave --api-key out "
+        "to serve without one");
+  for (size_t i = 0; i < key.size(); ++i) {
+    const auto c = static_cast<unsigned char>(key[i]);
+    check(c > 0x20 && c < 0x7f, "serve: --api-key has a space, control or non-ASCII character (byte " +
+                                    std::to_string(c) + " at offset " + std::to_string(i) +
+                                    "): a key must be printable ASCII without spaces, to be sent in a header");
+  }
+}
+
 void serve(const ServeOptions& o) {
-  check(o.max_requests >= 1 && o.max_body_bytes >= 1 && o.max_choices >= 1 && o.timeout_s >= 1,
-        "serve: --max-requests, --max-body, --max-choices and --timeout must be at least 1");
+  check(o.max_requests >= 1 && o.max_body_bytes >= 1 && o.max_choices >= 1 && o.timeout_s >= 1 &&
+            o.request_timeout_s >= 1,
+        "serve: --max-requests, --max-body, --max-choices, --timeout and --request-timeout must be at least 1");
+  if (!o.api_key.empty()) check_api_key(o.api_key);
   set_threads(o.threads);
   const GPT2<float> model = load_model(o.model_dir);
   const Tokenizer tok = checkpoint_tokenizer(o.model_dir, o.tokenizer);
@@ -115,7 +200,7 @@ void serve(const ServeOptions& o) {
   state.base.eot_id = tok.eot_id();
   state.base.weights = o.weights;
   state.base.packed = pack_decode_weights(model, o.weights);
-  httplib::Server server;
+  HttpServer server({o.timeout_s, o.request_timeout_s, 5, size_t{64} << 10, o.quiet});
   configure(server, o);
   add_routes(server, state);
   const int port = listen_port(server, o);

@@ -25,12 +25,19 @@ struct ServeOptions {
   int threads = 0;  // of the kernels; 0 = all cores
   WeightType weights = WeightType::f32;
   std::string api_key;              // "" = none; else "Authorization: Bearer KEY" on every endpoint but /health
+                                    // (printable ASCII without spaces: check_api_key)
   size_t max_requests = 8;          // completions queued or running; more get 429
   size_t max_body_bytes = 1 << 20;  // a request body (decompressed); more gets 413
   size_t max_choices = 16;          // prompts x n of one request
   int timeout_s = 10;               // each read and write on a connection
+  int request_timeout_s = 30;       // a whole request (line, headers, body) arrives within this; else 408
   bool quiet = false;               // no line per request on stderr
 };
+
+// Throws Error unless `key` can be sent as "Authorization: Bearer KEY":
+// not empty, printable ASCII, no spaces (`--api-key "$KEY"` with KEY unset
+// gives "", which must not turn authentication off).
+void check_api_key(const std::string& key);
 
 // Loads the model, listens, prints "gpt2lab serve: listening on
 // http://HOST:PORT" on stdout, and serves until SIGINT or SIGTERM; then

@@ -1,0 +1,333 @@
+"""`gpt2lab serve` against hostile and careless clients (reliability, round
+three). Every check is about what comes back, over raw sockets where the
+framing matters, never about how long it took; each read has a hang guard.
+
+1. --api-key '' (what --api-key "$KEY" gives with KEY unset), blank keys and
+   keys a header cannot carry are refused at start.
+2. Range is ignored: /health, /metrics, completions (plain and streamed),
+   401 and 404 come back whole, 200 and JSON, with one range or hundreds.
+3. Every refusal is an HTTP reply with OpenAI's error JSON, sent at once:
+   bodies over the limit by their length or after gzip, unknown or garbled
+   codings, a bad chunk size, multipart bodies, negative and 20-digit
+   Content-Length, a POST with no length, Expect: 100-continue over the limit, a bad request line,
+   a long URI, headers over their cap, a malformed Range.
+4. Prompts that cannot fit the context are refused before they are
+   tokenized, and /tokenize and /detokenize take bounded inputs: a few
+   1 MB prompts leave the server's peak memory (VmHWM) near where it was.
+5. Clients that send a request a byte at a time, or stop halfway, are cut
+   off by --request-timeout with a 408 even when --timeout (each read) is
+   long, and /health is answered while more of them than there are
+   connection threads wait.
+6. top_p 1e-300 is a top_p in (0, 1]; temperature 1e39 is refused naming
+   1e+39, not inf.
+
+Skips (77) only when data/gpt2 (GPT-2's tokenizer) is missing and CI is not set.
+"""
+import gzip
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import harness  # noqa: E402
+from harness import expect  # noqa: E402
+import serve_util  # noqa: E402
+
+DATA = os.environ.get("GPT2LAB_DATA") or os.path.join(harness.SOURCE, "data")
+KEY = "hostile-key"
+GUARD = 40  # seconds a read may wait before the check counts it as a hang
+
+
+def exchange(port, data, guard=GUARD, shut=False):
+    """Sends `data` on a new connection and reads until the server closes
+    it; returns (status, headers with lower-case names, body bytes, raw) or
+    status None when nothing (or no reply) came back before `guard`."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=guard)
+    got = b""
+    try:
+        s.sendall(data)
+        if shut:
+            s.shutdown(socket.SHUT_WR)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except (socket.timeout, ConnectionResetError, BrokenPipeError) as e:
+        got += f"<{type(e).__name__}>".encode()
+    finally:
+        s.close()
+    return parse(got)
+
+
+def parse(raw):
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    if not sep or not lines[0].startswith(b"HTTP/1.1 "):
+        return None, {}, b"", raw
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        headers[name.decode().strip().lower()] = value.decode().strip()
+    if "content-length" in headers:
+        body = body[:int(headers["content-length"])]
+    return int(lines[0].split()[1]), headers, body, raw
+
+
+def error_of(body):
+    """The error object of OpenAI's error JSON in `body`, else None."""
+    try:
+        e = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return None
+    ok = isinstance(e, dict) and set(e) == {"message", "type", "param", "code"} and e["message"]
+    return e if ok else None
+
+
+def request(method, path, headers=(), body=b"", key=KEY):
+    lines = [f"{method} {path} HTTP/1.1", "Host: x", *(["Authorization: Bearer " + key] if key else []), *headers]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def expect_error(got, status, what, message=None):
+    st, headers, body, raw = got
+    e = error_of(body)
+    expect(st == status and headers.get("content-type") == "application/json" and e is not None and
+           (message is None or message in e["message"]),
+           f"{what}: {status} with OpenAI's error JSON (got {st}, {raw[:160]!r})")
+
+
+def start(model, key):
+    """`serve --api-key KEY`: its CompletedProcess, or None when it was still
+    serving after 30 s (and was killed)."""
+    try:
+        return harness.run("serve", "--model", model, "--port", "0", "--quiet", "--api-key", key, timeout=30)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def check_api_keys(model):
+    for key, what in (("", "an empty key"), ("   ", "a blank key"), ("a b", "a key with a space"),
+                      ("k\x01", "a key with a control character"), ("kéy", "a non-ASCII key")):
+        r = start(model, key)
+        expect(r is not None and r.returncode != 0 and "--api-key" in r.stderr and "listening" not in r.stdout,
+               f"--api-key {key!r} ({what}) is refused at start ({r and r.stderr.strip()[-120:]!r})")
+        if key == "":
+            expect(r is not None and "--api-key is empty" in r.stderr, "the empty key's message says it is empty")
+
+
+def check_ranges(srv):
+    multi = "bytes=" + ",".join(["0-"] * 900)
+    cases = [("GET", "/health", None, b"", 200), ("GET", "/metrics", KEY, b"", 200),
+             ("GET", "/v1/models", None, b"", 401), ("GET", "/nowhere", KEY, b"", 404),
+             ("POST", "/v1/completions", KEY, b'{"prompt": "Hello", "max_tokens": 8, "seed": 3}', 200),
+             ("POST", "/v1/completions", KEY, b'{"prompt": "Hello", "max_tokens": 8, "seed": 3, "stream": true}',
+              200)]
+    for method, path, key, body, status in cases:
+        plain = exchange(srv.port, request(method, path, ["Connection: close", f"Content-Length: {len(body)}"],
+                                           body, key))
+        for rng in ("bytes=0-20", "bytes=5-", multi):
+            st, headers, got, raw = exchange(srv.port, request(
+                method, path, ["Connection: close", f"Range: {rng}", f"Content-Length: {len(body)}"], body, key))
+            whole = "content-range" not in headers and "multipart" not in headers.get("content-type", "")
+            try:
+                same = same_body(path, body, got, plain[2])
+            except (ValueError, KeyError, TypeError):
+                same = False
+            expect(st == status and whole and same,
+                   f"{method} {path} with Range {rng[:12]}...: {status}, whole (got {st}, {raw[:120]!r})")
+    expect_error(exchange(srv.port, request("GET", "/health", ["Range: bytes=abc"])), 416, "a malformed Range")
+
+
+def same_body(path, body, got, plain):
+    """Whether `got` is the whole response `plain` was (up to what changes between requests)."""
+    if path == "/metrics":
+        return got.startswith(b"# ") and len(got) < 2 * len(plain) + 1000
+    if b'"stream": true' in body:
+        return got.count(b"data: ") == plain.count(b"data: ") and got.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+    if path == "/v1/completions":
+        return json.loads(got)["choices"] == json.loads(plain)["choices"]
+    return got == plain and json.loads(got) is not None
+
+
+def check_refusals(srv):
+    post = lambda *h, body=b"", key=KEY: request("POST", "/v1/completions", h, body, key)  # noqa: E731
+    big = b'{"prompt": "' + b"a" * 3_000_000 + b'"}'
+    expect_error(exchange(srv.port, post(f"Content-Length: {len(big)}", body=big)), 413,
+                 "a 3 MB body with its Content-Length")
+    expect_error(exchange(srv.port, post("Content-Length: 999999999999999999")), 413,
+                 "an 18-digit Content-Length, no body sent")
+    bomb = gzip.compress(b'{"prompt": "' + b"a" * 3_000_000 + b'"}')
+    expect_error(exchange(srv.port, post("Content-Encoding: gzip", f"Content-Length: {len(bomb)}", body=bomb)), 413,
+                 "gzip that inflates past the limit")
+    raw_deflate = zlib.compressobj(wbits=-15)
+    deflated = raw_deflate.compress(b'{"prompt": "x"}') + raw_deflate.flush()
+    expect_error(exchange(srv.port, post("Content-Encoding: deflate", f"Content-Length: {len(deflated)}",
+                                         body=deflated)), 400, "raw deflate under Content-Encoding: deflate")
+    ok = zlib.compress(b'{"prompt": "x", "max_tokens": 2}')
+    st, _, body, _ = exchange(srv.port, post("Connection: close", "Content-Encoding: deflate",
+                                             f"Content-Length: {len(ok)}", body=ok))
+    expect(st == 200 and json.loads(body)["choices"], f"zlib deflate is read ({st})")
+    expect_error(exchange(srv.port, post("Content-Encoding: compress", "Content-Length: 2", body=b"{}")), 415,
+                 "Content-Encoding: compress")
+    garbled = b"\x1f\x8b\x08\x00" + bytes(random.Random(1).randrange(256) for _ in range(200))
+    expect_error(exchange(srv.port, post("Content-Encoding: gzip", f"Content-Length: {len(garbled)}", body=garbled)),
+                 400, "garbled gzip")
+    expect_error(exchange(srv.port, post("Transfer-Encoding: chunked", body=b"zz\r\n{}\r\n0\r\n\r\n")), 400,
+                 "a bad chunk size")
+    expect_error(exchange(srv.port, post("Content-Type: multipart/form-data", "Content-Length: 2", body=b"{}")), 415,
+                 "multipart without a boundary")
+    form = b"--b\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nhi\r\n--b--\r\n"
+    expect_error(exchange(srv.port, post("Content-Type: multipart/form-data; boundary=b", f"Content-Length: {len(form)}",
+                                         body=form)), 415, "multipart with a boundary")
+    for cl in ("-5", "99999999999999999999", "12abc", "+5"):
+        expect_error(exchange(srv.port, post(f"Content-Length: {cl}")), 400, f"Content-Length: {cl}, no body sent")
+    expect_error(exchange(srv.port, post()), 411, "a POST with neither Content-Length nor chunked")
+    expect_error(exchange(srv.port, post("Content-Length: 2", "Content-Length: 3", body=b"{}")), 400,
+                 "two Content-Lengths")
+    expect_error(exchange(srv.port, post("Content-Length: 7", "Transfer-Encoding: chunked", body=b"0\r\n\r\n")), 400,
+                 "Content-Length and chunked")
+    expect_error(exchange(srv.port, post("Transfer-Encoding: gzip", body=b"{}"), shut=True), 501,
+                 "Transfer-Encoding: gzip")
+    st, headers, body, raw = exchange(srv.port, post("Content-Length: 5000000", "Expect: 100-continue"))
+    expect(not raw.startswith(b"HTTP/1.1 100") and st == 413 and error_of(body),
+           f"Expect: 100-continue over the limit: 413 without 100 Continue ({raw[:40]!r})")
+    expect_error(exchange(srv.port, b"GARBAGE\r\n\r\n"), 400, "a malformed request line")
+    expect_error(exchange(srv.port, request("GET", "/health?" + "a" * 9000)), 414, "a URI over 8192 bytes")
+    expect_error(exchange(srv.port, request("GET", "/health", [f"X-{i}: " + "v" * 1000 for i in range(100)])), 431,
+                 "100 KB of headers")
+    expect_error(exchange(srv.port, request("POST", "/health", ["Content-Length: 2"], b"{}")), 405, "POST /health")
+    st, headers, body, _ = exchange(srv.port, request("GET", "/health", ["Content-Length: 5"], b"hello"))
+    expect(st == 200 and headers.get("connection") == "close" and json.loads(body) == {"status": "ok"},
+           f"a GET with a body is answered and the connection closed ({st}, {headers})")
+    status, _, got = srv.request("GET", "/health")
+    expect(status == 200, "after all that the server still serves")
+
+
+def tokenize_text(n, seed):
+    """n bytes of words that rarely repeat (so that no cache shortens the work)."""
+    rnd = random.Random(seed)
+    words = []
+    size = 0
+    while size < n:
+        w = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randrange(2, 9)))
+        words.append(w)
+        size += len(w) + 1
+    return " ".join(words)[:n]
+
+
+def vm_hwm_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise SystemExit("no VmHWM in /proc")
+
+
+def check_big_inputs(model, tmp):
+    # --max-requests 1: 5 connection threads, each with its allocator arena.
+    with serve_util.Server(model, "--threads", "1", "--api-key", KEY, "--max-body", str(4 << 20), "--max-requests",
+                           "1", log=os.path.join(tmp, "big.log")) as srv:
+        status, _, got = srv.request("POST", "/tokenize", {"content": tokenize_text(200_000, 0)}, key=KEY)
+        expect(status == 200 and len(got["tokens"]) > 10_000, "/tokenize takes 200 KB")
+        before = vm_hwm_kb(srv.proc.pid)
+        for i in range(4):
+            text = tokenize_text(1_000_000, i + 1)
+            status, _, got = srv.request("POST", "/v1/completions", {"prompt": text, "max_tokens": 4}, key=KEY)
+            expect(status == 400 and error_of(json.dumps(got)) and got["error"]["code"] == "context_length_exceeded"
+                   and "at least" in got["error"]["message"], f"a 1 MB prompt: 400 context_length_exceeded ({status})")
+            status, _, got = srv.request("POST", "/v1/completions", {"prompt": [text], "n": 1}, key=KEY)
+            expect(status == 400 and got["error"]["code"] == "context_length_exceeded", "a 1 MB prompt in a list")
+            status, _, got = srv.request("POST", "/tokenize", {"content": text}, key=KEY)
+            expect(status == 400 and got["error"]["param"] == "content", f"/tokenize of 1 MB: 400 ({status})")
+        status, _, got = srv.request("POST", "/v1/completions", {"prompt": [[1] * 500], "max_tokens": 4}, key=KEY)
+        expect(status == 400 and got["error"]["code"] == "context_length_exceeded", "500 ids in a 64-token context")
+        status, _, got = srv.request("POST", "/detokenize", {"tokens": [1] * 300_000}, key=KEY)
+        expect(status == 400 and got["error"]["param"] == "tokens", f"/detokenize of 300,000 ids: 400 ({status})")
+        status, _, got = srv.request("POST", "/v1/completions", {"prompt": ["a"] * 100_000}, key=KEY)
+        expect(status == 400 and "choices" in got["error"]["message"], "100,000 prompts: refused by count")
+        grown = (vm_hwm_kb(srv.proc.pid) - before) / 1024
+        # A 1 MB body is held twice while it is read (its text, then JSON),
+        # and each thread's allocator keeps some; tokenizing 1 MB took 60.
+        expect(grown < 100, f"peak memory grew {grown:.0f} MB over 12 one-megabyte requests (bound 100)")
+
+
+def check_slow_clients(model, tmp):
+    """--max-requests 1: 5 connection threads. 9 clients that stall, in each
+    part of a request, outnumber them; --timeout 600 leaves only the
+    request deadline (2 s) to cut them off."""
+    with serve_util.Server(model, "--threads", "1", "--max-requests", "1", "--timeout", "600", "--request-timeout",
+                           "2", log=os.path.join(tmp, "slow.log")) as srv:
+        stalls = [b"G", b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+                  b"POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"content\": "] * 3
+        socks = []
+        for data in stalls:
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=GUARD)
+            s.sendall(data)
+            socks.append(s)
+        try:
+            status, _, _ = srv.request("GET", "/health", timeout=GUARD)
+        except (socket.timeout, ConnectionError) as e:
+            status = type(e).__name__
+        expect(status == 200, f"/health answered while 9 stalled requests outnumber the 5 connection threads ({status})")
+        results = [None] * len(socks)
+
+        def drain(i):
+            got = b""
+            try:
+                while chunk := socks[i].recv(65536):
+                    got += chunk
+            except (socket.timeout, ConnectionResetError) as e:
+                got += f"<{type(e).__name__}>".encode()
+            results[i] = parse(got)
+
+        threads = [threading.Thread(target=drain, args=(i,)) for i in range(len(socks))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for data, got in zip(stalls, results):
+            expect_error(got, 408, f"a request stalled after {data[-14:]!r}", "--request-timeout")
+        for s in socks:
+            s.close()
+
+
+def check_messages(srv, model):
+    status, _, got = srv.request("POST", "/v1/completions", {"prompt": "Hi", "max_tokens": 2, "top_p": 1e-300,
+                                                             "seed": 1}, key=KEY)
+    expect(status == 200, f"top_p 1e-300 is in (0, 1]: accepted ({status} {got})")
+    status, _, got = srv.request("POST", "/v1/completions", {"prompt": "Hi", "temperature": 1e39}, key=KEY)
+    msg = got["error"]["message"] if status == 400 else ""
+    expect(status == 400 and "1e+39" in msg and "got inf" not in msg, f"temperature 1e39: the message names it ({msg})")
+    r = harness.run("sample", "--model", model, "--prompt", "Hi", "--temperature", "1e39", timeout=60)
+    expect(r.returncode != 0 and "1e39" in r.stderr and "got inf" not in r.stderr,
+           f"sample --temperature 1e39 is refused naming it ({r.stderr.strip()[-100:]!r})")
+
+
+def main():
+    if not os.path.exists(os.path.join(DATA, "gpt2")):
+        if os.environ.get("CI"):
+            raise SystemExit("data/gpt2 missing under CI (scripts/setup.sh fetches it)")
+        harness.skip("data/gpt2 (GPT-2's tokenizer) is missing")
+    with harness.scratch() as tmp:
+        model = os.path.join(tmp, "tiny")
+        harness.run("init", "--out", model, "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "64",
+                    "--vocab-size", "50257", "--seed", "5", check=True)
+        check_api_keys(model)
+        with serve_util.Server(model, "--threads", "1", "--api-key", KEY, "--max-body", "65536", "--timeout", "600",
+                               log=os.path.join(tmp, "serve.log")) as srv:
+            check_ranges(srv)
+            check_refusals(srv)
+            check_messages(srv, model)
+        check_big_inputs(model, tmp)
+        check_slow_clients(model, tmp)
+    harness.finish("serve hostile")
+
+
+if __name__ == "__main__":
+    main()
