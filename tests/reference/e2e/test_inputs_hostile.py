@@ -155,7 +155,33 @@ def messages(tmp, model):
            f"a 3M-deep test.jsonl line is refused before parsing: {r.stderr.strip()[-160:]}")
 
 
+def python_module(tmp):
+    """The module's integer arguments past int64: named by value, no wrap."""
+    where = os.environ.get("GPT2LAB_PY_MODULE_DIR")
+    if not where:
+        return
+    code = ("import gpt2lab\n"
+            "for v in (2**64 + 1, 2**63 + 5):\n"
+            "    try:\n"
+            f"        gpt2lab.train(data={os.path.join(tmp, 'none')!r}, out={os.path.join(tmp, 'py')!r}, steps=v)\n"
+            "    except gpt2lab.Error as e:\n"
+            "        print(e)\n"
+            "try:\n"
+            "    import numpy\n"
+            "except ImportError:\n"
+            "    raise SystemExit(0)\n"
+            "try:\n"
+            "    gpt2lab.Tokenizer.load('gpt2').decode([2**63 + 5])\n"
+            "except gpt2lab.Error as e:\n"
+            "    print(e)\n")
+    r = harness.command([sys.executable, "-c", code], env={"PYTHONPATH": where}, timeout=120)
+    expect(r.returncode == 0 and "18446744073709551617 is out of range" in r.stdout
+           and "9223372036854775813 is out of range" in r.stdout and "-92233" not in r.stdout,
+           f"gpt2lab.train(steps=2**64 + 1 / 2**63 + 5) names the value: {(r.stdout + r.stderr).strip()[-200:]}")
+
+
 with harness.scratch() as tmp:
+    python_module(tmp)
     config_files(tmp)
     toml(tmp)
     run_config(tmp)
