@@ -30,6 +30,15 @@ std::vector<int> ids_from(const py::handle& obj, const char* what, int* rows) {
                   std::to_string(a.ndim()));
     if (rows) *rows = static_cast<int>(a.shape(0));
   }
+  // Unsigned ids are range-checked as unsigned: cast to int64, 2^63 + 5
+  // would be reported as a negative id.
+  if (a.dtype().kind() == 'u') {
+    const auto u = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    for (py::ssize_t i = 0; i < u.size(); ++i)
+      if (u.data()[i] > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+        throw Error(std::string(what) + ": id " + std::to_string(u.data()[i]) + " at index " + std::to_string(i) +
+                    " is not a token id");
+  }
   const auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
   std::vector<int> ids(static_cast<size_t>(wide.size()));
   const int64_t* p = wide.data();
@@ -51,7 +60,16 @@ py::array_t<int32_t> ids_array(std::vector<int>&& ids) {
 nlohmann::json json_of(const py::handle& v, const char* what) {
   if (v.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
-  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::int_>(v)) {
+    // Past int64 a cast would fail with pybind11's own message; say which.
+    const auto big = py::int_(py::reinterpret_borrow<py::object>(v));
+    if (big >= py::int_(0) && big <= py::int_(std::numeric_limits<uint64_t>::max()) &&
+        big > py::int_(std::numeric_limits<int64_t>::max()))
+      return v.cast<uint64_t>();
+    if (big < py::int_(std::numeric_limits<int64_t>::min()) || big > py::int_(std::numeric_limits<uint64_t>::max()))
+      throw Error(std::string(what) + ": " + py::str(v).cast<std::string>() + " is out of range");
+    return v.cast<int64_t>();
+  }
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
   if (py::isinstance<py::str>(v)) return v.cast<std::string>();
   if (py::hasattr(v, "__fspath__")) return py::module_::import("os").attr("fspath")(v).cast<std::string>();

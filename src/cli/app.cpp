@@ -16,6 +16,7 @@
 
 #include "cli/command.h"
 #include "cli/output.h"
+#include "core/json.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/version.h"
 
@@ -211,7 +212,9 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "gpt2lab: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpt2lab: internal error: %s\n", e.what());
+    // A nlohmann exception here is a field no reader checked: still a bug,
+    // but shown without the library's "[json.exception...]" tag.
+    std::fprintf(stderr, "gpt2lab: internal error: %s\n", json_error_text(e).c_str());
     return 3;
   }
   // Every command's output is checked here once more: printf's errors are

@@ -64,7 +64,7 @@ void run_eval(const EvalFlags& f) {
   if (f.text_flag->count()) {
     // A text is scored with the tokenizer that belongs to the checkpoint.
     const Tokenizer tok = checkpoint_tokenizer(f.model, f.tokenizer);
-    std::vector<int> ids = tok.encode(read_file(f.text), /*allow_special=*/false);
+    std::vector<int> ids = tok.encode(read_file(f.text, kMaxTextFileBytes), /*allow_special=*/false);
     ids.insert(ids.begin(), tok.eot_id());  // a document starts after <|endoftext|>, as prepare writes it
     report(f, f.text, evaluate_tokens(model, ids, f.B, T, f.batches, loss));
     return;

@@ -26,7 +26,8 @@ void write_hypotheses(const fs::path& path, const nlohmann::ordered_json& j) {
   if (fs::exists(fs::symlink_status(path, ec))) {
     bool ours = false;
     try {
-      ours = read_json_file(path).value("format", "") == "gpt2lab translation eval";
+      const nlohmann::json had = read_json_file(path);  // any JSON: an array must not escape as a type error
+      ours = had.is_object() && had.contains("format") && had["format"] == "gpt2lab translation eval";
     } catch (const Error&) {
     }
     check(ours, "--out '" + path.string() +

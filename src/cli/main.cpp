@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -38,13 +39,23 @@ namespace {
 // re-executes itself once with OMP_WAIT_POLICY=PASSIVE. A user's own
 // OMP_WAIT_POLICY or GOMP_SPINCOUNT is left alone.
 
+// A thread count peeked at before the flags are parsed; 0 (the default) for
+// text that is not one (atoi of 99999999999 would be undefined behaviour;
+// the parser reports bad text later).
+int peek_count(const char* text) {
+  int v = 0;
+  const char* end = text + std::strlen(text);
+  const auto [ptr, ec] = std::from_chars(text, end, v);
+  return ec == std::errc() && ptr == end ? v : 0;
+}
+
 int requested_threads(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) return std::atoi(argv[i + 1]);
-    if (!std::strncmp(argv[i], "--threads=", 10)) return std::atoi(argv[i] + 10);
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) return peek_count(argv[i + 1]);
+    if (!std::strncmp(argv[i], "--threads=", 10)) return peek_count(argv[i] + 10);
   }
   const char* env = std::getenv("OMP_NUM_THREADS");
-  return env ? std::atoi(env) : 0;
+  return env ? peek_count(env) : 0;
 }
 
 // Runnable tasks besides this one, the most seen in 10 looks 2 ms apart

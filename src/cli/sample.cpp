@@ -117,7 +117,7 @@ void run_sample(SampleFlags& o) {
   if (o.prompt_ids_flag->count()) {
     prompt = parse_ids(o.prompt_ids);
   } else {
-    prompt_text = o.prompt_flag->count() ? o.prompt : read_file(o.prompt_file);
+    prompt_text = o.prompt_flag->count() ? o.prompt : read_file(o.prompt_file, kMaxTextFileBytes);
     prompt = tok->encode(prompt_text, /*allow_special=*/true);
   }
   check(!prompt.empty(), "the prompt is empty (start with \"<|endoftext|>\" for unconditional samples)");

@@ -28,7 +28,7 @@ struct ScoreFlags {
 // The lines of a text file: each ends at "\n" or "\r\n"; a last line without
 // a newline counts, nothing after the last newline does.
 std::vector<std::string> read_lines(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string text = read_file(path, kMaxTextFileBytes);
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < text.size()) {

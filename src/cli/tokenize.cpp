@@ -52,10 +52,14 @@ std::vector<int> parse_ids(std::string_view text, size_t offset, const std::stri
                   std::string(1, c) + "'");
     int64_t v = 0;
     const size_t start = i;
-    while (i < n && text[i] >= '0' && text[i] <= '9') {
-      v = v * 10 + (text[i] - '0');
-      if (v > INT32_MAX) throw Error(name + ", byte " + std::to_string(offset + start) + ": token id too large");
-      ++i;
+    while (i < n && text[i] >= '0' && text[i] <= '9') ++i;
+    // Shown as written: converted, 2^63 + 5 would wrap to a negative id.
+    const std::string_view digits = text.substr(start, i - start);
+    for (const char d : digits) {
+      v = v * 10 + (d - '0');
+      if (v > INT32_MAX)
+        throw Error(name + ", byte " + std::to_string(offset + start) + ": token id " + std::string(digits) +
+                    " is too large (ids are below the vocabulary size)");
     }
     ids.push_back(static_cast<int>(v));
   }

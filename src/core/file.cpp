@@ -83,15 +83,38 @@ std::string read_file_tail(const fs::path& path, uint64_t end, size_t max_bytes)
   return data;
 }
 
+namespace {
+
+std::string too_large(const fs::path& path, const std::string& size, size_t max_bytes) {
+  return "'" + path.string() + "' is " + size + " bytes, more than the " + std::to_string(max_bytes) +
+         " expected of such a file; refusing to read it";
+}
+
+// A file that reports size 0 (procfs, sysfs) read to its end in blocks,
+// refused once it passes max_bytes.
+std::string read_streamed(int fd, const fs::path& path, size_t max_bytes) {
+  std::string data;
+  char block[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error("cannot read '" + path.string() + "': " + errno_text());
+    if (n == 0) return data;
+    if (static_cast<size_t>(n) > max_bytes - data.size()) throw Error(too_large(path, "over", max_bytes));
+    data.append(block, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
 std::string read_file(const fs::path& path, size_t max_bytes) {
   const OpenedFile f = open_regular_file(path);
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{f.fd};
-  if (f.size > max_bytes)
-    throw Error("'" + path.string() + "' is " + std::to_string(f.size) + " bytes, more than the " +
-                std::to_string(max_bytes) + " expected of such a file; refusing to read it");
+  if (f.size > max_bytes) throw Error(too_large(path, std::to_string(f.size), max_bytes));
+  if (f.size == 0) return read_streamed(f.fd, path, max_bytes);
   std::string data(static_cast<size_t>(f.size), '\0');
   size_t done = 0;
   while (done < data.size()) {

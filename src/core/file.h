@@ -17,10 +17,24 @@ namespace gpt2lab {
 namespace fs = std::filesystem;
 
 // Reads a whole regular file of at most max_bytes; throws Error naming the
-// path on failure. A FIFO, device or directory is refused before anything is
-// read (a FIFO would block forever), and the size before anything is
-// allocated.
+// path on failure. This is the one way gpt2lab reads a file whole (configs,
+// prompts, texts, JSON and JSONL, tokenizer files); every reader goes
+// through it so that each gets the same checks:
+// - A FIFO, device, socket or directory is refused before anything is read
+//   (a FIFO would block forever, /dev/zero never ends, a directory reads as
+//   an opaque "underflow").
+// - The size is checked before anything is allocated.
+// - A regular file that reports size 0 is read by streaming, up to
+//   max_bytes: procfs and sysfs files (/proc/self/status) report 0 but have
+//   content, and a real empty file streams as empty all the same.
+// "-" is a file named "-", not standard input: the commands that take text
+// from standard input say so and read it themselves (tokenize), so a path
+// never silently becomes a wait on the terminal.
 std::string read_file(const fs::path& path, size_t max_bytes = SIZE_MAX);
+
+// A cap for text files read whole (prompts, --hyp/--ref, eval text): far
+// above any real one, below what would exhaust memory on a laptop.
+inline constexpr size_t kMaxTextFileBytes = size_t{1} << 30;
 
 // The last at most `max_bytes` bytes of the first `end` bytes of a regular
 // file (a log's tail without reading the log).

@@ -58,6 +58,39 @@ nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_byte
 
 namespace {
 
+// The line without its '\r', after its length and depth were checked.
+nlohmann::json parse_checked_line(std::string_view line, const std::string& where, size_t max_line_bytes) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  check(line.size() <= max_line_bytes, where + ": a line of " + std::to_string(line.size()) + " bytes, more than the " +
+                                           std::to_string(max_line_bytes) + " expected; refusing it");
+  return parse_json(line, where);
+}
+
+}  // namespace
+
+void for_each_json_line(std::string_view text, const std::string& where,
+                        const std::function<void(int, const nlohmann::json&)>& fn, size_t max_line_bytes) {
+  size_t pos = 0;
+  for (int line = 1; pos < text.size(); ++line) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view row = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (row.empty() || row == "\r") continue;
+    fn(line, parse_checked_line(row, where + ":" + std::to_string(line), max_line_bytes));
+  }
+}
+
+std::optional<nlohmann::json> try_parse_json_line(std::string_view line, size_t max_line_bytes) {
+  try {
+    return parse_checked_line(line, "", max_line_bytes);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+namespace {
+
 std::string float_text(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", x);

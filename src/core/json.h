@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,8 +26,27 @@ std::string json_error_text(const std::exception& e);
 // Parses `text`; `where` names it in errors ("FILE", "FILE: header").
 nlohmann::json parse_json(std::string_view text, const std::string& where, int max_depth = kMaxJsonDepth);
 
-// Reads (regular files only, at most max_bytes) and parses a JSON file.
+// Reads (read_file: regular files only, at most max_bytes) and parses a
+// JSON file.
 nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_bytes = kMaxJsonFileBytes);
+
+// JSON Lines (metrics.jsonl, a translation dataset's pairs): each line's
+// length and nesting depth are checked before it is parsed, so one hostile
+// line costs no more than a config file would (a 10M-deep line would
+// otherwise cost 800 MB of parser state). A line is one object or value;
+// empty lines are skipped and a trailing '\r' is dropped.
+inline constexpr size_t kMaxJsonLineBytes = size_t{16} << 20;
+
+// Calls fn(line_number, value) for each non-empty line of `text` (counted
+// from 1); a line that is too long, too deep or not JSON throws Error
+// "WHERE:LINE: ...".
+void for_each_json_line(std::string_view text, const std::string& where,
+                        const std::function<void(int, const nlohmann::json&)>& fn,
+                        size_t max_line_bytes = kMaxJsonLineBytes);
+
+// One line of a file a crash may have torn (metrics.jsonl): nullopt where
+// for_each_json_line would throw.
+std::optional<nlohmann::json> try_parse_json_line(std::string_view line, size_t max_line_bytes = kMaxJsonLineBytes);
 
 // The one reader for the numbers of gpt2lab's JSON files (configs, state,
 // study files): the type and range are checked before the value is

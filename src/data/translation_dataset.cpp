@@ -274,8 +274,8 @@ TranslationDataset load_translation_dataset(const fs::path& dir, const std::stri
                                                 dir.string() + "`");
   TranslationDataset d;
   d.meta = read_json_file(meta_path);
-  check(d.meta.is_object() && d.meta.value("kind", "") == "translation" && d.meta.contains("translation") &&
-            d.meta["translation"].is_object(),
+  check(d.meta.is_object() && d.meta.contains("kind") && d.meta["kind"] == "translation" &&
+            d.meta.contains("translation") && d.meta["translation"].is_object(),
         meta_path.string() +
             ": not a translation dataset (field 'kind' is not \"translation\"); make one with "
             "`gpt2lab prepare-translation`");
@@ -287,29 +287,21 @@ TranslationDataset load_translation_dataset(const fs::path& dir, const std::stri
   const std::string text = read_file(file);
   // The pairs are scored against what prepare wrote: an edited or swapped
   // file would give scores of other data under this dataset's name.
-  const nlohmann::json& hashes = d.meta.value("pair_files", nlohmann::json::object());
-  const std::string want = hashes.is_object() ? hashes.value(split + ".jsonl", "") : "";
+  std::string want;
+  if (const auto files = d.meta.find("pair_files"); files != d.meta.end() && files->is_object())
+    if (const auto hash = files->find(split + ".jsonl"); hash != files->end() && hash->is_string())
+      want = hash->get<std::string>();
   check(want.empty() || want == sha256_hex(text),
         file.string() + " has changed since prepare-translation wrote it (its SHA-256 is not the one in " +
             meta_path.string() + "); prepare the dataset again");
-  size_t pos = 0;
-  for (int line = 1; pos < text.size(); ++line) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string row = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (row.empty()) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(row);
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(file.string() + ":" + std::to_string(line) + ": not JSON (" + e.what() + ")");
-    }
+  for_each_json_line(text, file.string(), [&](int line, const nlohmann::json& j) {
     check(j.is_object() && j.contains("source") && j["source"].is_string() && j.contains("target") &&
               j["target"].is_string(),
           file.string() + ":" + std::to_string(line) + ": expected {\"source\": string, \"target\": string}");
+    check(!j.contains("origin") || j["origin"].is_string(),
+          file.string() + ":" + std::to_string(line) + ": field 'origin' must be a string");
     d.pairs.push_back({j["source"].get<std::string>(), j["target"].get<std::string>(), j.value("origin", "")});
-  }
+  });
   check(!d.pairs.empty(), file.string() + " holds no pairs");
   return d;
 }

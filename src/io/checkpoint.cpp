@@ -139,12 +139,8 @@ OpenCheckpoint open_checkpoint(const fs::path& given) {
   const fs::path dir = model_directory(given);
   const nlohmann::json raw = read_config_json(dir);
   const ModelConfig config = config_from_json(raw, (dir / kConfigFile).string());
-  // gpt2lab's GPT-2 ties the LM head to wte; a model with its own head would
-  // load and run with the wrong one, silently.
-  if (auto it = raw.find("tie_word_embeddings"); it != raw.end())
-    check(it->is_boolean() && it->get<bool>(),
-          (dir / kConfigFile).string() + ": tie_word_embeddings is " + it->dump() +
-              "; gpt2lab supports only GPT-2's tied LM head (lm_head = wte), so this model cannot be loaded");
+  // (config_from_json refuses an untied LM head, tie_word_embeddings false:
+  // it would load and run with the wrong one, silently.)
   SafetensorsFile file = SafetensorsFile::open(dir / kWeightsFile);
   auto names = match_tensors(file, ParamLayout(config));
   return {config, std::move(file), std::move(names)};

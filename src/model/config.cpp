@@ -299,6 +299,34 @@ auto get_choice(const nlohmann::json& j, const char* key, const char* dflt, cons
 
 }  // namespace
 
+void check_fixed_fields(const nlohmann::json& j, const std::string& where) {
+  // Each key, when present and not null, must hold a value the model has.
+  auto refuse_unless = [&](const char* key, const auto& ok, const std::string& supported) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null() || ok(*it)) return;
+    throw Error(where + ": " + key + " is " + it->dump() + "; gpt2lab's GPT-2 supports only " + supported +
+                ", so this model cannot be represented (refused, not ignored)");
+  };
+  auto equals = [](nlohmann::json want) { return [want](const nlohmann::json& v) { return v == want; }; };
+  refuse_unless(
+      "activation_function", [](const nlohmann::json& v) { return v == "gelu_new" || v == "gelu_pytorch_tanh"; },
+      "gelu_new (GPT-2's tanh GELU; gelu_pytorch_tanh is the same function)");
+  refuse_unless(
+      "model_type", [](const nlohmann::json& v) { return v == "gpt2" || v == "gpt2lab"; }, "\"gpt2\" (or \"gpt2lab\")");
+  refuse_unless("tie_word_embeddings", equals(true), "GPT-2's tied LM head (lm_head = wte): true");
+  const auto pos = j.find("n_positions");
+  refuse_unless("n_ctx", equals(pos == j.end() ? nlohmann::json() : *pos),
+                "n_ctx equal to n_positions (the context length)");
+  const auto embd = j.find("n_embd");
+  const bool embd_int = embd != j.end() && embd->is_number_integer() && !embd->is_number_unsigned();
+  refuse_unless("n_inner", equals(embd_int ? nlohmann::json(embd->get<int64_t>() * 4) : nlohmann::json()),
+                "an MLP of 4 * n_embd (n_inner null)");
+  refuse_unless("scale_attn_weights", equals(true), "attention scaled by 1/sqrt(head size): true");
+  refuse_unless("scale_attn_by_inverse_layer_idx", equals(false), "the same attention scale in every layer: false");
+  refuse_unless("add_cross_attention", equals(false), "a decoder without cross-attention: false");
+  refuse_unless("is_encoder_decoder", equals(false), "a decoder-only model: false");
+}
+
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) {
   check(j.is_object(), where + ": expected a JSON object");
   ModelConfig c;
@@ -307,6 +335,7 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) 
   c.n_embd = get_int(j, "n_embd", where);
   c.block_size = get_int(j, "n_positions", where);
   c.vocab_size = get_int(j, "vocab_size", where);
+  check_fixed_fields(j, where);
   if (auto it = j.find("layer_norm_epsilon"); it != j.end()) {
     check(it->is_number(), where + ": field 'layer_norm_epsilon' must be a number");
     // Range-checked as a double: converting a value past float's range (say
@@ -314,10 +343,6 @@ ModelConfig config_from_json(const nlohmann::json& j, const std::string& where) 
     const double eps = it->get<double>();
     check(eps > 0 && eps < 1, where + ": field 'layer_norm_epsilon' = " + it->dump() + " must be in (0, 1)");
     c.layer_norm_epsilon = static_cast<float>(eps);
-  }
-  if (auto it = j.find("activation_function"); it != j.end()) {
-    check(it->is_string() && (*it == "gelu_new" || *it == "gelu_pytorch_tanh"),
-          where + ": activation_function must be gelu_new (GPT-2's tanh GELU)");
   }
   c.norm = get_choice(j, "norm", "pre", where, parse_norm);
   // Checkpoints written before the field existed use LayerNorm.

@@ -37,8 +37,8 @@ Tokenizer checkpoint_tokenizer(const fs::path& model, const std::string& given) 
 void write_tokenizer_files(const fs::path& dir, const std::string& spec, int block_size) {
   const Tokenizer tok = Tokenizer::resolve(spec);  // validated before it is copied
   const auto [vocab, merges] = Tokenizer::files(Tokenizer::resolve_path(spec));
-  write_file_atomic(dir / "vocab.json", read_file(vocab));
-  write_file_atomic(dir / "merges.txt", read_file(merges));
+  write_file_atomic(dir / "vocab.json", read_file(vocab, kMaxTextFileBytes));
+  write_file_atomic(dir / "merges.txt", read_file(merges, kMaxTextFileBytes));
   const std::string eot(Tokenizer::kEndOfText);
   const nlohmann::json config = {{"tokenizer_class", "GPT2Tokenizer"},
                                  {"model_max_length", block_size},

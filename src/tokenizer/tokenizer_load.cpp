@@ -161,7 +161,7 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
       throw Error("tokenizer folder '" + dir.string() + "' has no " + p.filename().string() +
                   " (a tokenizer is a folder with encoder.json and vocab.bpe, as written by "
                   "`gpt2lab tokenizer train`, or Hugging Face's vocab.json and merges.txt)");
-  const std::string json = read_file(encoder_path);
+  const std::string json = read_file(encoder_path, kMaxTextFileBytes);
   EncoderJsonReader reader(encoder_path);
   nlohmann::json::sax_parse(json, &reader);
   check(!reader.entries.empty(), encoder_path.string() + ": no tokens");
@@ -187,7 +187,7 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
     tokens[id] = std::move(*bytes);
   }
 
-  const std::string bpe = read_file(merges_path);
+  const std::string bpe = read_file(merges_path, kMaxTextFileBytes);
   std::vector<std::pair<std::string, std::string>> merges;
   // A UTF-8 byte order mark (editors add one) is skipped, as in encoder.json.
   size_t pos = bpe.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;

@@ -137,11 +137,11 @@ void check_state_consistency(const fs::path& run, const CheckpointState& state, 
   for (size_t end = tail.size(); end > 0 && last_step < 0;) {
     const size_t start = tail.rfind('\n', end - 1);
     const size_t from = start == std::string::npos ? 0 : start + 1;
-    try {
-      const nlohmann::json row = nlohmann::json::parse(tail.substr(from, end - from));
-      if (row.is_object() && row.contains("loss") && row.contains("lr") && row["step"].is_number_integer())
-        last_step = row["step"].get<long>();
-    } catch (const std::exception&) {
+    const auto row = try_parse_json_line(std::string_view(tail).substr(from, end - from));
+    if (row && row->is_object() && row->contains("loss") && row->contains("lr") && row->contains("step")) {
+      const nlohmann::json& step = (*row)["step"];  // nlohmann reads every integer >= 0 as unsigned
+      if (step.is_number_unsigned() && step.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+        last_step = step.get<long>();
     }
     if (start == std::string::npos) break;
     end = start;

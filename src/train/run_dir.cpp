@@ -233,13 +233,14 @@ std::vector<nlohmann::json> read_metrics(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir / kMetrics, ec)) return rows;
   const std::string text = read_file(dir / kMetrics);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    auto row = nlohmann::json::parse(text.substr(pos, end - pos), nullptr, false);
-    pos = end + 1;
-    if (row.is_object()) rows.push_back(std::move(row));
+  // A line a crash tore, or one no writer of ours made (too long, too deep),
+  // is skipped: the rows around it are still the run's.
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t end = std::min(rest.find('\n'), rest.size());
+    auto row = try_parse_json_line(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    if (row && row->is_object()) rows.push_back(std::move(*row));
   }
   return rows;
 }

@@ -6,24 +6,88 @@ Usage: python3 tools/plot RUN [RUN...] --out FILE.png|FILE.html
 Exit status: 0 written, 2 bad input, 3 matplotlib missing.
 """
 import base64
+import html
 import io
 import json
 import os
 import sys
 
-try:
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError:  # gpt2lab turns exit 3 into an install hint
-    sys.stderr.write("plot: matplotlib is missing (Debian: apt-get install python3-matplotlib)\n")
-    sys.exit(3)
+def pyplot():
+    """matplotlib.pyplot, imported once the runs are read: a bad run is
+    reported as such with or without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # gpt2lab turns exit 3 into an install hint
+        sys.stderr.write("plot: matplotlib is missing (Debian: apt-get install python3-matplotlib)\n")
+        sys.exit(3)
+    return plt
 
 
 def fail(message):
     sys.stderr.write(f"plot: {message}\n")
     sys.exit(2)
+
+
+# The C++ readers' caps (src/core/json.h): a line longer or deeper than a
+# metrics row could be is refused before json.loads, which would spend
+# memory on it or die in a RecursionError.
+MAX_LINE_BYTES = 16 << 20
+MAX_DEPTH = 64
+NUMBER_FIELDS = ("loss", "val_loss", "lr", "grad_norm", "tokens_per_s")
+
+
+def json_depth_exceeds(line, limit):
+    """Whether brackets outside strings nest deeper than limit."""
+    if line.count("[") + line.count("{") <= limit:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for c in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif c in "]}":
+            depth -= 1
+    return False
+
+
+def parse_row(line, where):
+    """A metrics row, None for a line to skip, or fail() naming the line.
+
+    A line that is not JSON is skipped (a crash tears the last line of a
+    run); a line no writer of ours makes (too long, too deep, a field of the
+    wrong type) is an error: the plot would show something else than the run.
+    """
+    if len(line) > MAX_LINE_BYTES:
+        fail(f"{where}: a line longer than {MAX_LINE_BYTES} characters; refusing it")
+    if json_depth_exceeds(line, MAX_DEPTH):
+        fail(f"{where}: JSON nested more than {MAX_DEPTH} levels deep; refusing it")
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(row, dict) or "step" not in row:
+        return None
+    if not isinstance(row["step"], int) or isinstance(row["step"], bool):
+        fail(f"{where}: field 'step' is {json.dumps(row['step'])[:40]}, not an integer")
+    for key in NUMBER_FIELDS:
+        v = row.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            fail(f"{where}: field '{key}' is {json.dumps(v)[:40]}, not a number")
+    return row
 
 
 def read_run(path):
@@ -33,12 +97,10 @@ def read_run(path):
         fail(f"'{path}' has no metrics.jsonl: not a training run")
     train, evals = [], []
     with open(metrics, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(row, dict) or not isinstance(row.get("step"), int):
+        # readline's limit: a line without an end is not read whole first.
+        for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), ""), 1):
+            row = parse_row(line, f"{metrics}:{number}")
+            if row is None:
                 continue
             if "val_loss" in row:
                 evals.append(row)
@@ -48,18 +110,26 @@ def read_run(path):
     return label, train, evals
 
 
+def legend_text(label):
+    """A run name as matplotlib shows it literally: '$' starts mathtext, and
+    a label that starts with '_' is left out of the legend."""
+    label = label.replace("$", r"\$")
+    return "\u200b" + label if label.startswith("_") else label
+
+
 PANELS = [("loss", "train loss (and validation loss, dots)", True), ("lr", "learning rate", False),
           ("grad_norm", "gradient norm", True), ("tokens_per_s", "tokens/s", False)]
 
 
 def draw(runs):
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
     for ax, (key, title, log) in zip(axes.flat, PANELS):
         for i, (label, train, evals) in enumerate(runs):
             color = f"C{i % 10}"
             xs = [r["step"] + 1 for r in train if isinstance(r.get(key), (int, float))]
             ys = [r[key] for r in train if isinstance(r.get(key), (int, float))]
-            ax.plot(xs, ys, color=color, lw=1, label=label)
+            ax.plot(xs, ys, color=color, lw=1, label=legend_text(label))
             if key == "loss" and evals:
                 ax.plot([r["step"] for r in evals], [r["val_loss"] for r in evals], "o", color=color, ms=4)
         ax.set_title(title, fontsize=10)
@@ -91,7 +161,8 @@ def main(argv):
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=110)
         img = base64.b64encode(buf.getvalue()).decode()
-        names = ", ".join(label for label, _, _ in runs)
+        # Run names are folder names: anything but '/' and NUL, markup included.
+        names = html.escape(", ".join(label for label, _, _ in runs), quote=True)
         with open(out, "w", encoding="utf-8") as f:
             f.write(f"<!doctype html><meta charset=utf-8><title>gpt2lab: {names}</title>"
                     f"<h1>{names}</h1><img src='data:image/png;base64,{img}'>\n")

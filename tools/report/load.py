@@ -4,8 +4,24 @@ import glob
 import json
 import math
 import os
+import stat
 
 from .stats import smooth
+
+# The C++ readers' caps (src/core/json.h): study.json is a config-sized file.
+MAX_STUDY_BYTES = 16 << 20
+
+
+def read_text(path, max_bytes=None):
+    """The text of a regular file (a FIFO would block, a device never end),
+    of at most max_bytes; OSError or ValueError otherwise."""
+    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise ValueError(f"{path} is {st.st_size} bytes, more than the {max_bytes} expected")
+        return f.read().decode("utf-8", errors="replace")
 
 
 def load_metrics(out, rec):
@@ -15,28 +31,33 @@ def load_metrics(out, rec):
     path = os.path.join(out, rec.get("metrics", ""))
     if not rec.get("metrics") or not os.path.exists(path):
         return m
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue  # a torn last line of a killed run
-            if r.get("diverged"):
-                m["diverged"] = r
-            elif "grad_norms" in r:
-                m["diag"].append(r)
-            elif "val_loss" in r:
-                m["val_steps"].append(r["step"])
-                m["val"].append(r["val_loss"])
-            elif "loss" in r:
-                m["steps"].append(r["step"])
-                m["loss"].append(r["loss"])
-                m["grad_norm"].append(r.get("grad_norm", float("nan")))
-                m["tokens"].append(r.get("tokens"))
-                m["ms"].append(r.get("ms"))
+    try:
+        text = read_text(path)
+    except (OSError, ValueError):
+        return m
+    for line in text.split("\n"):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            r = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # a torn last line of a killed run (or a line too deep to be ours)
+        if not isinstance(r, dict):
+            continue
+        if r.get("diverged"):
+            m["diverged"] = r
+        elif "grad_norms" in r:
+            m["diag"].append(r)
+        elif "val_loss" in r:
+            m["val_steps"].append(r["step"])
+            m["val"].append(r["val_loss"])
+        elif "loss" in r:
+            m["steps"].append(r["step"])
+            m["loss"].append(r["loss"])
+            m["grad_norm"].append(r.get("grad_norm", float("nan")))
+            m["tokens"].append(r.get("tokens"))
+            m["ms"].append(r.get("ms"))
     return m
 
 
@@ -87,8 +108,10 @@ def number(x):
 class Study:
     def __init__(self, out):
         self.out = out
-        with open(os.path.join(out, "study.json")) as f:
-            self.s = json.load(f)
+        try:
+            self.s = json.loads(read_text(os.path.join(out, "study.json"), MAX_STUDY_BYTES))
+        except RecursionError:
+            raise ValueError("JSON nested too deep") from None
         if not isinstance(self.s, dict):
             raise ValueError("not a JSON object")
         self.version = self.s.get("version", 1)

@@ -142,6 +142,14 @@ ModelConfig config_from_fields(const std::map<std::string, std::string>& text);
 // config.json in Hugging Face GPT-2 keys plus ours (norm, norm_type, init,
 // residual_scale, final_norm, embedding_scale).
 nlohmann::json to_json(const ModelConfig& c);
+// Hugging Face GPT-2 keys gpt2lab reads nothing from but whose values it
+// cannot represent (activation_function, model_type, tie_word_embeddings,
+// n_ctx != n_positions, n_inner, scale_attn_weights, cross-attention): a
+// value other than GPT-2's is an Error naming the key, never ignored. The
+// one rule for config.json wherever it is read (loading a model, `train
+// --config RUN/config.json`). Dropout and init_range fields are training
+// details of another trainer and are ignored.
+void check_fixed_fields(const nlohmann::json& j, const std::string& where);
 // `where` names the source for error messages (e.g. the file path).
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& where);
 
