@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
 
   // The corpus as one text: the 233 files concatenated in path order.
   std::string corpus;
-  for (const auto& f : list_documents({default_corpus_dir()})) corpus += read_file(f);
+  for (const auto& f : list_documents({default_corpus_dir()})) corpus += read_file(f, SIZE_MAX);
   const fs::path corpus_file =
       fs::temp_directory_path() / ("gpt2lab_bench_corpus_" + std::to_string(getpid()) + ".txt");
   write_file_atomic(corpus_file, corpus);
@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
 
   const std::vector<std::string> docs = [] {
     std::vector<std::string> d;
-    for (const auto& f : list_documents({default_corpus_dir()})) d.push_back(read_file(f));
+    for (const auto& f : list_documents({default_corpus_dir()})) d.push_back(read_file(f, SIZE_MAX));
     return d;
   }();
   Timing train;

@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
     const std::string tag = to_string(norm);
     const fs::path dir = work / ("ckpt-" + tag);
     save_model(dir, m, true, {{"tokenizer", "gpt2"}});
-    const std::string config = read_file(dir / kConfigFile);
-    const std::string weights = read_file(dir / kWeightsFile);
+    const std::string config = read_file(dir / kConfigFile, SIZE_MAX);
+    const std::string weights = read_file(dir / kWeightsFile, SIZE_MAX);
     seed("fuzz_safetensors", tag, weights);
     seed("fuzz_checkpoint", tag, config + std::string(fuzz::kFileSeparator) + weights);
     seed("fuzz_config", "model-" + tag, config);
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     if (norm == NormPlacement::pre) {
       for (bool bf16 : {false, true}) {
         save_llmc(work / "model.bin", m, bf16);
-        seed("fuzz_llmc", bf16 ? "bf16" : "fp32", read_file(work / "model.bin"));
+        seed("fuzz_llmc", bf16 ? "bf16" : "fp32", read_file(work / "model.bin", SIZE_MAX));
       }
     }
   }
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 300; ++i) tokens.push_back((i * 7919) % 65536);
     for (size_t n : {size_t(0), size_t(5), tokens.size()}) {
       write_token_shard(work / "shard.bin", std::span<const int>(tokens.data(), n));
-      std::string bytes = read_file(work / "shard.bin");
+      std::string bytes = read_file(work / "shard.bin", SIZE_MAX);
       bytes += "\x03\x0f";  // B, T selectors read from the last two bytes
       seed("fuzz_token_shard", std::to_string(n), bytes);
     }
@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
         "naïve café Übergröße ☃ 日本語 😀\n\n   indented\ttabs"};
     const BpeVocab v = train_bpe(docs, 300, 1);
     save_bpe(v, work / "tok", /*force=*/true);
-    const std::string enc = read_file(work / "tok" / "encoder.json");
-    const std::string bpe = read_file(work / "tok" / "vocab.bpe");
+    const std::string enc = read_file(work / "tok" / "encoder.json", SIZE_MAX);
+    const std::string bpe = read_file(work / "tok" / "vocab.bpe", SIZE_MAX);
     seed("fuzz_tokenizer_load", "trained", enc + std::string(fuzz::kFileSeparator) + bpe);
   }
   // Text for encode/decode: ASCII, mixed scripts, invalid UTF-8, specials.

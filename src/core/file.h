@@ -30,7 +30,8 @@ namespace fs = std::filesystem;
 // "-" is a file named "-", not standard input: the commands that take text
 // from standard input say so and read it themselves (tokenize), so a path
 // never silently becomes a wait on the terminal.
-std::string read_file(const fs::path& path, size_t max_bytes = SIZE_MAX);
+// Every caller names its cap: there is no uncapped read.
+std::string read_file(const fs::path& path, size_t max_bytes);
 
 // A cap for text files read whole (prompts, --hyp/--ref, eval text): far
 // above any real one, below what would exhaust memory on a laptop.

@@ -150,7 +150,7 @@ PrepareSummary prepare_dataset(const PrepareOptions& o) {
 
   // Read every file before any work, so an unreadable one fails fast.
   std::vector<std::string> texts(docs.size());
-  for (size_t i = 0; i < docs.size(); ++i) texts[i] = read_file(docs[i]);
+  for (size_t i = 0; i < docs.size(); ++i) texts[i] = read_file(docs[i], kMaxTextFileBytes);
 
   const std::vector<std::vector<int>> encoded = encode_documents(texts, tok, o.threads);
 

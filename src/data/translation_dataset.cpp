@@ -37,7 +37,7 @@ std::vector<TranslationPair> read_all_pairs(const std::vector<fs::path>& files, 
     if (reverse)
       for (auto& p : got) std::swap(p.source, p.target);
     listing.push_back({{"file", f.string()},
-                       {"sha256", sha256_hex(read_file(f))},
+                       {"sha256", sha256_hex(read_file(f, kMaxCatalogBytes))},
                        {"entries", entries.size()},
                        {"pairs", got.size()}});
     pairs.insert(pairs.end(), std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
@@ -53,7 +53,7 @@ nlohmann::ordered_json read_packages(const std::vector<fs::path>& roots) {
     std::error_code ec;
     const fs::path tsv = root / "packages.tsv";
     if (!fs::is_regular_file(tsv, ec)) continue;
-    const std::string text = read_file(tsv);
+    const std::string text = read_file(tsv, kMaxTextFileBytes);
     size_t pos = 0;
     while (pos < text.size()) {
       size_t end = text.find('\n', pos);
@@ -284,7 +284,7 @@ TranslationDataset load_translation_dataset(const fs::path& dir, const std::stri
     check(t.contains(key) && t[key].is_string(), meta_path.string() + ": field 'translation." + key + "' is missing");
   d.format = {t["source_name"].get<std::string>(), t["target_name"].get<std::string>()};
   const fs::path file = dir / (split + ".jsonl");
-  const std::string text = read_file(file);
+  const std::string text = read_file(file, kMaxTextFileBytes);
   // The pairs are scored against what prepare wrote: an edited or swapped
   // file would give scores of other data under this dataset's name.
   std::string want;

@@ -62,11 +62,13 @@ bool is_llmc_file(const fs::path& path) {
 
 GPT2<float> load_llmc(const fs::path& path) {
   const std::string where = path.string();
-  const std::string data = read_file(path);
-  check(data.size() >= kHeaderInts * 4,
-        where + ": " + std::to_string(data.size()) + " bytes, shorter than the 1024-byte llm.c header (truncated?)");
+  // The header alone first: the file's size is checked against what it
+  // implies before the weights are read (a huge file costs nothing).
+  const std::string head = read_file_tail(path, kHeaderInts * 4, kHeaderInts * 4);
+  check(head.size() >= kHeaderInts * 4,
+        where + ": " + std::to_string(head.size()) + " bytes, shorter than the 1024-byte llm.c header (truncated?)");
   int32_t h[kHeaderInts];
-  std::memcpy(h, data.data(), sizeof h);
+  std::memcpy(h, head.data(), sizeof h);
   check(h[0] == kLlmcMagic, where + ": bad magic " + std::to_string(h[0]) + " at offset 0 (expected " +
                                 std::to_string(kLlmcMagic) + ": not an llm.c model file)");
   check(h[1] == 3 || h[1] == 5,
@@ -91,8 +93,13 @@ GPT2<float> load_llmc(const fs::path& path) {
   size_t count = 0;
   for (const Piece& p : order) count += static_cast<size_t>(p.rows) * p.cols;
   const size_t expect = kHeaderInts * 4 + count * bytes_per;
-  check(data.size() == expect, where + ": " + std::to_string(data.size()) + " bytes, but the header implies " +
-                                   std::to_string(expect) + (data.size() < expect ? " (truncated?)" : ""));
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  check(!ec, "cannot read '" + where + "': " + ec.message());
+  check(size == expect, where + ": " + std::to_string(size) + " bytes, but the header implies " +
+                            std::to_string(expect) + (size < expect ? " (truncated?)" : ""));
+  const std::string data = read_file(path, expect);
+  check(data.size() == expect, where + ": changed while it was read; read it again");
   GPT2<float> model(c);
   float* P = model.params();
   const char* src = data.data() + kHeaderInts * 4;

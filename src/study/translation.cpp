@@ -34,7 +34,7 @@ nlohmann::json source_record(const std::vector<fs::path>& docs, const PreparedPa
 std::vector<std::string> bpe_documents(const std::vector<fs::path>& docs, const PairSplit& split) {
   std::vector<std::string> texts;
   texts.reserve(docs.size() + split.train.size() / 1000 + 1);
-  for (const auto& p : docs) texts.push_back(read_file(p));
+  for (const auto& p : docs) texts.push_back(read_file(p, kMaxTextFileBytes));
   std::string chunk;
   for (size_t i = 0; i < split.train.size(); ++i) {
     chunk += split.train[i].source + "\n" + split.train[i].target + "\n";

@@ -235,7 +235,7 @@ BpeVocab train_bpe_on_files(const std::vector<fs::path>& inputs, int vocab_size,
   check(!files.empty(), "the inputs hold no documents (empty corpus)");
   std::vector<std::string> texts;
   texts.reserve(files.size());
-  for (const auto& f : files) texts.push_back(read_file(f));
+  for (const auto& f : files) texts.push_back(read_file(f, kMaxTextFileBytes));
   return train_bpe(texts, vocab_size, threads);
 }
 

@@ -232,7 +232,8 @@ std::vector<nlohmann::json> read_metrics(const fs::path& dir) {
   std::vector<nlohmann::json> rows;
   std::error_code ec;
   if (!fs::exists(dir / kMetrics, ec)) return rows;
-  const std::string text = read_file(dir / kMetrics);
+  // A line per step: 1 GiB is millions of steps.
+  const std::string text = read_file(dir / kMetrics, kMaxTextFileBytes);
   // A line a crash tore, or one no writer of ours made (too long, too deep),
   // is skipped: the rows around it are still the run's.
   std::string_view rest = text;

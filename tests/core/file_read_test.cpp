@@ -33,7 +33,7 @@ TEST(FileRead, ProcFilesThatReportSizeZeroAreReadByStreaming) {
   struct stat st {};
   ASSERT_EQ(::stat("/proc/self/status", &st), 0);
   ASSERT_EQ(st.st_size, 0);  // what made them read as empty
-  const std::string text = read_file("/proc/self/status");
+  const std::string text = read_file("/proc/self/status", SIZE_MAX);
   EXPECT_EQ(text.rfind("Name:", 0), 0u) << text.substr(0, 40);
   EXPECT_NE(text.find("\nPid:"), std::string::npos);
 }
@@ -46,7 +46,7 @@ TEST(FileRead, StreamedFilesKeepTheSizeCap) {
 TEST(FileRead, AnEmptyRegularFileReadsAsEmpty) {
   const fs::path p = fs::temp_directory_path() / ("gpt2lab_empty_" + std::to_string(::getpid()));
   write_file_atomic(p, "");
-  EXPECT_EQ(read_file(p), "");
+  EXPECT_EQ(read_file(p, SIZE_MAX), "");
   fs::remove(p);
 }
 
@@ -57,9 +57,9 @@ TEST(FileRead, FifoDirectoryAndDeviceAreRefused) {
   const std::string m = error_of([&] { read_file(fifo, kMaxTextFileBytes); });
   fs::remove(fifo);
   EXPECT_NE(m.find("is not a regular file (a FIFO, device or socket)"), std::string::npos) << m;
-  EXPECT_NE(error_of([] { read_file("/tmp"); }).find("'/tmp' is a directory"), std::string::npos);
+  EXPECT_NE(error_of([] { read_file("/tmp", SIZE_MAX); }).find("'/tmp' is a directory"), std::string::npos);
   // /dev/zero never ends: a device is refused, not streamed.
-  EXPECT_NE(error_of([] { read_file("/dev/zero"); }).find("not a regular file"), std::string::npos);
+  EXPECT_NE(error_of([] { read_file("/dev/zero", SIZE_MAX); }).find("not a regular file"), std::string::npos);
 }
 
 TEST(JsonLines, EachLineIsParsedWithItsNumber) {

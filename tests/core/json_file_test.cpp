@@ -39,10 +39,10 @@ TEST(FileBounds, NonRegularFilesAreRefusedWithoutBlocking) {
   const fs::path fifo = fs::temp_directory_path() / ("gpt2lab_fifo_" + std::to_string(::getpid()));
   fs::remove(fifo);
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string m = error_of([&] { read_file(fifo); });  // would block forever without O_NONBLOCK
+  const std::string m = error_of([&] { read_file(fifo, SIZE_MAX); });  // would block forever without O_NONBLOCK
   fs::remove(fifo);
   EXPECT_NE(m.find("not a regular file"), std::string::npos) << m;
-  EXPECT_NE(error_of([] { read_file("/"); }).find("is a directory"), std::string::npos);
+  EXPECT_NE(error_of([] { read_file("/", SIZE_MAX); }).find("is a directory"), std::string::npos);
 }
 
 TEST(FileBounds, SizeIsCheckedBeforeReading) {

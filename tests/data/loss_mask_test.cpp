@@ -65,7 +65,7 @@ TEST_F(LossMask, ValuesOtherThanZeroAndOneAreRefused) {
   EXPECT_THROW(write_mask_shard(dir_ / "x.mask", std::vector<uint8_t>{0, 2}), Error);
   write_token_shard(shard_, std::vector<int>{1, 2});
   write_mask_shard(dir_ / "train.mask", std::vector<uint8_t>{1, 1});
-  std::string raw = read_file(dir_ / "train.mask");
+  std::string raw = read_file(dir_ / "train.mask", SIZE_MAX);
   raw[1024 + 1] = 7;  // damaged on disk
   write_file_atomic(dir_ / "train.mask", raw);
   const std::string e = open_error();

@@ -64,14 +64,14 @@ TEST_F(PrepareTest, WritesShardsAndMetaWithEveryKthDocumentInVal) {
   for (size_t i = 0; i < docs.size(); ++i) {
     auto& split = i % 3 == 2 ? val : train;
     split.push_back(tok.eot_id());
-    const auto ids = tok.encode(read_file(docs[i]), false);
+    const auto ids = tok.encode(read_file(docs[i], SIZE_MAX), false);
     split.insert(split.end(), ids.begin(), ids.end());
   }
   const TokenShard tr = TokenShard::open(options_.out / "train.bin");
   const TokenShard va = TokenShard::open(options_.out / "val.bin");
   EXPECT_EQ(std::vector<int>(tr.data(), tr.data() + tr.size()), train);
   EXPECT_EQ(std::vector<int>(va.data(), va.data() + va.size()), val);
-  const auto meta = nlohmann::json::parse(read_file(options_.out / "meta.json"));
+  const auto meta = nlohmann::json::parse(read_file(options_.out / "meta.json", SIZE_MAX));
   EXPECT_EQ(meta["tokens"]["train"], train.size());
   EXPECT_EQ(meta["tokens"]["val"], val.size());
   EXPECT_EQ(meta["documents"]["val"], 2);
@@ -80,10 +80,10 @@ TEST_F(PrepareTest, WritesShardsAndMetaWithEveryKthDocumentInVal) {
   EXPECT_EQ(meta["sources"].size(), 7u);
   EXPECT_EQ(meta["sources"][2]["split"], "val");
   // Deterministic: a second run (replacing the first) writes the same bytes.
-  const std::string before = read_file(options_.out / "train.bin");
+  const std::string before = read_file(options_.out / "train.bin", SIZE_MAX);
   options_.force = true;
   prepare_dataset(options_);
-  EXPECT_EQ(read_file(options_.out / "train.bin"), before);
+  EXPECT_EQ(read_file(options_.out / "train.bin", SIZE_MAX), before);
 }
 
 TEST_F(PrepareTest, RefusesBadInputsAndWritesNothing) {

@@ -39,7 +39,7 @@ TEST_F(TokenShardTest, WritesLlmcFormatAndReadsItBack) {
   const std::vector<int> tokens = {50256, 0, 1, 65535, 42};
   write_token_shard(path_, tokens);
   EXPECT_EQ(fs::file_size(path_), 1024u + 2 * tokens.size());
-  const std::string raw = read_file(path_);
+  const std::string raw = read_file(path_, SIZE_MAX);
   int32_t header[4];
   std::memcpy(header, raw.data(), sizeof header);
   EXPECT_EQ(header[0], 20240520);

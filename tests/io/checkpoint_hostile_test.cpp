@@ -29,7 +29,7 @@ class CheckpointHostile : public test::ScratchDir {
     GPT2<float> m(make_config(1, 2, 8, 16, 64, NormPlacement::pre, InitScheme::gpt2));
     m.init_weights(3);
     save_model(dir_ / "good", m, false);
-    good_config_ = nlohmann::json::parse(read_file(dir_ / "good" / kConfigFile));
+    good_config_ = nlohmann::json::parse(read_file(dir_ / "good" / kConfigFile, SIZE_MAX));
   }
 
   // The good checkpoint with config.json replaced by `config`.
@@ -159,6 +159,14 @@ TEST_F(LlmcHostile, HugeModelInASmallFileIsRefusedBeforeAllocating) {
   // Allowed sizes (GPT-2 XL) but a 64-byte blob.
   write({1024, 50257, 48, 25, 1600, 50304}, 64);
   expect_refused({"bytes, but the header implies", "truncated"});
+}
+
+TEST_F(LlmcHostile, HugeFileIsRefusedByItsHeaderBeforeItIsRead) {
+  // A small model's header on a 64 GiB (sparse) file: the size is checked
+  // against the header before a byte of the weights is read.
+  write({64, 97, 1, 1, 16, 128}, 0);
+  fs::resize_file(path_, uintmax_t{1} << 36);
+  expect_refused({"68719476736 bytes, but the header implies"});
 }
 
 TEST_F(LlmcHostile, BadMagicVersionAndTruncationAreRefused) {

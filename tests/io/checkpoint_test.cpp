@@ -40,7 +40,7 @@ TEST_F(CheckpointTest, SaveLoadSaveIsByteIdentical) {
       for (size_t i = 0; i < t.numel; ++i) ASSERT_EQ(m.params()[t.offset + i], loaded.params()[t.offset + i]) << t.name;
     save_model(dir_ / "b", loaded, false);
     for (const char* f : {kConfigFile, kWeightsFile})
-      EXPECT_EQ(read_file(dir_ / "a" / f), read_file(dir_ / "b" / f)) << f;
+      EXPECT_EQ(read_file(dir_ / "a" / f, SIZE_MAX), read_file(dir_ / "b" / f, SIZE_MAX)) << f;
     fs::remove_all(dir_ / "a");
     fs::remove_all(dir_ / "b");
   }
@@ -54,7 +54,7 @@ TEST_F(CheckpointTest, WeightsFileUsesHuggingFaceNamesAndConv1DShapes) {
   EXPECT_EQ(f.find("transformer.h.0.mlp.c_proj.weight")->shape, (std::vector<int64_t>{64, 16}));
   EXPECT_EQ(f.find("transformer.wte.weight")->shape, (std::vector<int64_t>{37, 16}));  // unpadded
   EXPECT_EQ(f.metadata().at("format"), "pt");
-  auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
+  auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile, SIZE_MAX));
   EXPECT_EQ(cfg["n_positions"], 8);
   EXPECT_EQ(cfg["norm"], "pre");
   EXPECT_EQ(cfg["init"], "gpt2");
@@ -64,7 +64,7 @@ TEST_F(CheckpointTest, WeightsFileUsesHuggingFaceNamesAndConv1DShapes) {
 TEST_F(CheckpointTest, EmbeddingScaleRoundTripsAndOldCheckpointsAreUnscaled) {
   const GPT2<float> m = make_model(NormPlacement::pre, EmbeddingScale::sqrt);
   save_model(dir_ / "m", m, false);
-  auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
+  auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile, SIZE_MAX));
   EXPECT_EQ(cfg["embedding_scale"], "sqrt");
   EXPECT_EQ(load_config(dir_ / "m").embedding_scale, EmbeddingScale::sqrt);
   // A checkpoint written before the field existed is GPT-2's.
@@ -72,7 +72,7 @@ TEST_F(CheckpointTest, EmbeddingScaleRoundTripsAndOldCheckpointsAreUnscaled) {
   write_file_atomic(dir_ / "m" / kConfigFile, cfg.dump());
   EXPECT_EQ(load_config(dir_ / "m").embedding_scale, EmbeddingScale::none);
   save_model(dir_ / "plain", make_model(), false);
-  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "plain" / kConfigFile))["embedding_scale"], "none");
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "plain" / kConfigFile, SIZE_MAX))["embedding_scale"], "none");
 }
 
 // Hugging Face's GPT-2 and llm.c would both run a scaled model as plain
@@ -80,13 +80,13 @@ TEST_F(CheckpointTest, EmbeddingScaleRoundTripsAndOldCheckpointsAreUnscaled) {
 TEST_F(CheckpointTest, EmbeddingScaleIsNotExportedAsPlainGpt2) {
   const GPT2<float> m = make_model(NormPlacement::pre, EmbeddingScale::sqrt);
   save_model(dir_ / "m", m, false);
-  const auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
+  const auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile, SIZE_MAX));
   EXPECT_EQ(cfg["model_type"], "gpt2lab");
   EXPECT_EQ(cfg["architectures"], nlohmann::json::array({"Gpt2labLMHeadModel"}));
   test::expect_refused([&] { save_llmc(dir_ / "m.bin", m, false); }, {"llm.c", "embedding_scale sqrt"});
   EXPECT_FALSE(fs::exists(dir_ / "m.bin"));
   save_model(dir_ / "plain", make_model(), false);
-  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "plain" / kConfigFile))["model_type"], "gpt2");
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir_ / "plain" / kConfigFile, SIZE_MAX))["model_type"], "gpt2");
 }
 
 // Every placement and norm type: save -> load -> save byte-identical, the
@@ -126,8 +126,8 @@ TEST_F(CheckpointTest, EveryPlacementAndNormTypeRoundTripsAndIsNotExportedAsGpt2
       for (size_t i = 0; i < t.numel; ++i) ASSERT_EQ(m.params()[t.offset + i], loaded.params()[t.offset + i]) << t.name;
     save_model(dir_ / "b", loaded, false);
     for (const char* f : {kConfigFile, kWeightsFile})
-      EXPECT_EQ(read_file(dir_ / "a" / f), read_file(dir_ / "b" / f)) << f;
-    const auto cfg = nlohmann::json::parse(read_file(dir_ / "a" / kConfigFile));
+      EXPECT_EQ(read_file(dir_ / "a" / f, SIZE_MAX), read_file(dir_ / "b" / f, SIZE_MAX)) << f;
+    const auto cfg = nlohmann::json::parse(read_file(dir_ / "a" / kConfigFile, SIZE_MAX));
     EXPECT_EQ(cfg["model_type"], "gpt2lab");
     EXPECT_EQ(cfg["norm_type"], to_string(k.type));
     test::expect_refused([&] { save_llmc(dir_ / "m.bin", m, false); }, {"llm.c"});
@@ -137,7 +137,7 @@ TEST_F(CheckpointTest, EveryPlacementAndNormTypeRoundTripsAndIsNotExportedAsGpt2
   }
   // A checkpoint written before norm_type existed is LayerNorm.
   save_model(dir_ / "old", make_model(), false);
-  auto cfg = nlohmann::json::parse(read_file(dir_ / "old" / kConfigFile));
+  auto cfg = nlohmann::json::parse(read_file(dir_ / "old" / kConfigFile, SIZE_MAX));
   EXPECT_EQ(cfg["norm_type"], "layernorm");
   cfg.erase("norm_type");
   write_file_atomic(dir_ / "old" / kConfigFile, cfg.dump());
@@ -149,7 +149,7 @@ TEST_F(CheckpointTest, EveryPlacementAndNormTypeRoundTripsAndIsNotExportedAsGpt2
 TEST_F(CheckpointTest, WeightsOfAnotherPlacementOrNormTypeAreRejected) {
   save_model(dir_ / "m", make_model(), false);
   const fs::path c = dir_ / "m" / kConfigFile;
-  auto cfg = nlohmann::json::parse(read_file(c));
+  auto cfg = nlohmann::json::parse(read_file(c, SIZE_MAX));
   cfg["norm"] = "sandwich";
   write_file_atomic(c, cfg.dump());
   expect_load_error(dir_ / "m", "missing tensor 'transformer.h.0.ln_1_post.weight'");
@@ -170,7 +170,7 @@ TEST_F(CheckpointTest, RefusesToClobberExistingData) {
   fs::create_directories(dir_ / "notes");
   write_file_atomic(dir_ / "notes" / "todo.txt", "keep me");
   EXPECT_THROW(save_model(dir_ / "notes", make_model(), true), Error);
-  EXPECT_EQ(read_file(dir_ / "notes" / "todo.txt"), "keep me");
+  EXPECT_EQ(read_file(dir_ / "notes" / "todo.txt", SIZE_MAX), "keep me");
   save_model(dir_ / "m", make_model(), false);
   EXPECT_THROW(save_model(dir_ / "m", make_model(), false), Error);
   save_model(dir_ / "m", make_model(NormPlacement::post), true);  // explicit overwrite
@@ -184,7 +184,7 @@ TEST_F(CheckpointTest, RefusesToClobberExistingData) {
 TEST_F(CheckpointTest, TruncatedWeightsAreRejected) {
   save_model(dir_ / "m", make_model(), false);
   const fs::path w = dir_ / "m" / kWeightsFile;
-  const std::string full = read_file(w);
+  const std::string full = read_file(w, SIZE_MAX);
   for (size_t keep : {size_t(0), size_t(5), size_t(100), full.size() / 2, full.size() - 1}) {
     write_file_atomic(w, full.substr(0, keep));
     SCOPED_TRACE(keep);
@@ -195,7 +195,7 @@ TEST_F(CheckpointTest, TruncatedWeightsAreRejected) {
 TEST_F(CheckpointTest, CorruptHeadersAreRejected) {
   save_model(dir_ / "m", make_model(), false);
   const fs::path w = dir_ / "m" / kWeightsFile;
-  const std::string full = read_file(w);
+  const std::string full = read_file(w, SIZE_MAX);
   auto with_header = [&](const std::string& json) {
     const std::string& h = json;
     std::string out(8, '\0');
@@ -224,7 +224,7 @@ TEST_F(CheckpointTest, CorruptHeadersAreRejected) {
 TEST_F(CheckpointTest, ConfigThatDisagreesWithTheWeightsIsRejected) {
   save_model(dir_ / "m", make_model(), false);
   const fs::path c = dir_ / "m" / kConfigFile;
-  auto cfg = nlohmann::json::parse(read_file(c));
+  auto cfg = nlohmann::json::parse(read_file(c, SIZE_MAX));
   cfg["n_embd"] = 32;
   write_file_atomic(c, cfg.dump());
   expect_load_error(dir_ / "m", "config.json implies");

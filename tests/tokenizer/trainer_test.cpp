@@ -132,7 +132,7 @@ TEST(TokenizerBpeTrain, EncoderJsonListsEveryTokenInIdOrder) {
   save_bpe(v, dir);
   // ordered_json keeps the file's order: every id in turn, under the spelling
   // GPT-2's byte-to-unicode table gives its bytes.
-  const auto encoder = nlohmann::ordered_json::parse(read_file(dir / "encoder.json"));
+  const auto encoder = nlohmann::ordered_json::parse(read_file(dir / "encoder.json", SIZE_MAX));
   ASSERT_EQ(encoder.size(), v.tokens.size());
   size_t id = 0;
   for (const auto& [spelling, value] : encoder.items()) {

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     set_threads(threads);
     GPT2<float> model = load_model(model_dir);
-    const std::string raw = read_file(batch_file);
+    const std::string raw = read_file(batch_file, SIZE_MAX);
     const size_t N = static_cast<size_t>(B) * T;
     check(raw.size() == 2 * N * sizeof(int), "batch file size does not match B*T");
     std::vector<int> tokens(N), targets(N);

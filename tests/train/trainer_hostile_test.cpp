@@ -155,7 +155,7 @@ TEST_F(TrainerHostile, LearningRateBeyondFloatRangeIsRefused) {
 TEST_F(TrainerHostile, CorruptStateJsonIsRefusedOnResumeNamingTheField) {
   train(options());
   const fs::path state = dir_ / "run" / "checkpoint" / "state.json";
-  const nlohmann::json good = nlohmann::json::parse(read_file(state));
+  const nlohmann::json good = nlohmann::json::parse(read_file(state, SIZE_MAX));
   const std::vector<std::pair<std::string, nlohmann::json>> bad = {{"data_position", -5},
                                                                    {"step", 1.5},
                                                                    {"metrics_bytes", int64_t(1) << 40},

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import sys
+import tempfile
 
 
 def pyplot():
@@ -142,6 +143,29 @@ def draw(runs):
     return fig
 
 
+def write_atomic(path, data):
+    """Writes the whole file or nothing, as gpt2lab's C++ writes do: a temp
+    file beside it, fsynced, renamed over it. A failure (a full disk, a
+    folder without write access) leaves the old file and says why."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp-", dir=os.path.dirname(path) or ".")
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)  # mkstemp's 0600 would outlive the rename
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as e:
+        fail(f"cannot write '{path}': {e.strerror or e}")
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def main(argv):
     if "--out" not in argv or argv.index("--out") + 1 >= len(argv):
         fail("usage: plot RUN [RUN...] --out FILE.png|FILE.html")
@@ -154,18 +178,18 @@ def main(argv):
     runs = [read_run(p) for p in paths]
     if not any(train for _, train, _ in runs):
         fail("no training steps in these runs yet")
-    fig = draw(runs)
-    if out.endswith(".png"):
-        fig.savefig(out, dpi=110)
-    else:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110)
-        img = base64.b64encode(buf.getvalue()).decode()
+    if os.path.lexists(out) and not os.path.isfile(out):
+        fail(f"--out '{out}' exists and is not a regular file")
+    buf = io.BytesIO()
+    draw(runs).savefig(buf, format="png", dpi=110)
+    data = buf.getvalue()
+    if out.endswith(".html"):
+        img = base64.b64encode(data).decode()
         # Run names are folder names: anything but '/' and NUL, markup included.
         names = html.escape(", ".join(label for label, _, _ in runs), quote=True)
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(f"<!doctype html><meta charset=utf-8><title>gpt2lab: {names}</title>"
-                    f"<h1>{names}</h1><img src='data:image/png;base64,{img}'>\n")
+        data = (f"<!doctype html><meta charset=utf-8><title>gpt2lab: {names}</title>"
+                f"<h1>{names}</h1><img src='data:image/png;base64,{img}'>\n").encode()
+    write_atomic(out, data)
     print(f"plot: wrote {out} ({len(runs)} run{'s' if len(runs) > 1 else ''})")
     return 0
 

@@ -119,6 +119,26 @@ def plot(tmp):
         r = run("plot", os.path.join(runs, label), "--out", os.path.join(tmp, f"{label}.html"), env=env)
         expect(r.returncode != 0 and needle in r.stderr and "Traceback" not in r.stderr,
                f"plot reports a {label} metrics line by file and line: {r.stderr.strip()[-200:]}")
+    plot_output(env, os.path.join(runs, name), tmp)
+
+
+def plot_output(env, run_dir, tmp):
+    # The page is written whole or not at all (a temp file renamed over it),
+    # and an output that cannot be written is an error, not a traceback.
+    out = os.path.join(tmp, "again.html")
+    write(out, "old page")
+    os.chmod(out, 0o644)
+    r = run("plot", run_dir, "--out", out, env=env)
+    left = [f for f in os.listdir(tmp) if ".tmp-" in f]
+    expect(r.returncode == 0 and open(out).read().startswith("<!doctype html>") and not left
+           and os.stat(out).st_mode & 0o777 == 0o644,
+           f"plot replaces its output atomically, leaving no temp file: {r.stderr.strip()[-160:]} {left}")
+    os.makedirs(os.path.join(tmp, "folder.html"))
+    for bad, needle in ((os.path.join(tmp, "folder.html"), "exists and is not a regular file"),
+                        (os.path.join(tmp, "no", "such", "x.html"), "cannot write")):
+        r = run("plot", run_dir, "--out", bad, env=env)
+        expect(r.returncode != 0 and needle in r.stderr and "Traceback" not in r.stderr,
+               f"plot --out {os.path.basename(bad)}: {needle}: {r.stderr.strip()[-160:]}")
 
 
 def proc_files(tmp):
