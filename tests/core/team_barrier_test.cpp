@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -50,20 +51,27 @@ TEST(TeamBarrier, EveryRoundWaitsForEveryThreadWhenSleeping) {
 TEST(TeamBarrier, ActiveSpinningAlsoWorks) { check_rounds(2, 20000, Waiting::spin); }
 
 TEST(TeamBarrier, SpinningPastTheBoundThenSleeping) {
-  // One thread arrives long after the other, so the first spins past
-  // kSpinMicroseconds and sleeps on the futex each round.
+  // Each round the late thread waits until the main thread is at the
+  // barrier, then a while longer, so that the main thread spins past
+  // kSpinMicroseconds and sleeps on the futex. The check holds however the
+  // two are scheduled: the main thread leaves round r only after the late
+  // thread has marked round r (which happens just before it arrives). The
+  // delay only makes the futex path likely; the check does not depend on it.
+  constexpr int kRounds = 20;
   TeamBarrier barrier(2, Waiting::bounded_spin);
-  std::atomic<int> done{0};
+  std::vector<std::atomic<int>> main_marks(kRounds), late_marks(kRounds);
   std::thread late([&] {
-    for (int r = 0; r < 20; ++r) {
+    for (int r = 0; r < kRounds; ++r) {
+      while (main_marks[r].load() == 0) std::this_thread::yield();  // the main thread is at round r
       std::this_thread::sleep_for(std::chrono::microseconds(3 * TeamBarrier::kSpinMicroseconds));
-      done.fetch_add(1);
+      late_marks[r].store(1);
       barrier.arrive_and_wait();
     }
   });
-  for (int r = 0; r < 20; ++r) {
+  for (int r = 0; r < kRounds; ++r) {
+    main_marks[r].store(1);
     barrier.arrive_and_wait();
-    EXPECT_EQ(done.load(), r + 1);
+    EXPECT_EQ(late_marks[r].load(), 1) << "round " << r << ": left before the late thread arrived";
   }
   late.join();
 }
