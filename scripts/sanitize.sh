@@ -65,14 +65,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
 PYTHON_ONLY='^e2e\.test_study_(report|verdicts)$'
 
-# failed_tests LOG: the names in every "The following tests FAILED:" list
-# that ctest printed into LOG, once each.
-failed_tests() {
-  awk '/^The following tests FAILED:/ { list = 1; next }
-       list && /^[[:space:]]+[0-9]+ - / { print $3; next }
-       { list = 0 }' "$1" | sort -u
-}
-
+scripts=$PWD/scripts
 cd "$BUILD_DIR"
 log=ctest-asan.log
 : >"$log"
@@ -101,9 +94,8 @@ read -r failed total < <(grep -oE 'tests passed, [0-9]+ tests failed out of [0-9
 # A skipped test (ctest's "(Skipped)" list: a test that exits 77 because what
 # it needs is absent here) is counted as skipped, not passed.
 mapfile -t skipped < <(grep -oE '[0-9]+ - [^ ]+ \(Skipped\)' "$log" | awk '{ print $3 }' | sort -u)
-# The failed tests by name, from each ctest run's "The following tests
-# FAILED:" list ("\t 42 - NAME (Failed)"), whichever group they ran in.
-mapfile -t failed_names < <(failed_tests "$log")
+# The failed tests by name, whichever group they ran in.
+mapfile -t failed_names < <("$scripts/ctest_failed.sh" "$log")
 mapfile -t python_only < <(ctest -N -R "$PYTHON_ONLY" | awk '/Test +#/ { print $3 }')
 echo "sanitize: ASan+UBSan+LSan (clang), $((total - failed - ${#skipped[@]})) of $total tests passed," \
   "${#skipped[@]} skipped${skipped[*]:+ (${skipped[*]})}," \
