@@ -28,7 +28,8 @@
 #       suppression can name.
 # Not run here, because they run no C++ code (tools/report, in Python):
 # e2e.test_study_report and e2e.test_study_verdicts. The summary names them.
-# Prints one summary line: build and test seconds, tests passed.
+# Prints one summary line: tests passed, skipped and failed (each failed
+# test by name), build and test seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,6 +65,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
 PYTHON_ONLY='^e2e\.test_study_(report|verdicts)$'
 
+scripts=$PWD/scripts
 cd "$BUILD_DIR"
 log=ctest-asan.log
 : >"$log"
@@ -92,9 +94,15 @@ read -r failed total < <(grep -oE 'tests passed, [0-9]+ tests failed out of [0-9
 # A skipped test (ctest's "(Skipped)" list: a test that exits 77 because what
 # it needs is absent here) is counted as skipped, not passed.
 mapfile -t skipped < <(grep -oE '[0-9]+ - [^ ]+ \(Skipped\)' "$log" | awk '{ print $3 }' | sort -u)
+# The failed tests by name, whichever group they ran in.
+mapfile -t failed_names < <("$scripts/ctest_failed.sh" "$log")
 mapfile -t python_only < <(ctest -N -R "$PYTHON_ONLY" | awk '/Test +#/ { print $3 }')
 echo "sanitize: ASan+UBSan+LSan (clang), $((total - failed - ${#skipped[@]})) of $total tests passed," \
-  "${#skipped[@]} skipped${skipped[*]:+ (${skipped[*]})}, $failed failed (e2e.test_mpi* without leak checks;" \
-  "not run: ${#python_only[@]} Python-only${python_only[*]:+ (${python_only[*]})});" \
+  "${#skipped[@]} skipped${skipped[*]:+ (${skipped[*]})}," \
+  "$failed failed${failed_names[*]:+ (${failed_names[*]})};" \
+  "e2e.test_mpi* ran without leak checks; not run: ${#python_only[@]} Python-only${python_only[*]:+ (${python_only[*]})};" \
   "build $((built - start)) s, tests $((end - built)) s"
+if [ "$rc" -ne 0 ] && [ ${#failed_names[@]} -eq 0 ]; then
+  echo "sanitize: a ctest run failed without naming a test; see $BUILD_DIR/$log" >&2
+fi
 [ "$rc" -eq 0 ]

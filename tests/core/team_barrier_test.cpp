@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -37,33 +38,46 @@ void check_rounds(int threads, int rounds, Waiting waiting) {
   for (int r = 0; r < rounds; ++r) ASSERT_EQ(arrived[r].load(), threads) << "round " << r;
 }
 
+// Every mode runs kRounds rounds. A spinning waiter whose partner has no
+// core spins until the scheduler gives the partner one, so on a busy
+// machine a round can cost a whole scheduling interval; the count is kept
+// low enough for the suite to pass there in reasonable time too.
+constexpr int kRounds = 5000;
+
 TEST(TeamBarrier, EveryRoundWaitsForEveryThreadWhenSpinning) {
-  for (int threads : {1, 2, 3}) check_rounds(threads, 20000, Waiting::bounded_spin);
+  for (int threads : {1, 2, 3}) check_rounds(threads, kRounds, Waiting::bounded_spin);
 }
 
 TEST(TeamBarrier, EveryRoundWaitsForEveryThreadWhenSleeping) {
   // 4 threads on this project's 2-core machines: waiters must sleep and be
   // woken, never miss a wake-up (which would hang the test).
-  for (int threads : {2, 4}) check_rounds(threads, 5000, Waiting::sleep);
+  for (int threads : {2, 4}) check_rounds(threads, kRounds, Waiting::sleep);
 }
 
-TEST(TeamBarrier, ActiveSpinningAlsoWorks) { check_rounds(2, 20000, Waiting::spin); }
+TEST(TeamBarrier, ActiveSpinningAlsoWorks) { check_rounds(2, kRounds, Waiting::spin); }
 
 TEST(TeamBarrier, SpinningPastTheBoundThenSleeping) {
-  // One thread arrives long after the other, so the first spins past
-  // kSpinMicroseconds and sleeps on the futex each round.
+  // Each round the late thread waits until the main thread is at the
+  // barrier, then a while longer, so that the main thread spins past
+  // kSpinMicroseconds and sleeps on the futex. The check holds however the
+  // two are scheduled: the main thread leaves round r only after the late
+  // thread has marked round r (which happens just before it arrives). The
+  // delay only makes the futex path likely; the check does not depend on it.
+  constexpr int kLateRounds = 20;
   TeamBarrier barrier(2, Waiting::bounded_spin);
-  std::atomic<int> done{0};
+  std::vector<std::atomic<int>> main_marks(kLateRounds), late_marks(kLateRounds);
   std::thread late([&] {
-    for (int r = 0; r < 20; ++r) {
+    for (int r = 0; r < kLateRounds; ++r) {
+      while (main_marks[r].load() == 0) std::this_thread::yield();  // the main thread is at round r
       std::this_thread::sleep_for(std::chrono::microseconds(3 * TeamBarrier::kSpinMicroseconds));
-      done.fetch_add(1);
+      late_marks[r].store(1);
       barrier.arrive_and_wait();
     }
   });
-  for (int r = 0; r < 20; ++r) {
+  for (int r = 0; r < kLateRounds; ++r) {
+    main_marks[r].store(1);
     barrier.arrive_and_wait();
-    EXPECT_EQ(done.load(), r + 1);
+    EXPECT_EQ(late_marks[r].load(), 1) << "round " << r << ": left before the late thread arrived";
   }
   late.join();
 }

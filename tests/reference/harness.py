@@ -125,13 +125,33 @@ def quiet_train(data, out, *flags, check=True):
     return command(quiet_train_cmd(data, out, *flags), check=check)
 
 
-def start_until(cmd, path, stdout=subprocess.PIPE, timeout=60):
-    """Starts cmd (a long run) and returns its Popen once `path` exists,
-    or after `timeout` seconds; stderr is a pipe, stdout as given."""
+# A hang guard, never a speed check: what a test waits for normally comes
+# in seconds, also under the sanitizers on a busy machine.
+HANG_GUARD_S = 900
+
+
+def wait_until(p, ready, what, every=0.01):
+    """Waits while process p runs until ready() holds: True once it does,
+    False if p exits first; ready() is polled every `every` seconds. A test
+    waits for an event (a file appearing), not for a time; only a hang
+    (HANG_GUARD_S) kills p and ends the test (1)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not ready():
+        if p.poll() is not None:
+            return bool(ready())
+        if time.monotonic() > deadline:
+            p.kill()
+            raise SystemExit(f"hang: {what} did not happen within {HANG_GUARD_S} s")
+        time.sleep(every)
+    return True
+
+
+def start_until(cmd, path, stdout=subprocess.PIPE):
+    """Starts cmd (a long run) and returns its Popen once `path` exists or
+    the run has ended (the caller checks which); stderr is a pipe, stdout as
+    given."""
     p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + timeout
-    while not os.path.exists(path) and time.time() < deadline:
-        time.sleep(0.05)
+    wait_until(p, lambda: os.path.exists(path), f"{path} appearing")
     return p
 
 

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
+#include <condition_variable>
+#include <latch>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "gpt2lab/core/error.h"
@@ -20,15 +22,19 @@ TEST(StudyJobs, EveryItemOnceAndPrerequisitesFirst) {
   plan.after[5] = 0;
   plan.after[6] = 5;
   std::mutex m;
+  std::condition_variable cv;
   std::vector<int> runs(8, 0);
   std::vector<size_t> order;
   run_jobs(
       plan, [] {},
       [&](size_t i) {
-        if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(30));  // 5 must still wait
-        const std::lock_guard lock(m);
+        std::unique_lock lock(m);
+        // Item 0 ends only after items 1-4 (the other two workers' share):
+        // item 5 is then next while its prerequisite still runs.
+        if (i == 0) cv.wait(lock, [&] { return std::count(runs.begin() + 1, runs.begin() + 5, 1) == 4; });
         ++runs[i];
         order.push_back(i);
+        cv.notify_all();
       },
       [] { return false; });
   EXPECT_EQ(runs, std::vector<int>(8, 1));
@@ -40,14 +46,20 @@ TEST(StudyJobs, EveryItemOnceAndPrerequisitesFirst) {
 TEST(StudyJobs, EachWorkerSetsItsOwnOpenMPThreadCount) {
   omp_set_num_threads(3);
   std::atomic<int> wrong{0};
+  std::latch both_running(2);  // items 0 and 1 meet: they run on the two workers
+  std::mutex m;
+  std::set<std::thread::id> threads;
   run_jobs(
       {6, 2, {}}, [] { omp_set_num_threads(1); },
-      [&](size_t) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      [&](size_t i) {
+        if (i < 2) both_running.arrive_and_wait();
         if (omp_get_max_threads() != 1) ++wrong;
+        const std::lock_guard lock(m);
+        threads.insert(std::this_thread::get_id());
       },
       [] { return false; });
   EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(threads.size(), 2u);
   EXPECT_EQ(omp_get_max_threads(), 3);  // the caller's setting is its own
 }
 
@@ -58,17 +70,31 @@ TEST(StudyJobs, StopEndsBeforeTheNextItemAndErrorsComeBack) {
   EXPECT_GE(started.load(), 3);
   EXPECT_LE(started.load(), 4);  // a worker may have taken one as the third began
 
+  // Item 1 fails while item 0 runs (item 0 waits for the failure) and
+  // items 2-9 wait for item 1: none of them may start after its error, and
+  // item 0 still finishes before the error comes back.
   std::atomic<int> ran{0};
+  std::atomic<bool> zero_finished{false};
+  std::latch one_failed(1);
+  JobPlan after_one{10, 2, std::vector<std::optional<size_t>>(10, size_t{1})};
+  after_one.after[0] = after_one.after[1] = std::nullopt;
   EXPECT_THROW(run_jobs(
-                   {10, 2, {}}, [] {},
+                   after_one, [] {},
                    [&](size_t i) {
                      ++ran;
-                     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                     if (i == 1) throw Error("item 1 failed");
+                     if (i == 0) {
+                       one_failed.wait();
+                       zero_finished = true;
+                     }
+                     if (i == 1) {
+                       one_failed.count_down();
+                       throw Error("item 1 failed");
+                     }
                    },
                    [] { return false; }),
                Error);
-  EXPECT_LT(ran.load(), 10);
+  EXPECT_EQ(ran.load(), 2);
+  EXPECT_TRUE(zero_finished.load());
 
   JobPlan backwards{2, 2, {std::optional<size_t>(1), std::nullopt}};
   EXPECT_THROW(run_jobs(

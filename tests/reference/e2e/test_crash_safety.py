@@ -58,15 +58,15 @@ with harness.scratch() as tmp:
         # in progress (the new process removes it as it starts): only a new
         # name is.
         old = set(staging_dirs(run))
+        inside = False
         if attempt % 2 == 0:
-            # Aim inside a save: wait for a new staging directory to appear.
-            deadline = time.time() + 5
-            while p.poll() is None and time.time() < deadline and not set(staging_dirs(run)) - old:
-                time.sleep(0.0005)
+            # Aim inside a save: wait for a new staging directory to appear
+            # (or the run to end), however long start-up takes.
+            inside = harness.wait_until(p, lambda: bool(set(staging_dirs(run)) - old), "a checkpoint save",
+                                        every=0.0005)
         else:
-            time.sleep(rnd.uniform(0.01, 0.4))
+            time.sleep(rnd.uniform(0.01, 0.4))  # a random moment: no event to wait for
         if p.poll() is None:
-            inside = bool(set(staging_dirs(run)) - old)
             p.send_signal(signal.SIGKILL)
             kills += 1
             kills_in_save += inside

@@ -91,9 +91,8 @@ with harness.scratch() as tmp:
     p = subprocess.Popen([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", "-x", "OMP_NUM_THREADS=1",
                           BIN, "train", "--data", data, "--out", c, *COMMON, "--steps", "100000"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV})
-    while not os.path.exists(os.path.join(c, "metrics.jsonl")):
-        time.sleep(0.05)
-    time.sleep(0.5)
+    # Rank 0 writes metrics.jsonl after MPI_Init, which waits for both ranks.
+    harness.wait_until(p, lambda: os.path.exists(os.path.join(c, "metrics.jsonl")), "the 2-rank run training")
     kids = subprocess.run(["pgrep", "-P", str(p.pid), "-f", "gpt2lab"], capture_output=True, text=True).stdout.split()
     victim = int(kids[-1]) if kids else None
     if victim:

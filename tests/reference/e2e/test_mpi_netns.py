@@ -90,9 +90,7 @@ def fail_midway(name, data, out, break_it):
     (ended in time, exit code, seconds to end, stderr)."""
     p = subprocess.Popen(mpirun(name, data, out, "--steps", "1000000", "--comm-timeout", "4"),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV})
-    deadline = time.time() + BOUND_S
-    while time.time() < deadline and p.poll() is None and not trains(out):
-        time.sleep(0.1)
+    harness.wait_until(p, lambda: trains(out), "the 2-host run training", every=0.1)
     broke = p.poll() is None and break_it()
     t0 = time.time()
     try:

@@ -377,11 +377,15 @@ def second_pass(tmp, data):
     st_out = os.path.join(tmp, "sp-study")
     big_corpus = write_corpus(os.path.join(tmp, "sp-corpus-40"), 10, n=40)
     p = subprocess.Popen([BIN, "study", "--preset", "grad-at-init", "--data", big_corpus, "--out", st_out, "--budget",
-                          "quick", "--threads", "1", "--no-report"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          "quick", "--threads", "1", "--no-report"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True)
-    time.sleep(1.0)
+    # The runs start right after this line; by then a signal stops the study
+    # gracefully (before it, the default action may still end the process).
+    started = ""
+    while not started.startswith("study: budget") and (line := p.stderr.readline()):
+        started = line
     p.send_signal(2)
-    out, err = p.communicate(timeout=300)
+    p.communicate(timeout=harness.HANG_GUARD_S)
     leftovers = [n for n in os.listdir(st_out) if ".tmp-" in n] if os.path.isdir(st_out) else []
     expect(p.returncode == 0 and not leftovers, f"a SIGINT during a study stops it cleanly (exit {p.returncode})")
 
@@ -399,7 +403,6 @@ def third_pass(tmp, data):
     hup = os.path.join(tmp, "tp-hup")
     p = harness.start_until(harness.train_cmd(data, hup, *SHORT, "--steps", "100000", "--save-every", "1000"),
                             os.path.join(hup, "metrics.jsonl"), stdout=subprocess.DEVNULL)
-    time.sleep(0.3)
     p.send_signal(1)  # SIGHUP: the terminal went away
     p.communicate(timeout=120)
     res = json.load(open(os.path.join(hup, "result.json"))) if os.path.exists(os.path.join(hup, "result.json")) else {}
@@ -473,7 +476,7 @@ def third_pass(tmp, data):
 def expect_refused_at_once(checkpoint, what):
     """`info` on a checkpoint holding a FIFO: refused, not blocked on it."""
     try:
-        r = run("info", checkpoint, timeout=20)
+        r = run("info", checkpoint)  # blocked on the FIFO, it would never return
         expect(r.returncode == 1 and "not a regular file" in r.stderr, what)
     except subprocess.TimeoutExpired:
         expect(False, what + " (it blocked)")

