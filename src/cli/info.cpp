@@ -37,7 +37,8 @@ void add(CLI::App& app) {
     std::printf("ln epsilon   %g\n", static_cast<double>(c.layer_norm_epsilon));
     // Shown only when set: a GPT-2 checkpoint's info reads as it always did.
     if (c.embedding_scale != EmbeddingScale::none)
-      std::printf("embedding    scale %s: (wte + wpe) x %g\n", to_string(c.embedding_scale), c.embedding_factor());
+      std::printf("embedding    scale %s: (wte + wpe) x %g%s\n", to_string(c.embedding_scale), c.embedding_factor(),
+                  c.embedding_scale == EmbeddingScale::unit ? ", wte and wpe drawn from N(0, 1/n_embd)" : "");
     const ParamLayout layout(c);
     struct Group {
       int count = 0;

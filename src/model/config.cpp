@@ -38,7 +38,14 @@ const char* to_string(InitScheme s) {
   return "?";
 }
 
-const char* to_string(EmbeddingScale e) { return e == EmbeddingScale::none ? "none" : "sqrt"; }
+const char* to_string(EmbeddingScale e) {
+  switch (e) {
+    case EmbeddingScale::none: return "none";
+    case EmbeddingScale::sqrt: return "sqrt";
+    case EmbeddingScale::unit: return "unit";
+  }
+  return "?";
+}
 
 NormPlacement parse_norm(const std::string& s) {
   for (NormPlacement v : {NormPlacement::pre, NormPlacement::post, NormPlacement::sandwich, NormPlacement::deepnorm,
@@ -61,9 +68,9 @@ InitScheme parse_init(const std::string& s) {
 }
 
 EmbeddingScale parse_embedding_scale(const std::string& s) {
-  if (s == "none") return EmbeddingScale::none;
-  if (s == "sqrt") return EmbeddingScale::sqrt;
-  throw Error("embedding_scale: '" + s + "' is not an embedding scale (use none or sqrt)");
+  for (EmbeddingScale v : {EmbeddingScale::none, EmbeddingScale::sqrt, EmbeddingScale::unit})
+    if (s == to_string(v)) return v;
+  throw Error("embedding_scale: '" + s + "' is not an embedding scale (use none, sqrt or unit)");
 }
 
 std::string norm_label(const ModelConfig& c) {
@@ -84,7 +91,7 @@ InitScheme default_init(NormPlacement norm) {
 }
 
 double ModelConfig::embedding_factor() const {
-  return embedding_scale == EmbeddingScale::sqrt ? std::sqrt(static_cast<double>(n_embd)) : 1.0;
+  return embedding_scale == EmbeddingScale::none ? 1.0 : std::sqrt(static_cast<double>(n_embd));
 }
 
 // Wang et al. 2022 (DeepNet), for a decoder-only model of N layers: alpha = (2N)^(1/4),
@@ -116,6 +123,11 @@ void check_norm_and_init(const ModelConfig& c) {
       std::string("init t-fixup is for a model without norms (norm none); this model's norm is ") + to_string(c.norm));
   check(!(c.init == InitScheme::t_fixup && c.residual_scale),
         "init t-fixup scales the branch weights itself; residual_scale must be off");
+  // T-Fixup draws the embeddings itself, N(0, 1/n_embd) times its factor:
+  // unit's N(0, 1/n_embd) would silently replace one of the two.
+  check(!(c.init == InitScheme::t_fixup && c.embedding_scale == EmbeddingScale::unit),
+        "init t-fixup draws the embeddings itself (N(0, 1/n_embd) times (6 n_layer)^(-1/4)); embedding_scale unit "
+        "would replace that draw (use embedding_scale none or sqrt with t-fixup)");
   check(c.norm_type == NormType::layernorm || c.has_norms(),
         std::string("norm_type rmsnorm: norm ") + to_string(c.norm) +
             " has no norm to compute (turn final_norm on, or leave norm_type layernorm)");
@@ -189,8 +201,9 @@ const std::vector<ModelField>& model_fields() {
        "Final norm before the LM head: on, off, auto (on for pre and sandwich, off otherwise)", "auto",
        {"on", "off", "auto"}},
       {"embedding_scale", "--embedding-scale",
-       "Blocks' input: none (GPT-2, wte + wpe) or sqrt (sqrt(n_embd) * (wte + wpe), Xiong et al. 2020)", "none",
-       {"none", "sqrt"}},
+       "Blocks' input: none (GPT-2, wte + wpe), sqrt (sqrt(n_embd) * (wte + wpe), Xiong et al. 2020) or unit "
+       "(the same with wte and wpe drawn from N(0, 1/n_embd), not N(0, 0.02): the original Transformer's "
+       "unit-scale input)", "none", {"none", "sqrt", "unit"}},
   };
   // clang-format on
   return fields;

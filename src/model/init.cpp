@@ -27,6 +27,13 @@ double init_std(InitScheme scheme, int64_t fan_in, int64_t fan_out) {
   return 0.0;
 }
 
+double init_embedding_std(const ModelConfig& c) {
+  const double sqrt_c = std::sqrt(static_cast<double>(c.n_embd));
+  // T-Fixup: N(0, n_embd^(-1/2)) times its factor (validate() refuses it with unit).
+  if (c.init == InitScheme::t_fixup) return t_fixup_factor(c) / sqrt_c;
+  return c.embedding_scale == EmbeddingScale::unit ? 1.0 / sqrt_c : kEmbeddingStd;
+}
+
 double residual_factor(const ModelConfig& c) { return c.residual_scale ? 1.0 / std::sqrt(2.0 * c.n_layer) : 1.0; }
 
 double t_fixup_factor(const ModelConfig& c) { return std::pow(6.0 * c.n_layer, -0.25); }
@@ -68,9 +75,7 @@ void init_linear(const ModelConfig& c, const TensorInfo& t, R* p, Rng& rng) {
 template <typename R>
 void init_parameters(const ModelConfig& c, const ParamLayout& layout, R* params, uint64_t seed) {
   std::fill(params, params + layout.size(), R(0));
-  // T-Fixup: embeddings N(0, n_embd^(-1/2)) times its factor.
-  const double embedding_std =
-      c.init == InitScheme::t_fixup ? t_fixup_factor(c) / std::sqrt(static_cast<double>(c.n_embd)) : kEmbeddingStd;
+  const double embedding_std = init_embedding_std(c);
   const auto& tensors = layout.tensors();
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorInfo& t = tensors[i];

@@ -22,6 +22,10 @@ double residual_factor(const ModelConfig& config);
 // has 3 per layer, hence its (9L)^(-1/4)).
 double t_fixup_factor(const ModelConfig& config);
 
+// The std wte and wpe are drawn with: 0.02 (GPT-2's), 1/sqrt(n_embd) for
+// embedding_scale unit, T-Fixup's (6L)^(-1/4)/sqrt(n_embd) for t-fixup.
+double init_embedding_std(const ModelConfig& config);
+
 // What multiplies the branch weights (the value columns of attn.c_attn,
 // attn.c_proj, mlp.c_fc, mlp.c_proj) after the scheme's draw: DeepNet's beta
 // for deepnorm, T-Fixup's factor for t-fixup, else 1.

@@ -398,7 +398,7 @@ nlohmann::json to_json(const Budget& b) {
            {{"depths", b.gai_depths},
             {"shape", shape_json(b.gai)},
             {"batches", b.gai_batches},
-            {"embedding_scales", {"none", "sqrt"}}}},
+            {"embedding_scales", {"none", "sqrt", "unit"}}}},
           {"lr_edge",
            {{"shape", shape_json(b.edge.shape)},
             {"grid", b.edge.grid},

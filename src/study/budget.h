@@ -81,7 +81,8 @@ struct Budget {
   std::vector<uint64_t> seeds = {1337, 1338, 1339};
 
   // grad-at-init: depths x {pre, post} x {gpt2, normal, xavier, he} x
-  // embedding scale {none (GPT-2), sqrt (Xiong et al.'s unit-scale inputs)}.
+  // embedding scale {none (GPT-2's N(0, 0.02)), sqrt (those x sqrt(d)),
+  // unit (N(0, 1/d) tables: Xiong et al.'s unit-scale inputs)}.
   std::vector<int> gai_depths;
   StudyShape gai;       // n_layer ignored (from gai_depths); steps unused
   int gai_batches = 4;  // forward/backward passes averaged per model

@@ -78,7 +78,7 @@ void add_seeds(std::vector<RunSpec>& runs, const RunSpec& proto, const Budget& b
 
 std::vector<RunSpec> plan_grad_at_init(const Budget& b, const StudyData& data) {
   std::vector<RunSpec> runs;
-  for (EmbeddingScale scale : {EmbeddingScale::none, EmbeddingScale::sqrt})
+  for (EmbeddingScale scale : {EmbeddingScale::none, EmbeddingScale::sqrt, EmbeddingScale::unit})
     for (int depth : b.gai_depths)
       for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
         for (InitScheme init : {InitScheme::gpt2, InitScheme::normal, InitScheme::xavier, InitScheme::he}) {

@@ -98,7 +98,8 @@ TEST_F(CheckpointHostile, MalformedConfigFilesAreRefused) {
   expect_refused(with_config(""), {"config.json", "not valid JSON"});
   expect_refused(with_field("norm", "sideways"), {"config.json", "norm"});
   expect_refused(with_field("final_norm", 1), {"config.json", "'final_norm'"});
-  expect_refused(with_field("embedding_scale", "cube"), {"config.json", "embedding_scale", "'cube'", "none or sqrt"});
+  expect_refused(with_field("embedding_scale", "cube"),
+                 {"config.json", "embedding_scale", "'cube'", "none, sqrt or unit"});
   expect_refused(with_field("embedding_scale", 2), {"config.json", "'embedding_scale'", "string"});
   expect_refused(with_field("norm_type", "batchnorm"),
                  {"config.json", "norm_type", "'batchnorm'", "layernorm or rmsnorm"});

@@ -67,6 +67,11 @@ TEST(ModelGrad, SqrtEmbeddingScaleMatchesFiniteDifferences) {
   check_model_gradient(tiny(NormPlacement::post, false, EmbeddingScale::sqrt));
 }
 
+TEST(ModelGrad, UnitEmbeddingScaleMatchesFiniteDifferences) {
+  check_model_gradient(tiny(NormPlacement::pre, true, EmbeddingScale::unit));
+  check_model_gradient(tiny(NormPlacement::post, false, EmbeddingScale::unit));
+}
+
 // The placements after GPT-2 (docs/design.md), each with both norm types.
 TEST(ModelGrad, SandwichMatchesFiniteDifferences) {
   check_model_gradient(tiny(NormPlacement::sandwich, true));
@@ -227,14 +232,15 @@ TEST(Model, RejectsBadInputAtTheBoundary) {
 TEST(Config, EmbeddingScaleComesFromItsFlagText) {
   EXPECT_EQ(config_from_fields({}).embedding_scale, EmbeddingScale::none);  // GPT-2 by default
   EXPECT_EQ(config_from_fields({{"embedding_scale", "sqrt"}}).embedding_scale, EmbeddingScale::sqrt);
-  for (EmbeddingScale e : {EmbeddingScale::none, EmbeddingScale::sqrt})
+  EXPECT_EQ(config_from_fields({{"embedding_scale", "unit"}}).embedding_scale, EmbeddingScale::unit);
+  for (EmbeddingScale e : {EmbeddingScale::none, EmbeddingScale::sqrt, EmbeddingScale::unit})
     EXPECT_EQ(parse_embedding_scale(to_string(e)), e);
   try {
     parse_embedding_scale("sqrt2");
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("embedding_scale: 'sqrt2'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("none or sqrt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("none, sqrt or unit"), std::string::npos) << e.what();
   }
 }
 

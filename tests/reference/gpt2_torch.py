@@ -82,7 +82,9 @@ class TorchGPT2:
         # DeepNet (Wang et al. 2022), a decoder-only model of N layers: alpha = (2N)^(1/4).
         self.deepnorm_alpha = (2.0 * self.L) ** 0.25
         # Multiplies the sum wte + wpe (not wte alone); absent in GPT-2 configs.
-        self.embedding_factor = {"none": 1.0, "sqrt": math.sqrt(self.C)}[cfg.get("embedding_scale", "none")]
+        # unit differs from sqrt only in how the tables were drawn.
+        self.embedding_factor = {"none": 1.0, "sqrt": math.sqrt(self.C),
+                                 "unit": math.sqrt(self.C)}[cfg.get("embedding_scale", "none")]
         self.p = {}
         for k, v in weights.items():
             k = k if k.startswith("transformer.") else "transformer." + k

@@ -114,6 +114,15 @@ TEST(Inference, CachedDecodingEqualsFullForwardWithSqrtEmbeddingScale) {
   }
 }
 
+// unit: the same factor as sqrt on larger tables (N(0, 1/C)), an input of
+// RMS ~1 where the cache holds what the first block saw.
+TEST(Inference, CachedDecodingEqualsFullForwardWithUnitEmbeddingScale) {
+  for (int prefill : {1, 5, 24}) {
+    expect_cached_equals_full(NormPlacement::pre, true, prefill, EmbeddingScale::unit);
+    expect_cached_equals_full(NormPlacement::post, false, prefill, EmbeddingScale::unit);
+  }
+}
+
 // The largest logit difference from f32 over a prompt and six decode steps,
 // relative to the largest |logit|.
 double relative_logit_error(WeightType t) {

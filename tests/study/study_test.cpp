@@ -104,7 +104,7 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
       for (const auto& [setting, seeds] : seeds_of) EXPECT_EQ(seeds.size(), b.seeds.size()) << setting;
       const std::string preset = p;
       size_t expected = 0;
-      if (preset == "grad-at-init") expected = b.gai_depths.size() * 2 * 4 * 2;
+      if (preset == "grad-at-init") expected = b.gai_depths.size() * 2 * 4 * 3;
       if (preset == "norm") expected = 2 * b.norm_warmups.size() * 2;
       if (preset == "init") expected = 7 * b.init_norms.size();
       if (preset == "depth") expected = b.depths.size() * 4;

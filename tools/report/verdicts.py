@@ -187,7 +187,8 @@ def gai_setting(post, pre):
     return "neither", d
 
 
-EMBEDDING_WORDS = {"none": "GPT-2's embeddings (N(0, 0.02))", "sqrt": "embeddings ×√d (the original Transformer's input scale)"}
+EMBEDDING_WORDS = {"none": "GPT-2's embeddings (N(0, 0.02))", "sqrt": "embeddings ×√d (the original Transformer's input scale)",
+                   "unit": "unit-scale embeddings (N(0, 1/d) tables ×√d, the original Transformer's)"}
 
 
 def gai_verdict(profiles):

@@ -33,7 +33,8 @@ enum class NormType {
 };
 
 // How the Linear (matmul) weights are drawn. Embeddings are N(0, 0.02) in
-// every scheme but t-fixup; norm weights/biases are 1/0 in all.
+// every scheme but t-fixup (and embedding_scale unit); norm weights/biases
+// are 1/0 in all.
 enum class InitScheme {
   normal,   // N(0, 0.02)
   xavier,   // Glorot uniform U(+-sqrt(6 / (fan_in + fan_out)))
@@ -44,15 +45,19 @@ enum class InitScheme {
   t_fixup,  // Huang et al. 2020 for a model without norms (norm none): xavier, branch and embeddings scaled
 };
 
-// What multiplies the blocks' input x = wte[tok] + wpe[pos]. The sum is
-// scaled, not wte alone (as Vaswani et al. do before adding fixed sinusoids):
-// with learned wte and wpe drawn alike, scaling both keeps GPT-2's balance of
-// token and position and changes only the input's magnitude, the quantity
-// Xiong et al. 2020 vary. The tied LM head reads wte unscaled.
-enum class EmbeddingScale {
-  none,  // GPT-2: x as is
-  sqrt,  // x * sqrt(n_embd), the original Transformer's sqrt(d_model)
-};
+// The scale of the blocks' input x = wte[tok] + wpe[pos], the quantity
+// Xiong et al. 2020 vary: a factor on the sum in the forward, and for unit
+// also how wte and wpe are drawn at init. The sum is scaled, not wte alone
+// (as Vaswani et al. do before adding fixed sinusoids): with learned wte and
+// wpe drawn alike, scaling both keeps GPT-2's balance of token and position
+// and changes only the input's magnitude. The tied LM head reads wte
+// unscaled.
+//          forward factor  wte, wpe drawn from  each table's share of x
+//   none   1               N(0, 0.02)           std 0.02: GPT-2
+//   sqrt   sqrt(n_embd)    N(0, 0.02)           std 0.02 sqrt(n_embd): GPT-2's tables, x sqrt(d_model)
+//   unit   sqrt(n_embd)    N(0, 1/n_embd)       std 1: the original Transformer's (fairseq's)
+//                                               unit-scale input, as Xiong et al. measured it
+enum class EmbeddingScale { none, sqrt, unit };
 
 const char* to_string(NormPlacement n);
 const char* to_string(NormType t);
@@ -90,7 +95,8 @@ struct ModelConfig {
   // rows for the matmul); padded logits never enter the loss or sampling.
   int padded_vocab_size() const { return (vocab_size + 63) / 64 * 64; }
   int head_size() const { return n_embd / n_head; }
-  // The factor embedding_scale stands for: 1 or sqrt(n_embd).
+  // The forward's factor on wte + wpe: sqrt(n_embd) for sqrt and unit, 1
+  // for none.
   double embedding_factor() const;
   // What multiplies the skip path of every residual add: DeepNet's alpha =
   // (2 n_layer)^(1/4) for deepnorm, 1 otherwise.

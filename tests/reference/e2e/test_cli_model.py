@@ -37,6 +37,20 @@ with harness.scratch() as tmp:
     r = gpt2lab("convert", "--input", s, "--out", os.path.join(tmp, "scaled.bin"))
     expect(r.returncode == 1 and "embedding_scale sqrt" in r.stderr
            and not os.path.exists(os.path.join(tmp, "scaled.bin")), "a scaled-embedding model is not exported to llm.c")
+    u = os.path.join(tmp, "unit")
+    r = gpt2lab("init", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "8",
+                "--vocab-size", "50", "--embedding-scale", "unit", "--out", u)
+    expect(r.returncode == 0, f"init --embedding-scale unit writes a checkpoint: {r.stderr.strip()}")
+    r = gpt2lab("info", u)
+    expect(r.returncode == 0 and
+           "embedding    scale unit: (wte + wpe) x 4, wte and wpe drawn from N(0, 1/n_embd)" in r.stdout,
+           f"info shows unit-scale embeddings: {r.stdout.strip()[-160:]}")
+    r = gpt2lab("convert", "--input", u, "--out", os.path.join(tmp, "unit.bin"))
+    expect(r.returncode == 1 and "embedding_scale unit" in r.stderr
+           and not os.path.exists(os.path.join(tmp, "unit.bin")), "a unit-scale model is not exported to llm.c")
+    r = gpt2lab("init", "--norm", "none", "--embedding-scale", "unit", "--out", os.path.join(tmp, "tfu"))
+    expect(r.returncode == 1 and "t-fixup" in r.stderr and not os.path.exists(os.path.join(tmp, "tfu")),
+           "unit with t-fixup (which draws the embeddings itself) is refused")
     r = gpt2lab("init", "--embedding-scale", "cube", "--out", os.path.join(tmp, "w"))
     expect(r.returncode != 0 and "--embedding-scale" in r.stderr and not os.path.exists(os.path.join(tmp, "w")),
            "unknown --embedding-scale is refused")

@@ -1,7 +1,8 @@
 """Oracle: gpt2lab's forward and backward against the PyTorch reference.
 
 For pre and post placement, every init scheme, the block input scaled by
-sqrt(n_embd) (--embedding-scale sqrt), every later placement (sandwich,
+sqrt(n_embd) (--embedding-scale sqrt, and unit: N(0, 1/n_embd) tables
+scaled so), every later placement (sandwich,
 deepnorm, rezero, none) with its own init, RMSNorm in every placement that
 has norms, and two small configs (one with T = block_size, one with odd
 sizes), gpt2lab writes a checkpoint (`gpt2lab init`), the test tool runs
@@ -73,7 +74,8 @@ def main():
             cases = [{"norm": norm, "init": init} for norm in ("pre", "post")
                      for init in ("gpt2", "normal", "xavier", "he", "zero")]
             cases.append({"norm": "post", "init": "xavier", "final-norm": "on"})  # Post-LN with a final LayerNorm
-            cases += [{"norm": norm, "init": "gpt2", "embedding-scale": "sqrt"} for norm in ("pre", "post")]
+            cases += [{"norm": norm, "init": "gpt2", "embedding-scale": emb} for norm in ("pre", "post")
+                      for emb in ("sqrt", "unit")]
             # The placements after GPT-2, each with the init that belongs to it, and RMSNorm.
             cases += [{"norm": "pre", "init": "small"}, {"norm": "sandwich", "init": "auto"},
                       {"norm": "deepnorm", "init": "auto"}, {"norm": "deepnorm", "init": "auto", "final-norm": "on"},
@@ -90,7 +92,7 @@ def main():
                 harness.command(cmd, check=True)
                 compare(label, d, tokens, targets, B, T)
             # Random values in every tensor, written by the reference itself.
-            randoms = [(norm, "layernorm", emb) for norm in ("pre", "post") for emb in ("none", "sqrt")]
+            randoms = [(norm, "layernorm", emb) for norm in ("pre", "post") for emb in ("none", "sqrt", "unit")]
             randoms += [(norm, "layernorm", "none") for norm in ("sandwich", "deepnorm", "rezero", "none")]
             randoms += [(norm, "rmsnorm", "none") for norm in ("pre", "post", "sandwich", "deepnorm")]
             randoms.append(("rezero", "rmsnorm", "sqrt"))  # RMSNorm as ln_f only

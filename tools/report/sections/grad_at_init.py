@@ -1,6 +1,7 @@
 """grad-at-init: per-layer FFN gradient norms and residual RMS of freshly
 initialized models, against Xiong et al. (2020, Fig. 3), with GPT-2's
-embeddings and with them scaled by √d, over seeds."""
+embeddings, with them scaled by √d and with unit-scale embeddings (N(0, 1/d)
+tables ×√d), over seeds."""
 import math
 import statistics
 
@@ -13,6 +14,9 @@ from ..verdicts import EMBEDDING_WORDS, MIN_SEEDS, Diff, gai_setting
 PRESET = "grad-at-init"
 TITLE = "grad-at-init: gradient norms at initialization"
 INIT_ORDER = ["gpt2", "normal", "xavier", "he"]
+EMB_ORDER = ["none", "sqrt", "unit"]
+# Each setting against GPT-2's, in the comparison sentences.
+EMB_SHORT = {"sqrt": "embeddings ×√d", "unit": "unit-scale embeddings"}
 
 
 def mean_profile(results, key):
@@ -26,8 +30,7 @@ def mean_profile(results, key):
 
 def draw(doc, st, findings):
     g = gai_groups(st)
-    embs = [e for e in ("none", "sqrt") if any(k[0] == e for k in g)] + \
-        sorted({k[0] for k in g} - {"none", "sqrt"})
+    embs = [e for e in EMB_ORDER if any(k[0] == e for k in g)] + sorted({k[0] for k in g} - set(EMB_ORDER))
     depths = sorted({k[1] for k in g})
     inits = [i for i in INIT_ORDER if any(k[2] == i for k in g)] + sorted({k[2] for k in g} - set(INIT_ORDER))
     runs = [r for r in st.preset_runs(PRESET) if r.get("status") == "completed" and "result" in r]
@@ -42,7 +45,9 @@ def draw(doc, st, findings):
           "No training. Embedding settings: " +
           "; ".join(f"'{e}' = {EMBEDDING_WORDS.get(e, e)}" for e in embs) + "." +
           (" With GPT-2's N(0, 0.02) tables, ×√d makes the block input √d times larger (its RMS is in the findings), "
-           "not of unit RMS as with the original Transformer's N(0, 1/d) embeddings." if "sqrt" in embs else ""))
+           "not of unit RMS as with the original Transformer's N(0, 1/d) embeddings." if "sqrt" in embs else "") +
+          (" 'unit' draws wte and wpe from N(0, 1/d) and multiplies their sum by √d: each table contributes an "
+           "input of unit RMS, the setting Xiong et al. measured (fairseq's)." if "unit" in embs else ""))
 
     rows_per_emb = 2
     fig, axes = plt.subplots(rows_per_emb * len(embs), len(depths),
@@ -146,18 +151,20 @@ def draw(doc, st, findings):
                 by_init.append(f"{init} {statistics.median(rs):.2f}")
         if by_init:
             f.append(f"{words}: Post-LN last/first ratio by init (median over depths): " + ", ".join(by_init) + ".")
-    # The two embedding settings compared, setting by setting.
-    if "none" in kinds and "sqrt" in kinds:
+    # Each other embedding setting against GPT-2's, setting by setting.
+    for emb in [e for e in embs if e != "none" and e in kinds and "none" in kinds]:
+        short = EMB_SHORT.get(emb, f"embedding {emb}")
         a = {(p["depth"], p["init"]): (p, k) for p, k, _ in kinds["none"]}
-        b = {(p["depth"], p["init"]): (p, k) for p, k, _ in kinds["sqrt"]}
+        b = {(p["depth"], p["init"]): (p, k) for p, k, _ in kinds[emb]}
         both = [k for k in a if k in b]
-        only_sqrt = sum(b[k][1] == "pattern" and a[k][1] != "pattern" for k in both)
+        only_b = sum(b[k][1] == "pattern" and a[k][1] != "pattern" for k in both)
         only_none = sum(a[k][1] == "pattern" and b[k][1] != "pattern" for k in both)
         diffs = [Diff(b[k][0]["post"], a[k][0]["post"]) for k in both]
         higher, lower = sum(d.sign > 0 for d in diffs), sum(d.sign < 0 for d in diffs)
-        f.append(f"Embedding settings compared over {len(both)} (depth, init) settings: the pattern appears with "
-                 f"embeddings ×√d only in {only_sqrt}, with GPT-2's only in {only_none}; Post-LN's ratio is "
-                 f"higher with embeddings ×√d in {higher}, lower in {lower}, within seed noise (or fewer than "
+        head = "Embedding settings compared" if emb == "sqrt" else f"{short[0].upper() + short[1:]} against GPT-2's,"
+        f.append(f"{head} over {len(both)} (depth, init) settings: the pattern appears with "
+                 f"{short} only in {only_b}, with GPT-2's only in {only_none}; Post-LN's ratio is "
+                 f"higher with {short} in {higher}, lower in {lower}, within seed noise (or fewer than "
                  f"{MIN_SEEDS} seeds) in {len(both) - higher - lower}.")
     # Xiong et al.: Pre-LN gradients scale like 1/sqrt(L).
     if len(depths) >= 2:
