@@ -122,7 +122,7 @@ TEST_F(EmbeddingUnitCheckpoint, RoundTripsAndIsNotExportedAsPlainGpt2) {
   GPT2<float> m(with_scale(make_config(2, 2, 16, 8, 37, NormPlacement::pre, InitScheme::gpt2), EmbeddingScale::unit));
   m.init_weights(11);
   save_model(dir_ / "m", m, false);
-  const auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile));
+  const auto cfg = nlohmann::json::parse(read_file(dir_ / "m" / kConfigFile, SIZE_MAX));
   EXPECT_EQ(cfg["embedding_scale"], "unit");
   EXPECT_EQ(cfg["model_type"], "gpt2lab");
   EXPECT_EQ(cfg["architectures"], nlohmann::json::array({"Gpt2labLMHeadModel"}));
@@ -131,7 +131,7 @@ TEST_F(EmbeddingUnitCheckpoint, RoundTripsAndIsNotExportedAsPlainGpt2) {
   for (size_t i = 0; i < m.buffer_size(); ++i) ASSERT_EQ(m.params()[i], back.params()[i]) << i;
   save_model(dir_ / "again", back, false);
   for (const char* f : {kConfigFile, kWeightsFile})
-    EXPECT_EQ(read_file(dir_ / "m" / f), read_file(dir_ / "again" / f)) << f;
+    EXPECT_EQ(read_file(dir_ / "m" / f, SIZE_MAX), read_file(dir_ / "again" / f, SIZE_MAX)) << f;
   test::expect_refused([&] { save_llmc(dir_ / "m.bin", m, false); }, {"llm.c", "embedding_scale unit"});
   EXPECT_FALSE(fs::exists(dir_ / "m.bin"));
   test::expect_refused([&] { check_plain_gpt2(m.config(), "GGUF"); }, {"GGUF", "embedding_scale unit"});
