@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -49,6 +50,24 @@ auto without_gil(F&& f) {
   }
 }
 
+// Arguments from Python, checked (python/args.cpp): each throws Error
+// naming the argument (`name`) and what it must be; none lets pybind11's
+// own conversion fail ("Unable to cast") or a value wrap.
+//   int_arg:  an int (or numpy integer; not a bool) in [lo, hi]
+//   seed_arg: an int in [0, 2**64 - 1]
+//   real_arg: a finite float or int in [lo, hi] (lo excluded when lo_open)
+//   bool_arg: True or False (or a numpy bool)
+//   utf8_of:  a str as UTF-8; a lone surrogate (no UTF-8 form) is refused
+//   str_arg:  a str as UTF-8 without NUL (a name, a spec, an option)
+//   path_arg: str_arg of a str or an os.PathLike
+int64_t int_arg(const py::handle& v, const std::string& name, int64_t lo, int64_t hi);
+uint64_t seed_arg(const py::handle& v, const std::string& name);
+double real_arg(const py::handle& v, const std::string& name, double lo, double hi, bool lo_open = false);
+bool bool_arg(const py::handle& v, const std::string& name);
+std::string utf8_of(const py::handle& v, const std::string& name);
+std::string str_arg(const py::handle& v, const std::string& name);
+std::string path_arg(const py::handle& v, const std::string& name);
+
 // Token ids from a list or a numpy array of integers (any int dtype),
 // 1-D; 2-D when `rows` is given (set to the row count).
 std::vector<int> ids_from(const py::handle& obj, const char* what, int* rows = nullptr);
@@ -56,8 +75,8 @@ std::vector<int> ids_from(const py::handle& obj, const char* what, int* rows = n
 // A vector of ids as a numpy int32 array that owns it (no copy).
 py::array_t<int32_t> ids_array(std::vector<int>&& ids);
 
-// A Python bool, int, float, str or None as JSON; `what` names it in the
-// error for anything else.
+// A Python bool, int (within 64 bits), float, str (str_arg), os.PathLike
+// or None as JSON; `what` names it in the error for anything else.
 nlohmann::json json_of(const py::handle& v, const char* what);
 
 // A JSON value as the Python value json.loads gives.

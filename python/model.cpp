@@ -102,22 +102,27 @@ py::dict grad_norms(Model& m, const py::handle& ids, const py::handle& targets) 
 // (the special token allowed, as `gpt2lab sample --prompt` does).
 std::vector<int> prompt_ids(Model& m, const py::handle& prompt) {
   if (!py::isinstance<py::str>(prompt)) return ids_from(prompt, "prompt");
-  const std::string text = prompt.cast<std::string>();
+  const std::string text = utf8_of(prompt, "prompt");
   return m.tokenizer().encode(text, /*allow_special=*/true);
 }
 
-SamplingOptions sampling(Model& m, int max_new_tokens, float temperature, int top_k, float top_p, uint64_t seed,
-                         float repetition_penalty, bool stop_at_eot, const std::string& weights) {
+// The sampling keywords, each checked against `gpt2lab sample`'s range.
+struct SamplingArgs {
+  py::handle max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights;
+};
+
+SamplingOptions sampling(Model& m, const SamplingArgs& a) {
   SamplingOptions o;
-  o.max_new_tokens = max_new_tokens;
-  o.temperature = temperature;
-  o.top_k = top_k;
-  o.top_p = top_p;
-  o.seed = seed;
-  o.repetition_penalty = repetition_penalty;
-  o.stop_at_eot = stop_at_eot;
-  o.weights = parse_weight_type(weights);
-  if (stop_at_eot) o.eot_id = m.tokenizer().eot_id();
+  o.max_new_tokens = static_cast<int>(int_arg(a.max_new_tokens, "max_new_tokens", 0, kMaxNewTokens));
+  o.temperature = static_cast<float>(real_arg(a.temperature, "temperature", 0, kMaxTemperature));
+  o.top_k = static_cast<int>(int_arg(a.top_k, "top_k", 0, kMaxTopK));
+  o.top_p = static_cast<float>(real_arg(a.top_p, "top_p", kMinTopP, 1));
+  o.seed = seed_arg(a.seed, "seed");
+  o.repetition_penalty = static_cast<float>(
+      real_arg(a.repetition_penalty, "repetition_penalty", kMinRepetitionPenalty, kMaxRepetitionPenalty));
+  o.stop_at_eot = bool_arg(a.stop_at_eot, "stop_at_eot");
+  o.weights = parse_weight_type(str_arg(a.weights, "weights"));
+  if (o.stop_at_eot) o.eot_id = m.tokenizer().eot_id();
   validate(o);
   return o;
 }
@@ -145,10 +150,11 @@ class Stream {
 void add_generation(py::class_<Model, std::shared_ptr<Model>>& c) {
   c.def(
       "generate",
-      [](Model& m, const py::handle& prompt, int max_new_tokens, float temperature, int top_k, float top_p,
-         uint64_t seed, float repetition_penalty, bool stop_at_eot, const std::string& weights) -> py::object {
+      [](Model& m, const py::handle& prompt, py::handle max_new_tokens, py::handle temperature, py::handle top_k,
+         py::handle top_p, py::handle seed, py::handle repetition_penalty, py::handle stop_at_eot,
+         py::handle weights) -> py::object {
         const SamplingOptions o =
-            sampling(m, max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights);
+            sampling(m, {max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights});
         const std::vector<int> ids = prompt_ids(m, prompt);
         std::vector<int> out =
             without_gil([&] { return generate(m.model, ids, o, [](int) { return !stop_requested(); }); });
@@ -159,23 +165,49 @@ void add_generation(py::class_<Model, std::shared_ptr<Model>>& c) {
       "New token ids after the prompt (ids), or the new text (a str prompt); as `gpt2lab sample` draws them");
   c.def(
       "stream",
-      [](Model& m, const py::handle& prompt, int max_new_tokens, float temperature, int top_k, float top_p,
-         uint64_t seed, float repetition_penalty, bool stop_at_eot, const std::string& weights) {
+      [](Model& m, const py::handle& prompt, py::handle max_new_tokens, py::handle temperature, py::handle top_k,
+         py::handle top_p, py::handle seed, py::handle repetition_penalty, py::handle stop_at_eot, py::handle weights) {
         const SamplingOptions o =
-            sampling(m, max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights);
+            sampling(m, {max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights});
         return std::make_unique<Stream>(m, prompt_ids(m, prompt), o);
       },
       py::arg("prompt"), SAMPLING_ARGS, py::keep_alive<0, 1>(),
       "An iterator over the new token ids, each drawn when asked for (same tokens as generate)");
 }
 
+// Model.save: the weights and the tokenizer's files are staged together and
+// published in one rename, so a tokenizer that cannot be copied leaves the
+// old checkpoint as it was and no new folder behind.
+void save(Model& m, const py::handle& path, const py::handle& overwrite, const py::handle& tokenizer) {
+  const std::string dir = path_arg(path, "Model.save: dir");
+  const bool replace = bool_arg(overwrite, "Model.save: overwrite");
+  const std::string spec = tokenizer.is_none() ? "" : path_arg(tokenizer, "Model.save: tokenizer");
+  const int vocab = m.model.config().vocab_size, block_size = m.model.config().block_size;
+  without_gil([&] {
+    // save_model says so too, in the CLI's words (--force).
+    check(replace || !is_checkpoint_dir(dir),
+          "Model.save: '" + dir + "' already holds a model checkpoint; pass overwrite=True to replace it");
+    if (!spec.empty()) {
+      // A checkpoint whose tokenizer does not fit it could never be sampled.
+      const Tokenizer tok = Tokenizer::resolve(spec);
+      check(tok.vocab_size() == vocab, "Model.save: tokenizer '" + spec + "' has " + std::to_string(tok.vocab_size()) +
+                                           " tokens but the model's vocab_size is " + std::to_string(vocab) +
+                                           "; pass the tokenizer it was made for");
+    }
+    std::function<void(const fs::path&)> with_tokenizer;
+    if (!spec.empty())
+      with_tokenizer = [&](const fs::path& staging) { write_tokenizer_files(staging, spec, block_size); };
+    save_model(dir, m.model, replace, nlohmann::json::object(), with_tokenizer);
+  });
+}
+
 std::shared_ptr<Model> init(const py::kwargs& fields) {
   std::map<std::string, std::string> text;
   uint64_t seed = 1337;
   for (const auto& [k, v] : fields) {
-    const std::string key = k.cast<std::string>();
+    const std::string key = str_arg(k, "Model.init: a keyword");
     if (key == "seed") {
-      seed = v.cast<uint64_t>();
+      seed = seed_arg(v, "Model.init: seed");
       continue;
     }
     const ModelField* f = find_model_field(key);
@@ -199,7 +231,8 @@ void add_model(py::module_& m) {
   py::class_<Model, std::shared_ptr<Model>> c(m, "Model", "A GPT-2 in memory (fp32 weights)");
   c.def_static(
        "load",
-       [](const std::string& dir) {
+       [](const py::handle& path) {
+         const std::string dir = path_arg(path, "Model.load: dir");
          return without_gil([&] { return std::make_shared<Model>(load_model(dir), model_directory(dir).string()); });
        },
        py::arg("dir"), "A checkpoint folder, a training run (its latest checkpoint) or a Hugging Face GPT-2 folder")
@@ -212,17 +245,10 @@ void add_model(py::module_& m) {
                                m.tokenizer();
                                return m.tok;
                              })
-      .def(
-          "save",
-          [](Model& m, const std::string& dir, bool overwrite, const std::string& tokenizer) {
-            without_gil([&] {
-              save_model(dir, m.model, overwrite);
-              if (!tokenizer.empty()) write_tokenizer_files(dir, tokenizer, m.model.config().block_size);
-            });
-          },
-          py::arg("dir"), py::kw_only(), py::arg("overwrite") = false, py::arg("tokenizer") = "",
-          "Writes a checkpoint folder (config.json + model.safetensors, published in one rename); with "
-          "tokenizer (\"gpt2\" or a folder) its files go with it")
+      .def("save", &save, py::arg("dir"), py::kw_only(), py::arg("overwrite") = false,
+           py::arg("tokenizer") = py::none(),
+           "Writes a checkpoint folder (config.json + model.safetensors, published in one rename); with "
+           "tokenizer (\"gpt2\" or a folder) its files go with it, in the same rename")
       .def("forward", &forward, py::arg("ids"),
            "Logits (float32) of every position: (T, V) for a 1-D input, (B, T, V) for 2-D")
       .def("loss", &loss, py::arg("ids"), py::arg("targets"),

@@ -17,6 +17,26 @@ void raise_if_stopped() {
   throw py::error_already_set();
 }
 
+namespace {
+
+// The ids of an integer array read as T (int64, or uint64 for an unsigned
+// one, whose large values would wrap to -1, the skipped target, as int64).
+template <class T>
+std::vector<int> checked_ids(const py::array& a, const char* what) {
+  const auto wide = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  std::vector<int> ids(static_cast<size_t>(wide.size()));
+  const T* p = wide.data();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (p[i] < T{0} ? p[i] < T(-1) : p[i] > T(std::numeric_limits<int>::max()))
+      throw Error(std::string(what) + ": id " + std::to_string(p[i]) + " at index " + std::to_string(i) +
+                  " is not a token id");
+    ids[i] = static_cast<int>(p[i]);
+  }
+  return ids;
+}
+
+}  // namespace
+
 std::vector<int> ids_from(const py::handle& obj, const char* what, int* rows) {
   const auto a = py::array::ensure(obj);
   const int want = rows ? 2 : 1;
@@ -30,25 +50,11 @@ std::vector<int> ids_from(const py::handle& obj, const char* what, int* rows) {
                   std::to_string(a.ndim()));
     if (rows) *rows = static_cast<int>(a.shape(0));
   }
-  // Unsigned ids are range-checked as unsigned: cast to int64, 2^63 + 5
-  // would be reported as a negative id.
-  if (a.dtype().kind() == 'u') {
-    const auto u = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-    for (py::ssize_t i = 0; i < u.size(); ++i)
-      if (u.data()[i] > static_cast<uint64_t>(std::numeric_limits<int>::max()))
-        throw Error(std::string(what) + ": id " + std::to_string(u.data()[i]) + " at index " + std::to_string(i) +
-                    " is not a token id");
-  }
-  const auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-  std::vector<int> ids(static_cast<size_t>(wide.size()));
-  const int64_t* p = wide.data();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (p[i] < -1 || p[i] > std::numeric_limits<int>::max())
-      throw Error(std::string(what) + ": id " + std::to_string(p[i]) + " at index " + std::to_string(i) +
-                  " is not a token id");
-    ids[i] = static_cast<int>(p[i]);
-  }
-  return ids;
+  constexpr auto kIntMax = std::numeric_limits<int>::max();
+  if (a.size() > kIntMax || (rows && a.shape(0) > kIntMax))
+    throw Error(std::string(what) + ": " + std::to_string(a.size()) + " ids are more than any model takes");
+  if (a.dtype().kind() == 'u') return checked_ids<uint64_t>(a, what);
+  return checked_ids<int64_t>(a, what);
 }
 
 py::array_t<int32_t> ids_array(std::vector<int>&& ids) {
@@ -61,18 +67,17 @@ nlohmann::json json_of(const py::handle& v, const char* what) {
   if (v.is_none()) return nullptr;
   if (py::isinstance<py::bool_>(v)) return v.cast<bool>();
   if (py::isinstance<py::int_>(v)) {
-    // Past int64 a cast would fail with pybind11's own message; say which.
-    const auto big = py::int_(py::reinterpret_borrow<py::object>(v));
-    if (big >= py::int_(0) && big <= py::int_(std::numeric_limits<uint64_t>::max()) &&
-        big > py::int_(std::numeric_limits<int64_t>::max()))
-      return v.cast<uint64_t>();
-    if (big < py::int_(std::numeric_limits<int64_t>::min()) || big > py::int_(std::numeric_limits<uint64_t>::max()))
-      throw Error(std::string(what) + ": " + py::str(v).cast<std::string>() + " is out of range");
-    return v.cast<int64_t>();
+    // Within 64 bits (up to 2**64 - 1: a seed), as the CLI's strict number
+    // check takes them; the option's own range check follows. Beyond, no
+    // option takes it: refused naming the value, never wrapped.
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+    if (overflow == 0) return static_cast<int64_t>(x);
+    if (overflow < 0) return int_arg(v, what, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+    return seed_arg(v, what);
   }
   if (py::isinstance<py::float_>(v)) return v.cast<double>();
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  if (py::hasattr(v, "__fspath__")) return py::module_::import("os").attr("fspath")(v).cast<std::string>();
+  if (py::isinstance<py::str>(v) || py::hasattr(v, "__fspath__")) return path_arg(v, what);
   throw Error(std::string(what) + ": expected a bool, number or string, got " +
               py::str(py::type::of(v).attr("__name__")).cast<std::string>());
 }

@@ -82,11 +82,11 @@ py::dict result_dict(const TrainResult& r, const TrainOptions& o) {
 
 py::dict train_run(const py::object& progress, const py::kwargs& options) {
   check(progress.is_none() || PyCallable_Check(progress.ptr()) ||
-            (py::isinstance<py::str>(progress) && progress.cast<std::string>() == "stderr"),
+            (py::isinstance<py::str>(progress) && progress.equal(py::str("stderr"))),
         "train: progress must be a callable, None or \"stderr\"");
   TrainRequest request;
   for (const auto& [k, v] : options) {
-    const std::string name = k.cast<std::string>();
+    const std::string name = str_arg(k, "train: a keyword");
     request.set(name, json_of(v, name.c_str()));
   }
   const TrainOptions o = request.resolve([&](const std::string& note) {
@@ -114,9 +114,10 @@ py::dict train_run(const py::object& progress, const py::kwargs& options) {
   return result_dict(r, o);
 }
 
-py::object read_metrics(const std::string& run, const py::object& pandas) {
-  py::object rows = from_json(nlohmann::json(read_run_metrics(run)));
-  if (pandas.is_none() || pandas.cast<bool>()) {
+py::object read_metrics(const py::handle& run, const py::object& pandas) {
+  const bool want_pandas = pandas.is_none() || bool_arg(pandas, "read_metrics: pandas");
+  py::object rows = from_json(nlohmann::json(read_run_metrics(path_arg(run, "read_metrics: run"))));
+  if (want_pandas) {
     try {
       return py::module_::import("pandas").attr("DataFrame")(rows);
     } catch (py::error_already_set& e) {

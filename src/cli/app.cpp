@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "core/json.h"
 #include "gpt2lab/core/error.h"
+#include "gpt2lab/core/thread_count.h"
 #include "gpt2lab/version.h"
 
 namespace gpt2lab::cli {
@@ -29,7 +30,7 @@ std::vector<Command>& registry() {
 
 void add_threads_flag(CLI::App* sub, int& threads) {
   sub->add_option("--threads", threads, "Threads for kernels and BLAS (0 = all cores)")
-      ->check(CLI::Range(0, 4096))
+      ->check(CLI::Range(0, kMaxThreads))
       ->capture_default_str();
 }
 

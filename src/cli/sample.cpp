@@ -137,19 +137,19 @@ void add_flags(CLI::App* sub, SampleFlags& f) {
   p1->excludes(p2)->excludes(p3);
   p2->excludes(p3);
   sub->add_option("--max-new-tokens", o->s.max_new_tokens, "Tokens to generate")
-      ->check(CLI::Range(0, 1 << 24))
+      ->check(CLI::Range(0, kMaxNewTokens))
       ->capture_default_str();
   sub->add_option("--temperature", o->s.temperature, "Softmax temperature; 0 = greedy")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(CLI::Range(0.0, kMaxTemperature))
       ->capture_default_str();
   sub->add_option("--top-k", o->s.top_k, "Keep the k most likely tokens (0 = off)")
-      ->check(CLI::Range(0, 1 << 24))
+      ->check(CLI::Range(0, kMaxTopK))
       ->capture_default_str();
   sub->add_option("--top-p", o->s.top_p, "Nucleus sampling mass (1 = off)")
-      ->check(CLI::Range(1e-6, 1.0))
+      ->check(CLI::Range(kMinTopP, 1.0))
       ->capture_default_str();
   sub->add_option("--repetition-penalty", o->s.repetition_penalty, "CTRL repetition penalty (1 = off)")
-      ->check(CLI::Range(1e-3, 1e3))
+      ->check(CLI::Range(kMinRepetitionPenalty, kMaxRepetitionPenalty))
       ->capture_default_str();
   sub->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")
       ->check(uint64_text())

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <utility>
 
 #include "gpt2lab/core/error.h"
@@ -27,6 +29,53 @@ std::string read_holder(int fd) {
   return s;
 }
 
+// The lock files this process holds, by (device, inode): flock(2) refuses a
+// second open of the same file within one process too, and then the holder
+// named in the file is this very process, which "another process" would
+// misreport.
+struct HeldLocks {
+  std::mutex mu;
+  std::set<std::pair<dev_t, ino_t>> files;
+};
+
+HeldLocks& held_locks() {
+  static HeldLocks h;
+  return h;
+}
+
+std::pair<dev_t, ino_t> file_id(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {0, 0};
+  return {st.st_dev, st.st_ino};
+}
+
+bool held_here(int fd) {
+  HeldLocks& h = held_locks();
+  std::lock_guard lock(h.mu);
+  return h.files.count(file_id(fd)) != 0;
+}
+
+void set_held(int fd, bool held) {
+  HeldLocks& h = held_locks();
+  std::lock_guard lock(h.mu);
+  if (held)
+    h.files.insert(file_id(fd));
+  else
+    h.files.erase(file_id(fd));
+}
+
+Error busy_error(const fs::path& dir, int fd) {
+  if (held_here(fd))
+    return Error("'" + dir.string() + "' is already in use by this process (pid " + std::to_string(::getpid()) +
+                 "): another call here (a train() or save() still running, on another thread or around this "
+                 "call) owns it; let that call finish first (one owner at a time for a run, study or output "
+                 "folder)");
+  const std::string holder = read_holder(fd);
+  return Error("'" + dir.string() + "' is in use by another gpt2lab process" +
+               (holder.empty() ? "" : " (" + holder + ")") +
+               "; wait for it to finish or stop it (one process at a time owns a run, study or output folder)");
+}
+
 }  // namespace
 
 DirectoryLock::DirectoryLock(const fs::path& dir, const std::string& what) {
@@ -42,13 +91,9 @@ DirectoryLock::DirectoryLock(const fs::path& dir, const std::string& what) {
     if (fd < 0) throw Error("cannot open lock file '" + path.string() + "': " + std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      const std::string holder = read_holder(fd);
+      Error busy = busy_error(dir, fd);
       ::close(fd);
-      if (err == EWOULDBLOCK)
-        throw Error("'" + dir.string() + "' is in use by another gpt2lab process" +
-                    (holder.empty() ? "" : " (" + holder + ")") +
-                    "; wait for it to finish or stop it (one process at a time owns a run, study or "
-                    "output folder)");
+      if (err == EWOULDBLOCK) throw busy;
       throw Error("cannot lock '" + path.string() + "': " + std::strerror(err));
     }
     struct stat by_fd {
@@ -63,6 +108,7 @@ DirectoryLock::DirectoryLock(const fs::path& dir, const std::string& what) {
       }
       fd_ = fd;
       dir_ = dir;
+      set_held(fd_, true);
       return;
     }
     ::close(fd);
@@ -70,8 +116,13 @@ DirectoryLock::DirectoryLock(const fs::path& dir, const std::string& what) {
   throw Error("cannot lock '" + path.string() + "': the folder keeps being replaced");
 }
 
-DirectoryLock::~DirectoryLock() {
-  if (fd_ >= 0) ::close(fd_);
+DirectoryLock::~DirectoryLock() { release(); }
+
+void DirectoryLock::release() {
+  if (fd_ < 0) return;
+  set_held(fd_, false);
+  ::close(fd_);
+  fd_ = -1;
 }
 
 DirectoryLock::DirectoryLock(DirectoryLock&& other) noexcept
@@ -79,7 +130,7 @@ DirectoryLock::DirectoryLock(DirectoryLock&& other) noexcept
 
 DirectoryLock& DirectoryLock::operator=(DirectoryLock&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
+    release();
     fd_ = std::exchange(other.fd_, -1);
     dir_ = std::move(other.dir_);
   }
@@ -96,8 +147,7 @@ void DirectoryLock::abandon() {
     fs::remove(dir_ / kLockFile, ec);
     fs::remove(dir_, ec);
   }
-  ::close(fd_);
-  fd_ = -1;
+  release();
 }
 
 }  // namespace gpt2lab

@@ -21,7 +21,8 @@ class DirectoryLock {
  public:
   DirectoryLock() = default;
   // Creates `dir` (and parents) if missing, then takes the lock or throws
-  // Error naming the holder. `what` says what this process does there
+  // Error naming the holder (this process itself, when another of its
+  // calls holds it). `what` says what this process does there
   // ("train", "study", ...), recorded for the next one to read.
   DirectoryLock(const fs::path& dir, const std::string& what);
   ~DirectoryLock();
@@ -38,6 +39,7 @@ class DirectoryLock {
   void abandon();
 
  private:
+  void release();
   int fd_ = -1;
   fs::path dir_;
 };

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "gpt2lab/core/error.h"
+
 extern "C" void openblas_set_num_threads(int);
 
 namespace gpt2lab {
@@ -17,6 +19,12 @@ void set_threads(int n) {
   if (n <= 0) n = hardware_threads();
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
+}
+
+void check_thread_count(long long n, const std::string& what) {
+  check(n >= 0 && n <= kMaxThreads, what + " = " + std::to_string(n) +
+                                        " is out of range: it must be an integer in [0, " +
+                                        std::to_string(kMaxThreads) + "] (0 = all cores)");
 }
 
 int num_threads() { return omp_get_max_threads(); }

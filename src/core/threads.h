@@ -1,6 +1,8 @@
 // One place that decides how many threads the kernels and BLAS use.
 #pragma once
 
+#include "gpt2lab/core/thread_count.h"
+
 namespace gpt2lab {
 
 // n <= 0 means "all cores". Sets OpenMP's and OpenBLAS's thread counts.

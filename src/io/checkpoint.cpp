@@ -45,7 +45,8 @@ bool is_checkpoint_dir(const fs::path& dir) {
   return fs::is_regular_file(dir / kConfigFile, ec);
 }
 
-void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite, const nlohmann::json& extra) {
+void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite, const nlohmann::json& extra,
+                const std::function<void(const fs::path& staging)>& more) {
   std::error_code ec;
   // The folder is replaced whole: it may hold nothing but a model checkpoint.
   DirectoryLock lock = claim_output_directory(dir, {std::begin(kCheckpointFiles), std::end(kCheckpointFiles)},
@@ -53,6 +54,7 @@ void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite, c
   fs::path staging = make_staging_directory(dir);
   try {
     write_model_files(staging, model, extra);
+    if (more) more(staging);
     publish_directory(staging, dir);
   } catch (...) {
     fs::remove_all(staging, ec);

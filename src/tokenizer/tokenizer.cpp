@@ -12,6 +12,7 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "gpt2lab/core/error.h"
+#include "gpt2lab/core/thread_count.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/sha256.h"
@@ -320,7 +321,8 @@ size_t find_cut(std::string_view text, size_t from, bool allow_special) {
 }  // namespace
 
 std::vector<int> Tokenizer::encode_parallel(std::string_view text, bool allow_special, int threads) const {
-  if (threads <= 0) threads = omp_get_num_procs();
+  check_thread_count(threads, "threads");
+  if (threads == 0) threads = omp_get_num_procs();
   constexpr size_t kMinChunk = size_t(1) << 20;
   if (threads == 1 || text.size() < 2 * kMinChunk) return encode(text, allow_special);
   // Several chunks per thread so an uneven chunk does not leave a core idle.
@@ -353,7 +355,8 @@ std::vector<int> Tokenizer::encode_parallel(std::string_view text, bool allow_sp
 
 std::vector<std::vector<int>> Tokenizer::encode_batch(std::span<const std::string> texts, bool allow_special,
                                                       int threads) const {
-  if (threads <= 0) threads = omp_get_num_procs();
+  check_thread_count(threads, "threads");
+  if (threads == 0) threads = omp_get_num_procs();
   std::vector<std::vector<int>> out(texts.size());
   // Dynamic: texts differ in length. Each result is moved in whole, so the
   // threads do not share a cache line while they encode.

@@ -8,6 +8,7 @@
 
 #include "core/json.h"
 #include "gpt2lab/core/error.h"
+#include "gpt2lab/core/thread_count.h"
 #include "train/provenance.h"
 
 namespace gpt2lab {
@@ -176,9 +177,9 @@ OptionTable make_train_table() {
     s.required = false;
     s.on_resume = OnResume::may_change;
   }));
-  t.push_back(
-      with(integer("threads", "--threads", "Threads for kernels and BLAS (0 = all cores)", 0, 4096, FIELD(threads)),
-           [](OptionSpec& s) { s.on_resume = OnResume::may_change; }));
+  t.push_back(with(
+      integer("threads", "--threads", "Threads for kernels and BLAS (0 = all cores)", 0, kMaxThreads, FIELD(threads)),
+      [](OptionSpec& s) { s.on_resume = OnResume::may_change; }));
   t.push_back(row(T::path, "tokenizer", "--tokenizer", "Tokenizer to record with the checkpoint (gpt2 or DIR)",
                   FIELD(tokenizer)));
   auto per_call = [](OptionSpec s) {

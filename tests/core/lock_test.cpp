@@ -2,6 +2,7 @@
 #include "core/lock.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/file.h"
@@ -21,16 +22,62 @@ class LockTest : public ::testing::Test {
 };
 
 TEST_F(LockTest, SecondOwnerIsRefusedWithTheHoldersPid) {
-  DirectoryLock first(dir_, "train");
-  ASSERT_TRUE(first.held());
+  // The holder is a child process, which takes the lock, says so through a
+  // pipe, and keeps it until the parent closes the other pipe.
+  int ready[2], done[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(done), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(ready[0]);
+    ::close(done[1]);  // else its own copy would keep the pipe open forever
+    try {
+      DirectoryLock held(dir_, "train");
+      char c = 1;
+      if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+      while (::read(done[0], &c, 1) > 0) {
+      }
+    } catch (...) {
+      ::_exit(2);
+    }
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  ::close(done[0]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
   try {
     DirectoryLock second(dir_, "study");
-    FAIL() << "a second lock was granted";
+    ADD_FAILURE() << "a second lock was granted";
   } catch (const Error& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("in use by another gpt2lab process"), std::string::npos) << m;
-    EXPECT_NE(m.find("pid " + std::to_string(::getpid()) + ", train"), std::string::npos) << m;
+    EXPECT_NE(m.find("pid " + std::to_string(child) + ", train"), std::string::npos) << m;
   }
+  ::close(done[1]);
+  ::close(ready[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST_F(LockTest, SecondOwnerInThisProcessIsToldItIsThisProcess) {
+  DirectoryLock first(dir_, "train");
+  ASSERT_TRUE(first.held());
+  try {
+    DirectoryLock second(dir_, "save");
+    FAIL() << "a second lock was granted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("already in use by this process (pid " + std::to_string(::getpid()) + ")"), std::string::npos)
+        << m;
+    EXPECT_EQ(m.find("another gpt2lab process"), std::string::npos) << m;
+  }
+  // Once the first owner lets go, this process may take it again.
+  first = DirectoryLock();
+  DirectoryLock third(dir_, "save");
+  EXPECT_TRUE(third.held());
 }
 
 TEST_F(LockTest, ReleasedWhenTheOwnerGoes) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <string>
@@ -36,8 +37,13 @@ void write_model_files(const fs::path& dir, const GPT2<float>& model,
 
 // Saves a checkpoint directory atomically. Refuses to replace an existing
 // directory that is not a gpt2lab/HF checkpoint unless overwrite is set.
+// `more`, if given, writes further files of kCheckpointFiles into the
+// staging folder (a tokenizer's: write_tokenizer_files) before it is
+// published, so they arrive with the weights or, when it throws, nothing
+// does: the old checkpoint stays as it was and no new folder is left.
 void save_model(const fs::path& dir, const GPT2<float>& model, bool overwrite,
-                const nlohmann::json& extra = nlohmann::json::object());
+                const nlohmann::json& extra = nlohmann::json::object(),
+                const std::function<void(const fs::path& staging)>& more = nullptr);
 
 // Where the model of `given` is: a checkpoint directory as is, a training
 // run's latest checkpoint (RUN -> RUN/checkpoint). A file is refused,

@@ -41,6 +41,15 @@ struct SamplingOptions {
   std::shared_ptr<const DecodeWeights> packed;
 };
 
+// The ranges `gpt2lab sample` accepts, and with it the Python module's
+// generate and stream (validate() below is looser: the server takes what
+// OpenAI's API allows).
+inline constexpr int kMaxNewTokens = 1 << 24;
+inline constexpr int kMaxTopK = 1 << 24;
+inline constexpr double kMaxTemperature = 1e6;
+inline constexpr double kMinTopP = 1e-6;
+inline constexpr double kMinRepetitionPenalty = 1e-3, kMaxRepetitionPenalty = 1e3;
+
 // Draws the next token from raw logits (V of them) of one position. `history`
 // holds the ids the repetition penalty applies to. Follows the reference
 // definitions: temperature divides the logits; top-k keeps the k largest

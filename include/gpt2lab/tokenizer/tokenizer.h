@@ -50,11 +50,13 @@ class Tokenizer {
   std::vector<int> encode(std::string_view text, bool allow_special) const;
   // Same result as encode; large inputs are split into independent chunks
   // (at `<|endoftext|>` when allowed, else at safe line breaks) and encoded
-  // on `threads` threads (<= 0: all cores).
+  // on `threads` threads (0: all cores; fewer than 0 or more than
+  // kMaxThreads is refused with Error).
   std::vector<int> encode_parallel(std::string_view text, bool allow_special, int threads) const;
 
-  // encode() of each text, the texts shared among `threads` threads (<= 0:
-  // all cores); a text's ids do not depend on the thread count.
+  // encode() of each text, the texts shared among `threads` threads (0: all
+  // cores; checked as encode_parallel does); a text's ids do not depend on
+  // the thread count.
   std::vector<std::vector<int>> encode_batch(std::span<const std::string> texts, bool allow_special, int threads) const;
 
   // Raw bytes of the ids, concatenated; may be invalid UTF-8 (a character

@@ -133,7 +133,7 @@ def check_generate(d):
     expect(list(m.stream([5, 6, 7], **args)) == ids, "stream yields generate's tokens")
     expect(m.generate(np.array([5, 6, 7]), **args) == ids, "a numpy prompt too")
     expect(len(m.generate([1] * 30, max_new_tokens=10, seed=1)) == 3, "generation stops at a full context (32)")
-    expect(raises(lambda: m.generate([1], max_new_tokens=1, top_p=0), "top-p"), "bad sampling options: Error")
+    expect(raises(lambda: m.generate([1], max_new_tokens=1, top_p=0), "top_p"), "bad sampling options: Error")
 
 
 def check_text_generate(tmp):
