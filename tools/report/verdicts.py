@@ -1020,7 +1020,10 @@ def registered_rules(study):
     dict. A study without "rules" (written before gpt2lab registered them)
     counts as registered under version 1 of every rule; "rules": null (the
     study could not run the report tool when it was created) registers
-    none: returns UNREGISTERED."""
+    none: returns UNREGISTERED. A registered rule whose parameters (NOISE,
+    MIN_SEEDS, ...) differ from this code's rule of the same id counts as
+    another rule, one this code cannot compute: the report then names it
+    instead of replacing it silently."""
     if "rules" not in study:
         return {k: f"{k}/1" for k, _, _ in CLAIMS}
     rules = study.get("rules")
@@ -1030,7 +1033,9 @@ def registered_rules(study):
     for k, _, _ in CLAIMS:
         r = rules.get(k)
         if isinstance(r, dict) and isinstance(r.get("id"), str):
-            out[k] = r["id"]
+            known = RULE_BY_ID.get(r["id"])
+            same = known is None or r.get("params") == known["params"]
+            out[k] = r["id"] if same else f"{r['id']} with parameters {r.get('params')}"
     return out
 
 

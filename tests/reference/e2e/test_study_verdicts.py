@@ -294,6 +294,11 @@ for name, reg in (("without rules (v1)", V.registered_rules({})),
            f"both verdicts are printed, the current one marked 'changed after the runs' ({lines[-2:]})")
 v = {x.key: x for x in V.evaluate({"atlas": atlas}, V.registered_rules({"rules": table}))}["sandwich-growth"]
 expect(not v.changed and v.verdict == C and "changed" not in v.line(), "rules registered as v2: one verdict")
+edited = __import__("copy").deepcopy(table)
+edited["faster"]["params"]["NOISE"] = 1.0
+reg = V.registered_rules({"rules": edited})
+expect(reg["faster"] != "faster/1" and "NOISE" in reg["faster"] and reg["better-final"] == "better-final/1",
+       "a registered rule with other parameters under the same id counts as another rule")
 v = {x.key: x for x in V.evaluate({"atlas": atlas}, {"sandwich-growth": "sandwich-growth/9"})}["sandwich-growth"]
 expect(v.changed and v.registered is None and "not known to this report" in v.lines("atlas")[-2],
        "a registered rule this code does not know is named, not replaced silently")
