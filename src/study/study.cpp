@@ -63,6 +63,31 @@ double run_cost(const RunSpec& r) {
 // chosen as it goes.
 using WorkItem = std::variant<RunSpec, EdgeSpec>;
 
+// The report's verdict rules (`python3 tools/report --rules FILE`), put in
+// a new study's study.json before any run, so that a rule changed after the
+// runs is reported beside the registered one. Where the tool cannot run,
+// "rules" is null with a note (the report then says the rules were not
+// registered). Returns what to log, or "" when registered or already there.
+std::string register_rules(const fs::path& out, Json& study) {
+  if (study.contains("rules") || !study["runs"].empty()) return "";  // registered, or runs came first
+  // (a name the next study's cleanup of killed temp files removes)
+  const fs::path file = out / (std::string(kStudyFile) + ".tmp-rules");
+  std::string message;
+  std::optional<Json> rules;
+  if (run_python_tool(python_tool("report", "GPT2LAB_REPORT_SCRIPT"), {"--rules", file.string()}, &message))
+    rules = read_json_if_exists(file);
+  std::error_code ec;
+  fs::remove(file, ec);
+  if (rules && rules->is_object() && !rules->empty()) {
+    study["rules"] = *rules;
+    return "";
+  }
+  study["rules"] = nullptr;
+  study["rules_note"] = "the report tool (tools/report --rules) could not run when the study was created";
+  return "study: the verdict rules were not registered in " + std::string(kStudyFile) + " (" +
+         (message.empty() ? "the report tool wrote no rules" : message) + ")";
+}
+
 double item_cost(const WorkItem& w) {
   if (const auto* r = std::get_if<RunSpec>(&w)) return run_cost(*r);
   const auto& e = std::get<EdgeSpec>(w);
@@ -297,6 +322,7 @@ class Study {
   // Loads OUT/study.json (or starts one) and stamps this session's settings.
   void open_study_file() {
     study_ = gpt2lab::open_study_file(out_, budget_.name, data_.tokenizer_identity);
+    if (const std::string note = register_rules(out_, study_); !note.empty()) log_(note);
     study_["budget"] = to_json(budget_);
     study_["data"] = data_json();
     Json base = {{"uniform", std::log(static_cast<double>(data_.vocab_size))}};

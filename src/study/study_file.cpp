@@ -67,6 +67,7 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
   need(!j.contains("version") || j["version"].is_number_integer(), "version", "an integer");
   need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
+  need(!j.contains("rules") || j["rules"].is_object() || j["rules"].is_null(), "rules", "an object or null");
   if (j.contains("budget")) {
     need(j["budget"].is_object(), "budget", "an object");
     need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");

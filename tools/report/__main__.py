@@ -25,9 +25,13 @@ note in the report and a warning on stderr; its runs still appear under
 Usage: python3 tools/report OUT [--no-figures]   (this folder; any working
 directory; --no-figures writes the same text without the figures, in about
 a quarter of the time)
+       python3 tools/report --rules [FILE]   (the registered verdict rules,
+verdicts.rules_table(), as JSON on stdout or into FILE: what gpt2lab records
+in study.json's "rules" when it creates a study, before the runs)
 Exit status: 0 written, 2 bad input, 3 matplotlib missing.
 """
 import importlib.util
+import json
 import os
 import sys
 
@@ -36,6 +40,28 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 # module names (load, stats, ...) cannot shadow any other module.
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     del sys.path[0]
+
+def print_rules(args):
+    """--rules [FILE]: needs no matplotlib (the study runs it when it
+    creates study.json), so it is handled before the import."""
+    spec = importlib.util.spec_from_file_location("report", os.path.join(_HERE, "__init__.py"),
+                                                  submodule_search_locations=[_HERE])
+    sys.modules["report"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["report"])
+    from report.verdicts import rules_table
+    text = json.dumps(rules_table(), indent=1, ensure_ascii=False) + "\n"
+    if len(args) > 1:
+        tmp = args[1] + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, args[1])
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if sys.argv[1:2] == ["--rules"] and len(sys.argv) <= 3:
+    sys.exit(print_rules(sys.argv[1:]))
 
 try:
     import matplotlib
@@ -148,16 +174,45 @@ def verdict_table(doc, st, not_run):
     rows = []
     for v in st.verdicts.values():
         links = [Link(p, doc.anchor(drawn[p])) if p in drawn else f"{p} (not run)" for p in v.sections]
-        rows.append([v.claim, v.verdict, v.numbers, links])
+        if v.changed:
+            r = v.registered
+            rows.append([f"{v.claim} (registered rule {v.registered_rule})", r.verdict if r else "–",
+                         r.numbers if r else "this report does not know the registered rule", links])
+            rows.append([f"{v.claim} (rule {v.rule}, changed after the runs)", v.verdict, v.numbers, links])
+        else:
+            rows.append([v.claim, v.verdict, v.numbers, links])
     doc.p(f"Each claim's verdict is computed from every seed of the settings it rests on: a difference counts only "
           f"when both sides have at least {verdicts.MIN_SEEDS} seeds and |Δmean| > {verdicts.NOISE:g}·pooled sd "
-          "(otherwise: within seed noise). 'confirmed': resolved in the claimed direction; 'not observed at this "
-          "scale': no resolved difference either way, or the measures disagree; 'contradicted': resolved the other "
-          "way; 'not tested': no runs, or too few seeds (Method has the rules).")
+          "(otherwise: within seed noise); a value outside the probed range is a bound ('< x', '≥ x'), and a "
+          "comparison with a bound counts only when the bound itself decides it (otherwise: not resolved). "
+          "'confirmed': resolved in the claimed direction (a claim with several measures: every measure that could "
+          "be computed confirms); 'not observed at this scale': no resolved difference either way; 'contradicted': "
+          "resolved the other way; 'mixed': the claim's measures disagree (each measure's own verdict is in "
+          "[brackets]); 'not tested': no runs, or too few seeds (Method has the rules).")
+    doc.p(rules_note(st))
     doc.table(["claim", "verdict", "numbers", "section"], rows)
-    if any(v.verdict in (verdicts.NOT_OBSERVED, verdicts.CONTRADICTED) for v in st.verdicts.values()):
+    if any(verdicts.disagrees(v) for v in st.verdicts.values()):
         doc.p("Where a verdict disagrees with the papers or does not show their result, note what the study varied "
               "to rule out a design artefact: " + "; ".join(evidence.artefact_checks(st)) + ".")
+
+
+def rules_note(st):
+    """Where the rules the verdicts use come from: study.json's registered
+    rules, the version-1 rules for a study written before registration, or
+    none registered."""
+    changed = [v for v in st.verdicts.values() if v.changed]
+    tail = (" A rule changed after the runs is shown under both: the registered rule's verdict first, then the "
+            "current one's, marked 'changed after the runs' (" + ", ".join(f"{v.registered_rule} → {v.rule}"
+                                                                         for v in changed) + ").") if changed else ""
+    if "rules" not in st.s:
+        return ("This study predates registered verdict rules: it counts as registered under version 1 of each "
+                "claim's rule (tools/report/verdicts.py, RULE_VERSIONS)." + tail)
+    if not isinstance(st.s.get("rules"), dict):
+        note = st.s.get("rules_note")
+        return ("The verdict rules were not registered when this study was created" +
+                (f" ({note})" if isinstance(note, str) and note else "") +
+                ": the verdicts below use this report's current rules, and no earlier rule can be shown beside them.")
+    return ("Each claim's rule was registered in study.json when the study was created, before its runs." + tail)
 
 
 def main():
@@ -191,7 +246,7 @@ def main():
     not_run = [section.PRESET for section in PRESET_SECTIONS
                if section.PRESET not in st.presets or not st.has(section.PRESET)]
     try:
-        st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st))}
+        st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st), verdicts.registered_rules(st.s))}
     except DATA_ERRORS as e:  # a hand-edited or partial study.json
         sys.stderr.write(f"report: the verdicts could not be computed ({type(e).__name__}: {e})\n")
         st.verdicts = {}
@@ -224,7 +279,8 @@ def main():
         "'Tokens to loss ≤ x': the tokens trained on when the smoothed train loss first reaches x, where x is 0.1 "
         "nats below the unigram baseline on the training split (the point where a model starts to use context); "
         "without a baseline, the median final smoothed train loss of the preset's runs that did not diverge. In "
-        "comparisons a seed that never reaches x counts with its run's total tokens (a lower bound).",
+        "comparisons a seed that never reaches x is a bound, '≥ its run's total tokens' (censored, see below); "
+        "tables average only the seeds that reached it, with their count.",
         "Unigram baseline: the cross-entropy of the training split's token frequencies (add-one smoothed) on the "
         "validation split (study.json's baselines where gpt2lab wrote them, else computed from the shards); a "
         "model at this loss predicts common tokens and nothing from context. A run left the unigram plateau when "
@@ -242,13 +298,18 @@ def main():
         "Binary measures over seeds (left the unigram plateau, i.e. a final validation loss 0.1 nats below the "
         f"unigram baseline): a setting trains when all of its seeds (at least {verdicts.MIN_SEEDS}) do and fails "
         "when none does; anything in between is seed-dependent and supports no statement.",
-        "Max stable lr over seeds: geometric mean and sd of log2 (octaves); a search where nothing trained counts "
-        "one grid step below the grid.",
+        "Max stable lr over seeds: geometric mean and sd of log2 (octaves). A search where nothing trained is a "
+        "bound, '< the lowest probe'; one where everything trained, '≥ the grid's top': a bound is never averaged "
+        "(a setting with one shows its seeds, not a mean), and a comparison with a bound is resolved only when "
+        "every seed of one side lies surely beyond every seed of the other; otherwise it is 'not resolved' and "
+        "supports no verdict.",
         "Verdicts: where a claim rests on several settings, more than half of the comparable settings must be "
-        "resolved in one direction; where it rests on several measures, one confirming and none contradicting "
-        "confirms (and the reverse); 'not observed at this scale' covers no resolved difference and measures that "
-        "disagree; 'not tested' means the study has no such runs or too few seeds. The rule of each claim is in "
-        "tools/report/verdicts.py.",
+        "resolved in one direction; where it rests on several measures, it is confirmed only when every measure "
+        "that could be computed confirms (contradicted only when every one contradicts, not observed when none "
+        "resolves anything), and 'mixed' otherwise, with each measure's own verdict shown; 'not tested' means the "
+        "study has no such runs or too few seeds. Each claim's rule is declared, versioned, in "
+        "tools/report/verdicts.py (RULE_VERSIONS) and recorded in study.json when the study is created; a rule "
+        "changed after the runs is reported beside the registered rule's verdict, never instead of it.",
         "All numbers and every finding above are computed by tools/report from study.json and the runs' "
         "metrics.jsonl; rerunning it on the same folder gives the same report.",
     ])

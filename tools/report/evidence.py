@@ -8,7 +8,7 @@ reaches verdicts.MIN_SEEDS.
 """
 import math
 
-from .stats import fmt_lr
+from .stats import Bound, fmt_lr
 from .verdicts import edge_label, warmup_label
 
 SEED_KEYS = ("seed", "seed_index")
@@ -148,15 +148,14 @@ def edge_records(st):
 
 
 def edge_log2(e):
-    """log2 of a search's max stable lr. Nothing trained: one grid step
-    below the lowest probe (the edge lies somewhere below the grid)."""
-    if isinstance(e.get("edge"), (int, float)) and e["edge"] > 0:
-        return math.log2(e["edge"])
+    """log2 of a search's max stable lr; a search that left the grid is a
+    Bound: nothing trained, '< log2(lowest probe)'; everything up to the
+    top trained, '≥ log2(top)'. None without probes."""
     grid = sorted(x for x in (e.get("grid") or [p["lr"] for p in e.get("probes", [])]) if x > 0)
-    if not grid:
-        return None
-    step = math.log2(grid[1] / grid[0]) if len(grid) >= 2 else 1.0
-    return math.log2(grid[0]) - step
+    if isinstance(e.get("edge"), (int, float)) and e["edge"] > 0:
+        x = math.log2(e["edge"])
+        return Bound(">", x) if e.get("failed") is None else x
+    return Bound("<", math.log2(grid[0])) if grid else None
 
 
 def edge_setting(e):
@@ -220,9 +219,17 @@ def norm_times(st):
         pre = [tokens_to_target(st, r, target) for r in g[("pre", wf, lr)]]
         post = [tokens_to_target(st, r, target) for r in g[("post", wf, lr)]]
         out.append({"setting": f"{warmup_label(wf)}, lr {fmt_lr(lr)}", "target": target,
-                    "pre": [t for t, _ in pre], "post": [t for t, _ in post],
+                    "pre": [censored_tokens(x) for x in pre], "post": [censored_tokens(x) for x in post],
                     "reached_pre": sum(ok for _, ok in pre), "reached_post": sum(ok for _, ok in post)})
     return out
+
+
+def censored_tokens(reach):
+    """tokens_to_target's (tokens, reached) for a comparison: the tokens, or
+    for a run that never reached the target a Bound '≥ its total tokens'
+    (it would need at least that many; never averaged)."""
+    tokens, reached = reach
+    return tokens if reached or tokens is None else Bound(">", tokens)
 
 
 def norm_finals(st):
@@ -380,7 +387,8 @@ def atlas_inputs(st):
         cells.append({"variant": variant, "depth": depth, "seeds": len(rs),
                       "left": sum(bool(left_plateau(st, r)) for r in rs),
                       "final": [st.final_value(r) for r in rs],
-                      "tokens": [tokens_to_target(st, r, target)[0] for r in rs] if target is not None else [],
+                      "tokens": [censored_tokens(tokens_to_target(st, r, target)) for r in rs]
+                      if target is not None else [],
                       "target": target,
                       "growth": [residual_growth(r) for r in rs],
                       "growth_init": [residual_growth(r, "init") for r in rs],

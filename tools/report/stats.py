@@ -9,6 +9,57 @@ GROWS, SHRINKS = 1.25, 0.8
 SPIKE_WINDOW, SPIKE_JUMP = 20, 0.10  # a loss 10% above the median of the previous 20 steps
 
 
+class Bound:
+    """A censored value: one outside the probed range, known only as a
+    bound. kind '<': the value lies below `value` (e.g. an lr-edge search
+    where nothing trained: the edge is below the lowest probe); kind '>':
+    at or above it (everything trained up to the grid's top; a run that
+    never reached a target loss within its tokens). A bound is never
+    averaged or turned into a number: comparisons with it are decided only
+    when the bound itself decides them (verdicts.Diff)."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind, value):
+        assert kind in ("<", ">"), kind
+        self.kind, self.value = kind, float(value)
+
+    def text(self, show=lambda x: f"{x:g}"):
+        return ("< " if self.kind == "<" else "≥ ") + show(self.value)
+
+    def map(self, f):
+        """The same bound through a monotone increasing f (log2 → lr)."""
+        return Bound(self.kind, f(self.value))
+
+    def __eq__(self, other):
+        return isinstance(other, Bound) and (self.kind, self.value) == (other.kind, other.value)
+
+    def __hash__(self):
+        return hash((self.kind, self.value))
+
+    def __repr__(self):
+        return f"Bound({self.kind!r}, {self.value!r})"
+
+
+def is_bound(x):
+    return isinstance(x, Bound)
+
+
+def interval(x):
+    """(low, high) of a value: a number is its own, '<' v is (−inf, v), '>' v is [v, inf)."""
+    if isinstance(x, Bound):
+        return (-math.inf, x.value) if x.kind == "<" else (x.value, math.inf)
+    return x, x
+
+
+def surely_above(x, y):
+    """x is above y whatever a bound among them hides (x, y: numbers or Bounds)."""
+    lo, _ = interval(x)
+    _, hi = interval(y)
+    # '< v' holds values strictly below v: anything at or above v is above it.
+    return lo > hi or (isinstance(y, Bound) and y.kind == "<" and lo >= hi)
+
+
 def smooth(xs, k):
     """Trailing moving average over k values (fewer at the start)."""
     out, acc = [], 0.0

@@ -16,18 +16,32 @@ The rules:
 - A setting "trains" in a binary measure (left the unigram plateau) when
   every one of its seeds (at least MIN_SEEDS) did, "fails" when none did;
   anything in between is seed-dependent and supports no statement.
+- Censoring. A value outside the probed range (an lr-edge search where
+  nothing trained, or everything did) is a Bound ('< x', '≥ x'), never a
+  number: it is not averaged, and a comparison with a bound on either side
+  is resolved only when the bound itself decides it (every seed of one
+  side surely beyond every seed of the other); otherwise it is "not
+  resolved", which supports no verdict.
 - Verdicts: CONFIRMED, NOT_OBSERVED ("not observed at this scale": tested,
-  no resolved difference in the claimed direction, or the measures
-  disagree), CONTRADICTED (a resolved difference the other way), and
-  NOT_TESTED (the study has no such runs, or too few seeds).
-- Where a claim rests on several settings, it is decided by the majority of
-  the settings that could be compared (more than half resolved one way);
-  where it rests on several measures, by combine().
+  no resolved difference in the claimed direction), CONTRADICTED (a
+  resolved difference the other way), MIXED (the claim's measures do not
+  all agree; each measure's own verdict is shown) and NOT_TESTED (the study
+  has no such runs, or too few seeds).
+- Where a claim rests on several settings (or placements), it is decided by
+  the majority of the settings that could be compared (more than half
+  resolved one way: majority(), combine_settings()); where it rests on
+  several measures, by combine(): confirmed only when every measure that
+  could be computed confirms.
+- Registered rules. RULES declares each claim's measures and rule, with a
+  versioned id; gpt2lab records them in study.json ("rules") when it
+  creates a study, before any run. A claim whose registered rule differs
+  from this code's is reported under both (registered(); the current one
+  marked "rule changed after the runs").
 """
 import math
 import statistics
 
-from .stats import GROWS, fmt_lr, fmt_ratio, fmt_tokens
+from .stats import GROWS, Bound, fmt_lr, fmt_ratio, fmt_tokens, surely_above
 
 MIN_SEEDS = 3
 NOISE = 2.0  # a difference is stated when |Δmean| > NOISE · pooled sd
@@ -35,8 +49,9 @@ NOISE = 2.0  # a difference is stated when |Δmean| > NOISE · pooled sd
 CONFIRMED = "confirmed"
 NOT_OBSERVED = "not observed at this scale"
 CONTRADICTED = "contradicted"
+MIXED = "mixed"
 NOT_TESTED = "not tested"
-VALUES = (CONFIRMED, NOT_OBSERVED, CONTRADICTED, NOT_TESTED)
+VALUES = (CONFIRMED, NOT_OBSERVED, CONTRADICTED, MIXED, NOT_TESTED)
 
 # The claims, in the order of the verdict table: key, wording, the sections
 # (presets) that hold the measurements.
@@ -62,18 +77,34 @@ CLAIM_SECTIONS = {k: secs for k, _, secs in CLAIMS}
 class Diff:
     """Two settings' per-seed values, a and b: means, sds, Δ = mean(a) −
     mean(b), the pooled sd, and whether the difference is resolved
-    (sign +1: a larger, −1: b larger, 0: within seed noise or too few
-    seeds)."""
+    (sign +1: a larger, −1: b larger, 0: within seed noise, not resolved
+    or too few seeds).
+
+    A value may be a Bound (censored: outside the probed range). A
+    comparison with a bound on either side is `censored`: no mean, sd or Δ
+    is formed; it is resolved only when every value of one side is surely
+    above every value of the other (the bounds themselves decide it), and
+    otherwise "not resolved"."""
 
     def __init__(self, a, b):
-        self.a = [x for x in a if x is not None and math.isfinite(x)]
-        self.b = [x for x in b if x is not None and math.isfinite(x)]
-        self.n_a, self.n_b = len(self.a), len(self.b)
+        ok = lambda x: isinstance(x, Bound) or (x is not None and math.isfinite(x))  # noqa: E731
+        self.values_a, self.values_b = [x for x in a if ok(x)], [x for x in b if ok(x)]
+        self.censored = any(isinstance(x, Bound) for x in self.values_a + self.values_b)
+        self.n_a, self.n_b = len(self.values_a), len(self.values_b)
+        self.enough = self.n_a >= MIN_SEEDS and self.n_b >= MIN_SEEDS
+        if self.censored:
+            self.a = self.b = []
+            self.mean_a = self.mean_b = self.sd_a = self.sd_b = self.delta = self.pooled = None
+            above = all(surely_above(x, y) for x in self.values_a for y in self.values_b)
+            below = all(surely_above(y, x) for x in self.values_a for y in self.values_b)
+            self.resolved = self.enough and (above or below)
+            self.sign = (1 if above else -1) if self.resolved else 0
+            return
+        self.a, self.b = self.values_a, self.values_b
         self.mean_a = statistics.mean(self.a) if self.a else None
         self.mean_b = statistics.mean(self.b) if self.b else None
         self.sd_a = statistics.stdev(self.a) if self.n_a >= 2 else None
         self.sd_b = statistics.stdev(self.b) if self.n_b >= 2 else None
-        self.enough = self.n_a >= MIN_SEEDS and self.n_b >= MIN_SEEDS
         self.delta = self.mean_a - self.mean_b if self.a and self.b else None
         self.pooled = math.sqrt((self.sd_a ** 2 + self.sd_b ** 2) / 2) if self.enough else None
         # (a relative 1e-9 keeps float rounding from counting as a difference when the pooled sd is 0)
@@ -81,10 +112,36 @@ class Diff:
         self.resolved = self.enough and abs(self.delta) > NOISE * self.pooled + 1e-9 * scale
         self.sign = (1 if self.delta > 0 else -1) if self.resolved else 0
 
+    @property
+    def unresolved_bound(self):
+        """A comparison with a bound that the bound does not decide."""
+        return self.censored and self.enough and not self.resolved
+
+    def censored_text(self, show, delta):
+        def side(xs):
+            if not any(isinstance(x, Bound) for x in xs):
+                m = statistics.mean(xs)
+                return show(m) + (f" ± {delta(statistics.stdev(xs))}" if len(xs) >= 2 else "")
+            kinds = {(x.kind, x.value) for x in xs if isinstance(x, Bound)}
+            if len(kinds) == 1 and all(isinstance(x, Bound) for x in xs):
+                return f"{xs[0].text(show)} (every seed)"
+            return "[" + ", ".join(x.text(show) if isinstance(x, Bound) else show(x) for x in xs) + "]"
+
+        if not self.values_a or not self.values_b:
+            return "no values to compare"
+        a, b = side(self.values_a), side(self.values_b)
+        if not self.enough:
+            return f"{a} vs {b} ({self.n_a} vs {self.n_b} seeds; {MIN_SEEDS} needed to state a difference)"
+        if self.resolved:
+            return f"{a} vs {b} (censored: decided by the bound, every seed of one side beyond every seed of the other)"
+        return f"{a} vs {b} (censored: not resolved, the bound does not decide it)"
+
     def text(self, show=lambda x: f"{x:.3f}", delta=None):
         """'A ± sd vs B ± sd (Δ +x, 2·pooled sd y)', or the reason no
-        difference is stated."""
+        difference is stated; a censored side as its bound."""
         delta = delta or show
+        if self.censored:
+            return self.censored_text(show, delta)
         if self.delta is None:
             return "no values to compare"
         a = show(self.mean_a) + (f" ± {delta(self.sd_a)}" if self.sd_a is not None else "")
@@ -108,13 +165,37 @@ class Verdict:
         self.details = details if isinstance(details, dict) else {CLAIM_SECTIONS[key][0]: list(details or [])}
         self.claim = CLAIM_TEXT[key]
         self.sections = CLAIM_SECTIONS[key]
+        self.rule = None  # the rule id it was computed under (evaluate())
+        # Where study.json registered another rule: its id, and the verdict
+        # under it (None when this code cannot compute that rule).
+        self.registered_rule, self.registered = None, None
+
+    @property
+    def changed(self):
+        """The rule was changed after the runs (the registered one differs)."""
+        return self.registered_rule is not None
 
     def lines(self, section):
-        """What `section` prints for this claim: its details, then the verdict."""
-        return list(self.details.get(section, [])) + [self.line()]
+        """What `section` prints for this claim: its details, then the
+        verdict (under the registered rule first, where it was changed)."""
+        return list(self.details.get(section, [])) + self.registered_lines() + [self.line()]
+
+    def registered_lines(self):
+        if not self.changed:
+            return []
+        if self.registered is None:
+            return [f"The registered rule of \"{self.claim}\", {self.registered_rule}, is not known to this report; "
+                    "its verdict cannot be shown."]
+        return [self.registered.line()]
 
     def line(self):
         """The sentence a section prints for the claim."""
+        if self.changed:
+            return f"Verdict on \"{self.claim}\" under rule {self.rule}, changed after the runs (registered: " \
+                   f"{self.registered_rule}): {self.verdict} ({self.numbers})."
+        if self.rule and self.rule != RULES[self.key]["id"]:
+            return f"Verdict on \"{self.claim}\" under the registered rule {self.rule}: {self.verdict} " \
+                   f"({self.numbers})."
         return f"Verdict on \"{self.claim}\": {self.verdict} ({self.numbers})."
 
     def __repr__(self):
@@ -138,18 +219,28 @@ def majority(signs, claimed=1):
 
 
 def combine(verdicts):
-    """Several measures of one claim: CONFIRMED when at least one confirms
-    and none contradicts, CONTRADICTED when at least one contradicts and
-    none confirms, NOT_TESTED when none was tested, NOT_OBSERVED otherwise
-    (nothing resolved, or the measures disagree)."""
+    """Several MEASURES of one claim: CONFIRMED only when every measure that
+    could be computed (not NOT_TESTED) confirms, CONTRADICTED only when
+    every one contradicts, NOT_OBSERVED when every one is not observed,
+    NOT_TESTED when none could be computed, MIXED otherwise (the measures
+    disagree: the claim's numbers show each measure's own verdict)."""
     vs = [v for v in verdicts if v != NOT_TESTED]
     if not vs:
         return NOT_TESTED
-    if CONFIRMED in vs and CONTRADICTED not in vs:
-        return CONFIRMED
-    if CONTRADICTED in vs and CONFIRMED not in vs:
-        return CONTRADICTED
-    return NOT_OBSERVED
+    for v in (CONFIRMED, CONTRADICTED, NOT_OBSERVED):
+        if all(x == v for x in vs):
+            return v
+    return MIXED
+
+
+SIGN_OF = {CONFIRMED: 1, CONTRADICTED: -1, NOT_OBSERVED: 0, MIXED: 0, NOT_TESTED: None}
+
+
+def combine_settings(verdicts):
+    """Several SETTINGS (or placements) of one measure, each with its own
+    verdict: the majority rule over the settings that could be compared
+    (majority(); a mixed setting counts as not resolved)."""
+    return majority([SIGN_OF[v] for v in verdicts])
 
 
 def seeds_state(left, seeds):
@@ -163,7 +254,7 @@ def seeds_state(left, seeds):
 def disagrees(v):
     """A verdict that disagrees with the paper or does not show its result
     (the report then lists what the study varied to rule out an artefact)."""
-    return v.verdict in (NOT_OBSERVED, CONTRADICTED)
+    return v.verdict in (NOT_OBSERVED, CONTRADICTED, MIXED)
 
 
 FEW = f"fewer than {MIN_SEEDS} seeds per setting"
@@ -244,8 +335,8 @@ def octaves(x):
 
 def edge_comparisons(edges, only_warmup=None):
     """edges: [{"warmup_fraction", "clip", "pre": [log2 max stable lr per
-    seed], "post": [...]}] (a seed where nothing trained counts one grid
-    step below the grid, see evidence.edge_inputs). Returns [(label,
+    seed, or a Bound where the search left the grid: '< lowest probe' when
+    nothing trained, '≥ top' when everything did; see evidence.edge_log2]. Returns [(label,
     Diff(pre, post))] for the settings (only those with the given warmup
     fraction, if given)."""
     out = []
@@ -264,9 +355,11 @@ def edge_verdict(edges, only_warmup=None):
     higher = sum(d.sign > 0 for _, d in comps)
     lower = sum(d.sign < 0 for _, d in comps)
     n = sum(d.enough for _, d in comps)
+    censored = sum(d.unresolved_bound for _, d in comps)
     where = "without warmup" if only_warmup == 0 else "over warmup × clipping"
-    numbers = f"max stable lr {where}: " + (f"Pre-LN higher in {higher}, lower in {lower} of {n} settings" if n else
-                                            FEW if comps else "no setting with both placements")
+    numbers = f"max stable lr {where}: " + (f"Pre-LN higher in {higher}, lower in {lower} of {n} settings"
+                                            + (f" (not resolved, censored, in {censored})" if censored else "")
+                                            if n else FEW if comps else "no setting with both placements")
     details = [f"Max stable lr, Pre-LN vs Post-LN, {label} (geometric mean ± sd in octaves): "
                f"{d.text(log2_text, octaves)}." for label, d in comps]
     return verdict, numbers, details
@@ -361,8 +454,8 @@ def stable_gradients_verdict(profiles, edges, why=None):
 def faster_verdict(times, why=None):
     """Claim 3. times: [{"setting": label, "pre": [tokens to the target
     loss per seed], "post": [...], "reached_pre": k, "reached_post": k}]; a
-    seed that never reached the target counts with its run's total tokens
-    (a lower bound). Settings where neither placement reached it in any
+    seed that never reached the target is a Bound, '≥ its run's total
+    tokens' (censored: decided only where the bound decides). Settings where neither placement reached it in any
     seed are left out. Pre-LN faster (fewer tokens) by majority."""
     comps, details = [], []
     for t in times:
@@ -373,7 +466,7 @@ def faster_verdict(times, why=None):
         unreached = t.get("reached_pre", d.n_a) < d.n_a or t.get("reached_post", d.n_b) < d.n_b
         details.append(f"Tokens to the target loss, Pre-LN vs Post-LN, {t['setting']} (reached in "
                        f"{t.get('reached_pre', '?')}/{d.n_a} vs {t.get('reached_post', '?')}/{d.n_b} seeds"
-                       + ("; a seed that never reached it counts with its run's total tokens" if unreached else "")
+                       + ("; a seed that never reached it is a bound, ≥ its run's total tokens" if unreached else "")
                        + f"): {d.text(fmt_tokens)}.")
     verdict = majority([d.sign if d.enough else None for _, d in comps], claimed=-1)
     faster = sum(d.sign < 0 for _, d in comps)
@@ -450,7 +543,8 @@ def scale_depth_verdict(deltas, why=None):
     placement: Δ at the deepest depth against Δ at the shallowest;
     confirmed when the deep one is resolved larger and its mean is positive
     (the scale helps, and helps more), contradicted when it is resolved
-    smaller; the placements combined by combine()."""
+    smaller; the placements are settings: combined by the majority rule
+    (combine_settings)."""
     by_norm = {}
     for x in deltas:
         by_norm.setdefault(x["norm"], {})[x["depth"]] = x["deltas"]
@@ -471,11 +565,11 @@ def scale_depth_verdict(deltas, why=None):
             v = NOT_OBSERVED
         vs.append(v)
         text = d.text(lambda x: f"{x:+.3f}", lambda x: f"{x:.3f}")
-        parts.append(f"{norm}-LN Δ(off − on) at {hi} vs {lo} layers: {text}")
+        parts.append(f"{norm}-LN Δ(off − on) at {hi} vs {lo} layers: {text} [{v}]")
         per = ", ".join(f"{dd}L {_msd(by_norm[norm][dd])}" for dd in ds)
         details.append(f"{norm}-LN, final validation loss without the residual scale minus with it (per seed, "
                        f"mean ± sd): {per}; {hi} vs {lo} layers: {text} → {v}.")
-    verdict = combine(vs)
+    verdict = combine_settings(vs)
     return Verdict("scale-depth", verdict, "; ".join(parts) or why or
                    ("fewer than two depths" if deltas else "depth not run"), details)
 
@@ -525,7 +619,8 @@ def mt_text(diffs):
 def mt_decide(signs, name, up, down, what):
     """Per measure, the majority of its settings' signs (+1, −1, 0; None:
     too few seeds; NO_GAP: nothing to compare, see mt_gap_sign), the
-    measures combined by combine(). Returns (verdict, numbers)."""
+    measures (BLEU, chrF) combined by combine(): both must agree. Returns
+    (verdict, numbers)."""
     vs, parts = [], []
     for label, ss in signs.items():
         ints = [x for x in ss if isinstance(x, int)]
@@ -721,7 +816,7 @@ def deepnorm_verdict(atlas, why=None):
 
 def rezero_verdict(atlas, why=None):
     """Claim 11. Per depth, tokens to the train target (a seed that never
-    reaches it counts with its total tokens): ReZero against Pre-LN and
+    reaches it is a Bound, ≥ its total tokens): ReZero against Pre-LN and
     against Post-LN; the majority of the (depth, rival) comparisons decides
     (fewer tokens: faster)."""
     cells, depths = atlas_cells(atlas)
@@ -743,8 +838,34 @@ def rezero_verdict(atlas, why=None):
                    f"{sum(x == 1 for x in tested)} of {len(tested)} (depth, rival) comparisons", details)
 
 
+def sandwich_end_verdict(atlas, why=None):
+    """Claim 12, rule sandwich-growth/1 (the rule before the full run): per
+    depth, the residual stream's growth through the blocks at the end of
+    training (RMS after the last block / after the first): Sandwich's
+    resolved below Pre-LN's bounds it; the majority of the depths decides.
+    Kept so that a study registered under it is still judged by it."""
+    cells, depths = atlas_cells(atlas)
+    details, signs = [], []
+    for d in depths:
+        sw, pre = cells.get(("sandwich", d)), cells.get(("pre-ln", d))
+        if sw and pre:
+            end = Diff(sw["growth"], pre["growth"])
+            signs.append(end.sign if end.enough else None)
+            details.append(f"{d} layers, residual RMS after the last / the first block at the end of training, "
+                           f"Sandwich vs Pre-LN: {end.text(fmt_ratio)}.")
+    if not details:
+        v = Verdict("sandwich-growth", NOT_TESTED, why or "no atlas runs of Sandwich and Pre-LN")
+    else:
+        tested = [x for x in signs if x is not None]
+        v = Verdict("sandwich-growth", majority(signs, claimed=-1),
+                    f"lower growth at {sum(x == -1 for x in tested)}, higher at {sum(x == 1 for x in tested)} of "
+                    f"{len(tested)} depths (end of training)", {"atlas": []})
+    return v
+
+
 def sandwich_verdict(atlas, why=None):
-    """Claim 12. Per depth, how much the residual stream's growth through
+    """Claim 12, rule sandwich-growth/2 (chosen after the full run; a
+    study registered under /1 is reported under both). Per depth, how much the residual stream's growth through
     the blocks (RMS after the last block / after the first) grew during
     training, end over init of the same run: Sandwich's resolved below
     Pre-LN's bounds it; the majority of the depths decides. The growth at
@@ -774,8 +895,10 @@ def rmsnorm_verdict(atlas, why=None):
     """Claim 13. Per depth, Pre-LN with RMSNorm against LayerNorm: it
     matches when its final loss is not resolved higher (majority of the
     depths), and costs less when its median step time is resolved lower
-    (majority). Confirmed when both hold, contradicted when either is
-    resolved the other way. Step times are the study's own: runs side by
+    (majority). The claim is a conjunction: confirmed when both hold,
+    contradicted when either is resolved the other way, not tested when
+    either could not be measured, mixed when one holds and the other is
+    not observed. Step times are the study's own: runs side by
     side (--jobs) share the machine, so bench/norm_cost.sh is the cleaner
     measure of cost."""
     cells, depths = atlas_cells(atlas)
@@ -796,32 +919,145 @@ def rmsnorm_verdict(atlas, why=None):
     elif NOT_TESTED in (vl, vc):
         verdict = NOT_TESTED
     else:
-        verdict = CONFIRMED if vl == vc == CONFIRMED else NOT_OBSERVED
+        verdict = CONFIRMED if vl == vc == CONFIRMED else NOT_OBSERVED if vl == vc else MIXED
     return Verdict("rmsnorm-cost", verdict, f"matches LayerNorm's loss: {vl}; cheaper step: {vc} (the study's "
                    "own step times; bench/norm_cost.sh times them side by side)", details)
 
 
-# ---------------------------------------------------------------- all
+# ---------------------------------------------------------------- registered rules
 
-def evaluate(inputs):
-    """Every claim's Verdict, in CLAIMS order, from the plain inputs of
-    evidence.gather(): {"profiles", "edges", "plateau", "times", "finals",
-    "inits", "depth_deltas", "mt", "atlas"} (a missing key: that measure was not run), and
-    "why": {key: why that input is empty} for the numbers column."""
+# Every seed-noise and threshold parameter a rule uses.
+PARAMS = {"NOISE": NOISE, "MIN_SEEDS": MIN_SEEDS, "GROWS": GROWS}
+SETTINGS_RULE = "settings: majority of the comparable settings (more than half resolved one way)"
+MEASURES_RULE = "measures: combine (confirmed only when every computable measure confirms; otherwise mixed)"
+
+
+def _rule(key, version, function, measures, rule):
+    return {"id": f"{key}/{version}", "claim": CLAIM_TEXT[key], "function": function, "measures": list(measures),
+            "rule": rule, "params": dict(PARAMS)}
+
+
+# Each claim's rule as plain data, versioned: what gpt2lab records in
+# study.json ("rules") before the runs. A rule is changed by adding a new
+# version here (and keeping the old one's function in RULE_FUNCTIONS), never
+# by editing a registered one.
+RULE_VERSIONS = [
+    _rule("stable-gradients", 1, "stable_gradients_verdict",
+          ("grad-at-init: Xiong pattern per (depth, init), per embedding scale", "lr-edge: max stable lr, Pre vs Post"),
+          "grad-at-init: per embedding scale the majority of (depth, init) settings; every scale must show the "
+          f"pattern; lr-edge: {SETTINGS_RULE} over warmup × clipping; {MEASURES_RULE}"),
+    _rule("no-warmup", 1, "no_warmup_verdict",
+          ("lr-edge without warmup: max stable lr, Pre vs Post", "norm: left the unigram plateau without warmup"),
+          f"lr-edge: {SETTINGS_RULE} at warmup 0; plateau: an lr where Post-LN needs warmup and Pre-LN does not, and "
+          f"none the other way; {MEASURES_RULE}"),
+    _rule("faster", 1, "faster_verdict", ("tokens to the target loss, Pre vs Post",),
+          f"fewer tokens for Pre-LN; {SETTINGS_RULE} over warmup × lr"),
+    _rule("better-final", 1, "better_final_verdict", ("final validation loss, best setting per placement",),
+          "best Pre-LN setting resolved below the best Post-LN setting"),
+    _rule("gpt2-init", 1, "gpt2_init_verdict", ("final validation loss, gpt2 vs each rival init",),
+          "confirmed when gpt2 is resolved better than every rival in every placement; contradicted when a rival "
+          "is resolved better anywhere"),
+    _rule("scale-depth", 1, "scale_depth_verdict", ("Δ final loss (off − on) at the deepest vs shallowest depth",),
+          f"per placement, the deep Δ resolved larger and positive; placements: {SETTINGS_RULE}"),
+    _rule("mt-no-warmup", 1, "mt_no_warmup_verdict", ("test BLEU", "test chrF"),
+          f"per measure {SETTINGS_RULE} over inits; {MEASURES_RULE}"),
+    _rule("mt-warmup", 1, "mt_warmup_verdict", ("test BLEU", "test chrF"),
+          f"per measure {SETTINGS_RULE} over inits (warmup helps Post-LN and not Pre-LN); {MEASURES_RULE}"),
+    _rule("mt-pretrain-gap", 1, "mt_pretrain_gap_verdict", ("test BLEU", "test chrF"),
+          f"per measure {SETTINGS_RULE} over warmup settings with a placement gap; {MEASURES_RULE}"),
+    _rule("deepnorm", 1, "deepnorm_verdict", ("depth sweep: left the unigram plateau", "stability edge"),
+          f"depth sweep: {SETTINGS_RULE} over depths where Post-LN does not train; edge: DeepNorm's resolved above "
+          f"Post-LN's; {MEASURES_RULE}"),
+    _rule("rezero-faster", 1, "rezero_verdict", ("tokens to the train target, ReZero vs Pre-LN and Post-LN",),
+          f"fewer tokens for ReZero; {SETTINGS_RULE} over (depth, rival)"),
+    _rule("sandwich-growth", 1, "sandwich_end_verdict", ("residual growth (last / first block) at the end",),
+          f"Sandwich's growth at the end resolved below Pre-LN's; {SETTINGS_RULE} over depths"),
+    _rule("sandwich-growth", 2, "sandwich_verdict", ("residual growth during training (end / init, same run)",),
+          f"Sandwich's growth during training resolved below Pre-LN's; {SETTINGS_RULE} over depths"),
+    _rule("rmsnorm-cost", 1, "rmsnorm_verdict", ("final validation loss", "median step time"),
+          f"each {SETTINGS_RULE} over depths; a conjunction: confirmed when both hold, contradicted when either is "
+          "resolved the other way, mixed when one holds and the other is not observed"),
+]
+RULE_BY_ID = {r["id"]: r for r in RULE_VERSIONS}
+# The current rule of each claim: its latest version.
+RULES = {k: [r for r in RULE_VERSIONS if r["id"].split("/")[0] == k][-1] for k, _, _ in CLAIMS}
+
+
+def rules_table():
+    """The current rules as study.json records them: {claim key: rule}."""
+    return {k: dict(RULES[k]) for k, _, _ in CLAIMS}
+
+
+def _atlas(f):
+    return lambda i, why: f(i.get("atlas") or {}, why.get("atlas"))
+
+
+def _one(f, key):
+    return lambda i, why: f(i.get(key) or [], why.get(key))
+
+
+RULE_FUNCTIONS = {
+    "stable-gradients/1": lambda i, why: stable_gradients_verdict(i.get("profiles") or [], i.get("edges") or [], why),
+    "no-warmup/1": lambda i, why: no_warmup_verdict(i.get("edges") or [], i.get("plateau") or [], why),
+    "faster/1": _one(faster_verdict, "times"),
+    "better-final/1": _one(better_final_verdict, "finals"),
+    "gpt2-init/1": _one(gpt2_init_verdict, "inits"),
+    "scale-depth/1": _one(scale_depth_verdict, "depth_deltas"),
+    "mt-no-warmup/1": _one(mt_no_warmup_verdict, "mt"),
+    "mt-warmup/1": _one(mt_warmup_verdict, "mt"),
+    "mt-pretrain-gap/1": _one(mt_pretrain_gap_verdict, "mt"),
+    "deepnorm/1": _atlas(deepnorm_verdict),
+    "rezero-faster/1": _atlas(rezero_verdict),
+    "sandwich-growth/1": _atlas(sandwich_end_verdict),
+    "sandwich-growth/2": _atlas(sandwich_verdict),
+    "rmsnorm-cost/1": _atlas(rmsnorm_verdict),
+}
+
+UNREGISTERED = "not registered"
+
+
+def registered_rules(study):
+    """{claim key: the rule id study.json registered} from study.json's
+    dict. A study without "rules" (written before gpt2lab registered them)
+    counts as registered under version 1 of every rule; "rules": null (the
+    study could not run the report tool when it was created) registers
+    none: returns UNREGISTERED. A registered rule whose parameters (NOISE,
+    MIN_SEEDS, ...) differ from this code's rule of the same id counts as
+    another rule, one this code cannot compute: the report then names it
+    instead of replacing it silently."""
+    if "rules" not in study:
+        return {k: f"{k}/1" for k, _, _ in CLAIMS}
+    rules = study.get("rules")
+    if not isinstance(rules, dict):
+        return UNREGISTERED
+    out = {}
+    for k, _, _ in CLAIMS:
+        r = rules.get(k)
+        if isinstance(r, dict) and isinstance(r.get("id"), str):
+            known = RULE_BY_ID.get(r["id"])
+            same = known is None or r.get("params") == known["params"]
+            out[k] = r["id"] if same else f"{r['id']} with parameters {r.get('params')}"
+    return out
+
+
+def evaluate(inputs, registered=None):
+    """Every claim's Verdict under its current rule, in CLAIMS order, from
+    the plain inputs of evidence.gather(): {"profiles", "edges", "plateau",
+    "times", "finals", "inits", "depth_deltas", "mt", "atlas"} (a missing
+    key: that measure was not run), and "why": {key: why that input is
+    empty} for the numbers column. registered: registered_rules()' dict; a
+    claim whose registered rule differs from the current one also carries
+    the verdict under the registered rule (Verdict.registered)."""
     why = inputs.get("why") or {}
-    get = lambda k: inputs.get(k) or []  # noqa: E731
-    return [
-        stable_gradients_verdict(get("profiles"), get("edges"), why),
-        no_warmup_verdict(get("edges"), get("plateau"), why),
-        faster_verdict(get("times"), why.get("times")),
-        better_final_verdict(get("finals"), why.get("finals")),
-        gpt2_init_verdict(get("inits"), why.get("inits")),
-        scale_depth_verdict(get("depth_deltas"), why.get("depth_deltas")),
-        mt_no_warmup_verdict(get("mt"), why.get("mt")),
-        mt_warmup_verdict(get("mt"), why.get("mt")),
-        mt_pretrain_gap_verdict(get("mt"), why.get("mt")),
-        deepnorm_verdict(inputs.get("atlas") or {}, why.get("atlas")),
-        rezero_verdict(inputs.get("atlas") or {}, why.get("atlas")),
-        sandwich_verdict(inputs.get("atlas") or {}, why.get("atlas")),
-        rmsnorm_verdict(inputs.get("atlas") or {}, why.get("atlas")),
-    ]
+    out = []
+    for k, _, _ in CLAIMS:
+        v = RULE_FUNCTIONS[RULES[k]["id"]](inputs, why)
+        v.rule = RULES[k]["id"]
+        reg = registered.get(k) if isinstance(registered, dict) else None
+        if reg is not None and reg != v.rule:
+            v.registered_rule = reg
+            if reg in RULE_FUNCTIONS:
+                v.registered = RULE_FUNCTIONS[reg](inputs, why)
+                v.registered.rule = reg
+        out.append(v)
+    return out

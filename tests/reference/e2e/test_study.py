@@ -73,6 +73,11 @@ with harness.scratch() as tmp:
     expect(all(len(v) == SEEDS for (preset, _), v in seeds.items() if preset != "lr-edge"),
            f"every fixed setting runs at {SEEDS} seeds")
     expect(s["version"] == 2 and "unigram_val" in s["baselines"], "study.json is version 2 with its baselines")
+    rules = json.loads(harness.command([sys.executable, REPORT, "--rules"]).stdout)
+    expect(s.get("rules") == rules and rules["sandwich-growth"]["id"] == "sandwich-growth/2",
+           "study.json records the report's verdict rules, registered when the study was created")
+    expect("Each claim's rule was registered in study.json when the study was created" in
+           open(os.path.join(a, "report.md")).read(), "the report says the rules were registered")
     expect(re.search(r"study: about \S+ left for the study", r.stderr) is not None, "the study logs an overall ETA")
     report = open(os.path.join(a, "report.md")).read()
     expect(tmp not in report and "{\"" not in report,
@@ -234,6 +239,17 @@ with harness.scratch() as tmp:
     expect(r.returncode != 0 and "does not exist" in r.stderr, "a missing --data is refused")
     r = harness.run("study", "--budget", "quick", "--data", corpus, "--out", a, "--preset", "norm")
     expect(r.returncode != 0 and "budget 'tiny'" in r.stderr, "a study folder refuses runs of another budget")
+
+    # Without the report tool the rules are recorded as not registered, with a
+    # note; the study itself still runs.
+    nr = os.path.join(tmp, "no-rules")
+    harness.run("study", "--budget", "tiny", "--data", corpus, "--out", nr, "--threads", "1", "--quiet",
+                "--preset", "grad-at-init", env={"GPT2LAB_REPORT_SCRIPT": os.path.join(tmp, "no-such-tool")})
+    with open(os.path.join(nr, "study.json")) as f:
+        snr = json.load(f)
+    expect("rules" in snr and snr["rules"] is None and "could not run" in snr.get("rules_note", "") and
+           snr["runs"] and not [n for n in os.listdir(nr) if n.startswith("study.json.tmp")],
+           "no report tool: study.json records rules null with a note, and the runs still run")
 
     # 5. An edited or damaged study.json is refused with the field named,
     #    before any data work, and the file is left as it was.

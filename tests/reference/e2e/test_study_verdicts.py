@@ -25,7 +25,7 @@ _spec.loader.exec_module(sys.modules["report"])
 from report import evidence, verdicts as V  # noqa: E402
 from report.load import Study  # noqa: E402
 
-C, N, X, T = V.CONFIRMED, V.NOT_OBSERVED, V.CONTRADICTED, V.NOT_TESTED
+C, N, X, T, M = V.CONFIRMED, V.NOT_OBSERVED, V.CONTRADICTED, V.NOT_TESTED, V.MIXED
 
 
 def around(mean, sd=0.01):
@@ -47,8 +47,15 @@ d = V.Diff(around(2.0, 0.0), around(2.0, 0.0))
 expect(not d.resolved, "Diff: identical seeds (pooled sd 0, Δ 0) are no difference")
 expect(V.majority([1, 1, 0]) == C and V.majority([1, 0, 0]) == N and V.majority([-1, -1, 1]) == X
        and V.majority([None]) == T, "majority: more than half of the comparable settings decide")
-expect(V.combine([C, T]) == C and V.combine([C, X]) == N and V.combine([X, N]) == X and V.combine([T]) == T,
-       "combine: one confirming and none contradicting confirms; disagreeing measures -> not observed")
+expect(V.combine([C, N]) == M, "combine: confirmed + not observed -> mixed (the stable-gradients case)")
+expect(V.combine([C, C]) == C, "combine: confirmed + confirmed -> confirmed")
+expect(V.combine([C, T]) == C, "combine: confirmed + not tested -> confirmed (only computable measures count)")
+expect(V.combine([X, C]) == M, "combine: contradicted + confirmed -> mixed")
+expect(V.combine([X, X, T]) == X and V.combine([N, N]) == N and V.combine([X, N]) == M and V.combine([T]) == T,
+       "combine: every measure contradicts -> contradicted; none resolved -> not observed; none tested")
+expect(V.combine_settings([C, N, C]) == C and V.combine_settings([C, N]) == N and
+       V.combine_settings([X, X, C]) == X and V.combine_settings([T]) == T,
+       "combine_settings: the majority rule over settings stays")
 expect(V.seeds_state(3, 3) == "trains" and V.seeds_state(0, 3) == "fails" and V.seeds_state(2, 3) == "mixed"
        and V.seeds_state(1, 1) == "few seeds", "binary measure: all seeds / none / mixed / too few")
 
@@ -83,7 +90,11 @@ expect(v.verdict == X, "claim 1, lr-edge: Post-LN's higher -> contradicted")
 v = V.stable_gradients_verdict([], edges(lambda w: -8.0, lambda w: -8.5))
 expect(v.verdict == N, "claim 1, lr-edge: half an octave apart with 0.3-octave sds -> within noise -> not observed")
 v = V.stable_gradients_verdict(profiles(grows, flat), edges(lambda w: -9.0, lambda w: -6.0))
-expect(v.verdict == N, "claim 1: grad-at-init confirms, lr-edge contradicts -> not observed")
+expect(v.verdict == M and "[confirmed]" in v.numbers and "[contradicted]" in v.numbers,
+       "claim 1: grad-at-init confirms, lr-edge contradicts -> mixed, each measure's verdict shown")
+v = V.stable_gradients_verdict(profiles(flat, flat), edges(lambda w: -6.0, lambda w: -9.0))
+expect(v.verdict == M and "[not observed at this scale]" in v.numbers and "[confirmed]" in v.numbers,
+       f"claim 1: grad-at-init not observed, lr-edge confirmed -> mixed, not confirmed ({v.numbers})")
 v = V.stable_gradients_verdict(profiles(grows, flat, ["none"])[:4], [])
 v1 = V.stable_gradients_verdict([dict(p, post=p["post"][:1], pre=p["pre"][:1]) for p in profiles(grows, flat)], [])
 expect(v.verdict == C and v1.verdict == T and "fewer than 3 seeds" in v1.numbers,
@@ -116,7 +127,7 @@ expect(v.verdict == C and "Pre-LN higher in 2, lower in 0 of 2" in v.numbers,
 v = V.no_warmup_verdict(edges(lambda w: -9.0 if w == 0 else -6.0, lambda w: -6.0), [])
 expect(v.verdict == X, "claim 2, lr-edge: without warmup Post-LN's edge higher -> contradicted")
 v = V.no_warmup_verdict(edges(lambda w: -6.0, lambda w: -9.0), plateau(pre0=0, post0=3, postlong=3))
-expect(v.verdict == N, "claim 2: lr-edge confirms, norm contradicts -> not observed")
+expect(v.verdict == M, "claim 2: lr-edge confirms, norm contradicts -> mixed")
 v = V.no_warmup_verdict([], plateau(pre0=1, post0=0, postlong=1, prelong=1, seeds=1))
 expect(v.verdict == T, "claim 2: one seed per setting -> not tested")
 
@@ -186,7 +197,9 @@ expect(V.scale_depth_verdict(deltas(0.0, 0.03)).verdict == N, "claim 6: Δ grows
 expect(V.scale_depth_verdict(deltas(-0.4, -0.1)).verdict == N,
        "claim 6: Δ grows but the scale still hurts at depth (Δ < 0) -> not observed")
 mixed = [x for x in deltas(0.0, 0.3) if x["norm"] == "pre"] + [x for x in deltas(0.0, 0.0) if x["norm"] == "post"]
-expect(V.scale_depth_verdict(mixed).verdict == C, "claim 6: Pre-LN confirms, Post-LN flat -> confirmed (combine)")
+v = V.scale_depth_verdict(mixed)
+expect(v.verdict == N and "[confirmed]" in v.numbers,
+       "claim 6: placements are settings (majority): Pre-LN confirms, Post-LN flat, 1 of 2 -> not observed")
 
 # ---------------------------------------------------------------- atlas: DeepNorm per depth
 
@@ -218,6 +231,78 @@ expect(V.sandwich_verdict(growth_cells(1.2, 3.0, 1.2, 1.7)).verdict == X,
        "Sandwich: same start, grew more during training -> contradicted")
 expect(V.sandwich_verdict(growth_cells(1.2, 1.7, 1.2, 1.7)).verdict == N, "Sandwich: grew like Pre-LN -> not observed")
 
+# ---------------------------------------------------------------- censoring: bounds
+
+B = V.Bound
+lo, hi = B("<", __import__("math").log2(2e-4)), B(">", -5.0)  # an edge below the grid (< 2e-4), one at its top
+d = V.Diff([lo, lo, lo], around(-9.3, 0.5))
+expect(d.censored and d.resolved and d.sign == -1 and d.mean_a is None and d.delta is None,
+       "bound decides: every Post-LN seed '< 2e-4' below every Pre-LN seed (1.6e-3 ± 0.5 oct) -> resolved")
+expect("< 2e-4 (every seed)" in d.text(V.log2_text, V.octaves) and "oct" in d.text(V.log2_text, V.octaves)
+       and "Δ" not in d.text(V.log2_text, V.octaves),
+       f"a bound prints as '< 2e-4', never as a mean or a Δ in octaves ({d.text(V.log2_text, V.octaves)})")
+d = V.Diff([lo, lo, lo], [-13.0, -11.0, -10.0])
+expect(d.censored and not d.resolved and d.sign == 0 and d.unresolved_bound and "not resolved" in d.text(),
+       "bound does not decide: < 2e-4 vs seeds at 2^-13 .. 2^-10 (one below it) -> not resolved")
+d = V.Diff([-12.0, -11.9, lo], around(-5.0, 0.1))
+expect(d.censored and d.mean_a is None and d.sd_a is None and d.pooled is None,
+       "a bound is never averaged: a side with one censored seed has no mean, sd or pooled sd")
+d = V.Diff([hi, hi, -5.5], [-6.0, -7.0, -8.0])
+expect(d.resolved and d.sign == 1, "'≥ top' above every seed of the other side -> resolved (+1)")
+d = V.Diff([hi, -6.0, -5.5], [-6.0, -7.0, -5.8])
+expect(not d.resolved, "'≥ top' and numbers overlapping the other side -> not resolved")
+d = V.Diff([lo, lo], [-5.0, -5.0, -5.0])
+expect(not d.enough and not d.resolved, "a bound does not make up for too few seeds")
+# A claim resting only on comparisons the bounds do not decide cannot be confirmed.
+cens = [{"warmup_fraction": w, "clip": c, "pre": [-11.0, -10.0, -12.5], "post": [lo, lo, lo]}
+        for w in (0.0, 0.25) for c in (0.0, 1.0)]
+v = V.stable_gradients_verdict([], cens)
+expect(v.verdict == N and "not resolved, censored, in 4" in v.numbers,
+       f"lr-edge: Post-LN '< 2e-4' against Pre-LN seeds that overlap it -> not confirmed ({v.numbers})")
+cens = [{"warmup_fraction": w, "clip": c, "pre": around(-9.3, 0.5), "post": [lo, lo, lo]}
+        for w in (0.0, 0.25) for c in (0.0, 1.0)]
+expect(V.stable_gradients_verdict([], cens).verdict == C, "lr-edge: the bound decides every setting -> confirmed")
+expect(evidence.edge_log2({"edge": None, "grid": [2e-4, 4e-4]}) == B("<", __import__("math").log2(2e-4)) and
+       evidence.edge_log2({"edge": 4e-4, "failed": None, "grid": [2e-4, 4e-4]}) == B(">", __import__("math").log2(4e-4))
+       and evidence.edge_log2({"edge": 2e-4, "failed": 4e-4, "grid": [2e-4, 4e-4]}) == __import__("math").log2(2e-4),
+       "edge_log2: nothing trained -> '< lowest probe'; everything trained -> '≥ top'; else the number")
+
+# ---------------------------------------------------------------- registered rules
+
+table = V.rules_table()
+expect([k for k, _, _ in V.CLAIMS] == list(table) and table["sandwich-growth"]["id"] == "sandwich-growth/2" and
+       all(r["id"] in V.RULE_FUNCTIONS and r["measures"] and r["params"]["NOISE"] == V.NOISE for r in table.values())
+       and all(r["id"] in V.RULE_FUNCTIONS for r in V.RULE_VERSIONS),
+       "RULES: every claim's rule is declared, versioned and computable (old versions too)")
+r = harness.command([sys.executable, REPORT, "--rules"])
+expect(r.returncode == 0 and __import__("json").loads(r.stdout) == __import__("json").loads(
+       __import__("json").dumps(table)), "report --rules prints the rules table as JSON")
+expect(V.registered_rules({})["sandwich-growth"] == "sandwich-growth/1" and
+       V.registered_rules({"rules": None}) == V.UNREGISTERED and
+       V.registered_rules({"rules": table})["sandwich-growth"] == "sandwich-growth/2",
+       "registered_rules: a study.json without rules counts as v1; rules null: none registered")
+# Sandwich ends higher than Pre-LN but grew less while training: v1 (the end) and v2 disagree.
+atlas = growth_cells(3.0, 3.5, 1.2, 1.7)
+for name, reg in (("without rules (v1)", V.registered_rules({})),
+                  ("rules v1", {"sandwich-growth": "sandwich-growth/1"})):
+    v = {x.key: x for x in V.evaluate({"atlas": atlas}, reg)}["sandwich-growth"]
+    expect(v.changed and v.registered.verdict == X and v.verdict == C and v.registered.rule == "sandwich-growth/1",
+           f"study {name}, code v2: the registered v1 verdict (contradicted) is kept beside v2's (confirmed)")
+    lines = v.lines("atlas")
+    expect(any("under the registered rule sandwich-growth/1: contradicted" in x for x in lines) and
+           any("under rule sandwich-growth/2, changed after the runs" in x and ": confirmed" in x for x in lines),
+           f"both verdicts are printed, the current one marked 'changed after the runs' ({lines[-2:]})")
+v = {x.key: x for x in V.evaluate({"atlas": atlas}, V.registered_rules({"rules": table}))}["sandwich-growth"]
+expect(not v.changed and v.verdict == C and "changed" not in v.line(), "rules registered as v2: one verdict")
+edited = __import__("copy").deepcopy(table)
+edited["faster"]["params"]["NOISE"] = 1.0
+reg = V.registered_rules({"rules": edited})
+expect(reg["faster"] != "faster/1" and "NOISE" in reg["faster"] and reg["better-final"] == "better-final/1",
+       "a registered rule with other parameters under the same id counts as another rule")
+v = {x.key: x for x in V.evaluate({"atlas": atlas}, {"sandwich-growth": "sandwich-growth/9"})}["sandwich-growth"]
+expect(v.changed and v.registered is None and "not known to this report" in v.lines("atlas")[-2],
+       "a registered rule this code does not know is named, not replaced silently")
+
 # ---------------------------------------------------------------- from a study folder
 
 with harness.scratch() as tmp:
@@ -225,11 +310,19 @@ with harness.scratch() as tmp:
     for world in ("paper", "against", "noise"):
         out = os.path.join(tmp, world)
         syn.make_study(out, getattr(syn.World, world)(presets=syn.WITH_ATLAS))
-        results[world] = {v.key: v for v in V.evaluate(evidence.gather(Study(out)))}
+        st = Study(out)
+        results[world] = {v.key: v for v in V.evaluate(evidence.gather(st), V.registered_rules(st.s))}
     keys = [k for k, _, _ in V.CLAIMS]
-    for world, want in (("paper", C), ("against", X), ("noise", N)):
+    # The exceptions are the rules at work: in 'paper', a Pre-LN seed whose
+    # search trained up to the grid's top ('≥ 3.2e-2') does not decide
+    # against Post-LN with warmup, so lr-edge is not confirmed over warmup ×
+    # clipping while grad-at-init is (mixed); in 'noise', RMSNorm matches
+    # LayerNorm's loss but is not cheaper (mixed).
+    for world, want, odd in (("paper", C, {"stable-gradients": M}), ("against", X, {}),
+                             ("noise", N, {"rmsnorm-cost": M})):
         got = {k: results[world][k].verdict for k in keys}
-        expect(all(g == want for g in got.values()), f"synthetic study '{world}': every verdict {want} (got {got})")
+        expect(all(g == odd.get(k, want) for k, g in got.items()),
+               f"synthetic study '{world}': every verdict {want} except {odd} (got {got})")
 
     # One claim flipped at a time, the others left as the paper has them.
     flips = {
@@ -259,7 +352,11 @@ with harness.scratch() as tmp:
     top = md[:md.index("## Summary of findings")] if "## Summary of findings" in md else ""
     expect("## Verdicts" in top and "## grad-at-init" not in top and md.index("## Verdicts") < md.index("## Method"),
            "the verdict table comes first, before the summary and every section")
-    expect(all(f"| {V.CLAIM_TEXT[k]} | {X} |" in top for k in keys), "every claim's row says 'contradicted'")
+    expect(all(f"| {V.CLAIM_TEXT[k]} | {X} |" in top for k in keys if k != "sandwich-growth") and
+           f"| {V.CLAIM_TEXT['sandwich-growth']} (rule sandwich-growth/2, changed after the runs) | {X} |" in top and
+           f"| {V.CLAIM_TEXT['sandwich-growth']} (registered rule sandwich-growth/1) |" in top and
+           "predates registered verdict rules" in top,
+           "every claim's row says 'contradicted'; Sandwich's under both rules (a study.json without rules: v1)")
     expect("[lr-edge](#lr-edge-learning-rate-stability-edge)" in top and "## lr-edge: learning-rate stability edge"
            in md and "[depth](#depth-pre-ln-vs-post-ln-as-depth-grows)" in top,
            "the rows link to the sections by their Markdown anchors")
@@ -269,6 +366,18 @@ with harness.scratch() as tmp:
     expect("to rule out a design artefact" in top and "gradient clipping at 1 (lr-edge)" in top and
            "warmup up to 25% of the steps (norm, lr-edge)" in top,
            "disagreeing verdicts list what the study varied to rule out an artefact")
+    # Rules registered as null (the tool could not run at creation): said so, one row per claim.
+    sj = os.path.join(tmp, "against", "study.json")
+    data = __import__("json").load(open(sj))
+    data["rules"], data["rules_note"] = None, "the report tool (tools/report --rules) could not run"
+    with open(sj, "w") as f:
+        __import__("json").dump(data, f)
+    r = harness.command([sys.executable, REPORT, os.path.join(tmp, "against"), "--no-figures"])
+    nr = open(os.path.join(tmp, "against", "report.md")).read()
+    expect(r.returncode == 0 and "The verdict rules were not registered when this study was created (the report "
+           "tool" in nr and "changed after the runs" not in nr.split("## Summary of findings")[0] and
+           f"| {V.CLAIM_TEXT['sandwich-growth']} | {X} |" in nr,
+           "study.json with rules null: the report says the rules were not registered and shows one verdict each")
     for k in keys:
         line = results["against"][k].line()
         expect(line in md[md.index("## Summary of findings"):],

@@ -11,7 +11,7 @@ from ..evidence import (atlas_edge_groups, atlas_groups, edge_log2, left_plateau
                         training_growth)
 from ..plot import plt
 from ..stats import fmt_lr, fmt_msd, mean_sd
-from .lr_edge import edge_text, geo
+from .lr_edge import edge_text, geo, geo_text, plot_seeds
 
 PRESET = "atlas"
 TITLE = "atlas: normalization variants over depth"
@@ -70,9 +70,7 @@ def edge_figure(doc, eg, variants):
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for i, v in enumerate([v for v in variants if v in eg]):
         ys = [edge_log2(e) for e in eg[v]]
-        pts = [2 ** y for y in ys if y is not None]
-        ax.plot([i + (k - (len(pts) - 1) / 2) * 0.06 for k in range(len(pts))], pts, "o", color=color(v), ms=4,
-                mfc="white")
+        plot_seeds(ax, i, ys, color(v), 0.06)
         m, sd = geo(ys)
         if m:
             lo, hi = (m / 2 ** sd, m * 2 ** sd) if sd is not None else (m, m)
@@ -82,7 +80,8 @@ def edge_figure(doc, eg, variants):
     ax.set_xticklabels(shown)
     ax.set_yscale("log")
     ax.set_ylabel("max stable lr")
-    ax.set_title("per seed (circles) and geometric mean ± sd (squares)", fontsize=9)
+    ax.set_title("per seed (circles; ▼/▲ a bound below / at the grid's top) and geometric mean ± sd "
+                 "(squares; none where a seed is censored)", fontsize=8)
     ax.grid(alpha=0.3)
     doc.figure(fig, "atlas_edge.png", "Stability edge (largest lr that trains) per variant")
 
@@ -162,8 +161,8 @@ def sweep_table(doc, st, g):
 def edge_table(doc, eg, variants):
     rows = []
     for v in [v for v in variants if v in eg]:
-        m, sd = geo([edge_log2(e) for e in eg[v]])
-        rows.append([v, len(eg[v]), fmt_lr(m) if m else "–", f"{sd:.2f}" if sd is not None else "–",
+        _, sd = geo([edge_log2(e) for e in eg[v]])
+        rows.append([v, len(eg[v]), geo_text(eg[v]), f"{sd:.2f}" if sd is not None else "–",
                      ", ".join(edge_text(e) for e in eg[v])])
     doc.table(["variant", "seeds", "max stable lr (geometric mean)", "sd (octaves)", "per seed"], rows)
 

@@ -117,6 +117,7 @@ def draw(doc, st, findings):
         f += v.lines(PRESET)
         if disagrees(v):
             f.append("Radford et al. (2019) scale the residual projections because their effect accumulates with "
-                     "depth; where the verdict is 'not observed' or 'contradicted', this study does not show that. " +
+                     "depth; where the verdict is 'not observed', 'mixed' or 'contradicted', this study does not show "
+                     "that. " +
                      artefact_line(st, artefact_checks(st)))
     add_findings(doc, findings, PRESET, f)

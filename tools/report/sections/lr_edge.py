@@ -6,7 +6,7 @@ import statistics
 from ..common import add_findings, artefact_line
 from ..evidence import artefact_checks, edge_groups, edge_log2, finished
 from ..plot import COLORS, plt
-from ..stats import fmt_lr
+from ..stats import Bound, fmt_lr
 from ..verdicts import Diff, disagrees, edge_label, log2_text, octaves
 
 PRESET = "lr-edge"
@@ -41,29 +41,32 @@ def non_monotone(e):
 
 
 def geo(values):
-    """(geometric mean, sd of log2) of per-seed log2 edges."""
+    """(geometric mean, sd of log2) of per-seed log2 edges; (None, None)
+    when a seed's edge is a Bound (censored: never averaged)."""
     xs = [x for x in values if x is not None]
-    if not xs:
+    if not xs or any(isinstance(x, Bound) for x in xs):
         return None, None
     return 2 ** statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else None)
 
 
 def geo_text(es):
-    """The geometric mean of a setting's edges in words: '< lowest' when no
-    seed trained at any lr, '≥ top' when every seed trained at every lr, else
-    the mean, with how many seeds lie outside the grid."""
-    m, _ = geo([edge_log2(e) for e in es])
-    if m is None:
+    """The max stable lr of a setting's searches in words: the geometric
+    mean where every seed's edge lies inside the grid; else the bound, when
+    every seed has the same one ('< 2e-4', '≥ 1.6e-2'); else no mean, how
+    many seeds lie outside the grid (their values are in the per-seed
+    column)."""
+    ys = [y for y in (edge_log2(e) for e in es) if y is not None]
+    if not ys:
         return "–"
-    below = sum(not isinstance(e.get("edge"), (int, float)) for e in es)
-    above = sum(isinstance(e.get("edge"), (int, float)) and e.get("failed") is None for e in es)
-    grid = sorted(e.get("grid") or [p["lr"] for p in e.get("probes", [])] for e in es)[0]
-    if below == len(es) and grid:
-        return f"< {fmt_lr(grid[0])}"
-    if above == len(es):
-        return f"≥ {fmt_lr(m)}"
+    bounds = [y for y in ys if isinstance(y, Bound)]
+    if not bounds:
+        return fmt_lr(geo(ys)[0])
+    if len(bounds) == len(ys) and len(set(bounds)) == 1:
+        return bounds[0].map(lambda x: 2 ** x).text(fmt_lr)
+    below = sum(b.kind == "<" for b in bounds)
+    above = len(bounds) - below
     out = [f"{below} below the grid"] * bool(below) + [f"{above} at its top"] * bool(above)
-    return fmt_lr(m) + (f" ({', '.join(out)})" if out else "")
+    return f"no mean ({', '.join(out)})"
 
 
 def draw(doc, st, findings):
@@ -85,8 +88,9 @@ def draw(doc, st, findings):
           f"per setting). A probe trains when gpt2lab marks it so (it did not diverge and ended below the unigram "
           f"plateau" + (f" by more than {margin:g} nats" if isinstance(margin, (int, float)) else "") + "); the "
           "max stable lr of a search is the largest lr that trained. Over seeds it is summarized by the geometric "
-          "mean and the sd of log2 (in octaves, factors of 2); a search where nothing trained counts one grid step "
-          "below the grid, one where everything trained counts at the grid's top (a lower bound).")
+          "mean and the sd of log2 (in octaves, factors of 2). A search where nothing trained is a bound, '< the "
+          "lowest probe', one where everything trained '≥ the grid's top': a bound is never averaged, and a "
+          "comparison with one is resolved only when the bound itself decides it.")
 
     rows = []
     for (wf, clip) in settings:
@@ -112,8 +116,7 @@ def draw(doc, st, findings):
                 continue
             x = i + (j - 0.5) * 0.36
             ys = [edge_log2(e) for e in es]
-            pts = [(x + (k - (len(ys) - 1) / 2) * 0.04, 2 ** y) for k, y in enumerate(ys) if y is not None]
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", color=COLORS[norm], ms=4, alpha=0.6, mfc="white")
+            plot_seeds(ax, x, ys, COLORS[norm], 0.04)
             m, sd = geo(ys)
             if m:
                 lo, hi = (m / 2 ** sd, m * 2 ** sd) if sd is not None else (m, m)
@@ -128,7 +131,8 @@ def draw(doc, st, findings):
     ax.set_xticks(xt)
     ax.set_xticklabels(xl, fontsize=8)
     ax.set_ylabel("max stable lr")
-    ax.set_title("squares: geometric mean ± 1 sd over seeds; circles: each seed; dotted: grid ends", fontsize=9)
+    ax.set_title("squares: geometric mean ± 1 sd over seeds (none where a seed is censored); circles: each seed; "
+                 "▼/▲: a bound (< lowest probe / ≥ top); dotted: grid ends", fontsize=8)
     ax.grid(alpha=0.3, which="both", axis="y")
     ax.legend(fontsize=8)
     doc.figure(fig, "lr_edge.png", "Max stable learning rate per placement, warmup and clipping (log scale)")
@@ -218,9 +222,22 @@ def draw(doc, st, findings):
         disagree = disagree or disagrees(v)
     if disagree:
         f.append("Xiong et al. (2020) find Pre-LN trainable at larger learning rates and without warmup; where a "
-                 "verdict above is 'not observed' or 'contradicted', this study does not show that. " +
+                 "verdict above is 'not observed', 'mixed' or 'contradicted', this study does not show that. " +
                  artefact_line(st, artefact_checks(st)))
     add_findings(doc, findings, PRESET, f)
+
+
+def plot_seeds(ax, x, ys, color, spread):
+    """Each seed's edge at x: a circle at its lr, a bound as a triangle at
+    the bound pointing the way the value lies (▼ below, ▲ at or above)."""
+    for k, y in enumerate(ys):
+        if y is None:
+            continue
+        at = x + (k - (len(ys) - 1) / 2) * spread
+        if isinstance(y, Bound):
+            ax.plot([at], [2 ** y.value], "v" if y.kind == "<" else "^", color=color, ms=6, alpha=0.8)
+        else:
+            ax.plot([at], [2 ** y], "o", color=color, ms=4, alpha=0.6, mfc="white")
 
 
 def edge_key(e):

@@ -124,8 +124,8 @@ def draw(doc, st, findings):
             f += v.lines(PRESET)
             disagree = disagree or disagrees(v)
     if disagree:
-        f.append("Where a verdict above is 'not observed' or 'contradicted', this disagrees with (or does not "
-                 "show) Xiong et al. (2020)'s result. " + artefact_line(st, artefact_checks(st)))
+        f.append("Where a verdict above is 'not observed', 'mixed' or 'contradicted', this disagrees with (or does "
+                 "not show) Xiong et al. (2020)'s result. " + artefact_line(st, artefact_checks(st)))
     done = [(k, [st.val_loss(r) for r in rs]) for k, rs in g.items() if all(st.val_loss(r) is not None for r in rs)]
     if done:
         k, vals = min(done, key=lambda kv: statistics.mean(kv[1]))

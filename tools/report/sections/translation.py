@@ -389,7 +389,7 @@ def xiong_line(st, g):
     ws = warmups_of(g, "scratch")
     here = "; ".join(f"{NAME[n]} " + " → ".join(fmt_msd(scores(g.get(("scratch", init, n, w), []), "bleu"), 2)
                                                   for w in ws) for n in ("post", "pre"))
-    v = combine([x.verdict for x in vs])
+    v = combine([x.verdict for x in vs])  # two claims as two measures of one result: both must agree
     word = ("this matches Xiong et al.'s pattern (confirmed)" if v == CONFIRMED else
             f"whether it reproduces is not tested ({FEW})" if v == NOT_TESTED else
             f"this disagrees with (or does not show) Xiong et al. (2020)'s result ({v})")
@@ -426,7 +426,7 @@ def draw(doc, st, findings):
     f += verdict_lines(st, "mt-pretrain-gap") + quality_lines(g) + xiong_line(st, g)
     keys = ("mt-no-warmup", "mt-warmup", "mt-pretrain-gap")
     if st.verdicts and any(disagrees(st.verdicts[k]) for k in keys if k in st.verdicts):
-        f.append("Where a verdict above is 'not observed' or 'contradicted', this study does not show the papers' "
-                 "result at this scale. " + artefact_line(st, artefact_checks(st)))
+        f.append("Where a verdict above is 'not observed', 'mixed' or 'contradicted', this study does not show the "
+                 "papers' result at this scale. " + artefact_line(st, artefact_checks(st)))
     f += best_line(g)
     add_findings(doc, findings, PRESET, f)
