@@ -29,7 +29,7 @@ class SaveStaging : public test::ScratchDir {
   std::map<std::string, std::string> files(const fs::path& d) const {
     std::map<std::string, std::string> out;
     for (const auto& e : fs::directory_iterator(d))
-      if (e.path().filename() != kLockFile) out[e.path().filename().string()] = read_file(e.path());
+      if (e.path().filename() != kLockFile) out[e.path().filename().string()] = read_file(e.path(), SIZE_MAX);
     return out;
   }
   std::vector<std::string> names() const {
@@ -66,7 +66,7 @@ TEST_F(SaveStaging, FailedExtraFilesLeaveNoNewFolder) {
 TEST_F(SaveStaging, ExtraFilesArriveWithTheWeights) {
   save_model(dir_ / "ckpt", model(1), false, nlohmann::json::object(),
              [](const fs::path& s) { write_file_atomic(s / "merges.txt", "#version: 0.2\n"); });
-  EXPECT_EQ(read_file(dir_ / "ckpt" / "merges.txt"), "#version: 0.2\n");
+  EXPECT_EQ(read_file(dir_ / "ckpt" / "merges.txt", SIZE_MAX), "#version: 0.2\n");
   EXPECT_TRUE(fs::exists(dir_ / "ckpt" / kWeightsFile));
 }
 
