@@ -19,17 +19,19 @@ struct ConvertFlags {
 };
 
 // The tokenizer goes with an exported directory: the source's own files,
-// else the one it records (by path: copied if it is still there).
-void copy_tokenizer(const ConvertFlags& o, const nlohmann::json& extra, int block_size) {
+// else the one it records (by path: copied if it is still there). Written
+// into the checkpoint's staging folder, so that a tokenizer that cannot be
+// written leaves the old --out as it was, not weights without their tokenizer.
+void copy_tokenizer(const ConvertFlags& o, const nlohmann::json& extra, int block_size, const fs::path& staging) {
   const fs::path src = model_directory(o.input);
   std::error_code ec;
   if (fs::exists(src / "vocab.json", ec) && fs::exists(src / "merges.txt", ec)) {
-    write_tokenizer_files(o.out, src.string(), block_size);
+    write_tokenizer_files(staging, src.string(), block_size);
     return;
   }
   if (!extra.contains("tokenizer") || !extra["tokenizer"].is_string()) return;
   try {
-    write_tokenizer_files(o.out, extra["tokenizer"].get<std::string>(), block_size);
+    write_tokenizer_files(staging, extra["tokenizer"].get<std::string>(), block_size);
   } catch (const Error& e) {
     std::fprintf(stderr, "note: the model's tokenizer was not copied (%s); it records it by path only\n", e.what());
   }
@@ -87,8 +89,10 @@ void run_convert(const ConvertFlags& o) {
       if (cfg.contains(key)) extra[key] = cfg[key];
   }
   if (to == "hf") {
-    save_model(o.out, model, o.force, extra);
-    if (!from_llmc) copy_tokenizer(o, extra, model.config().block_size);
+    const int block_size = model.config().block_size;
+    save_model(o.out, model, o.force, extra, [&](const fs::path& staging) {
+      if (!from_llmc) copy_tokenizer(o, extra, block_size, staging);
+    });
   } else {
     check_llmc_target(o);
     save_llmc(o.out, model, o.dtype == "bf16");

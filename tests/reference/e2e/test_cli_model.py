@@ -86,6 +86,24 @@ with harness.scratch() as tmp:
     r = gpt2lab("info", d)
     expect(r.returncode == 1 and "truncated" in r.stderr and "Traceback" not in r.stderr,
            "info on a truncated file fails cleanly")
+    # convert --to hf stages the tokenizer with the weights: a source whose
+    # tokenizer cannot be written leaves the old --out whole.
+    src, dst = os.path.join(tmp, "tok-src"), os.path.join(tmp, "tok-dst")
+    for m in (src, dst):
+        gpt2lab("init", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--block-size", "8",
+                "--vocab-size", "50", "--out", m)
+    for path, text in ((os.path.join(src, "vocab.json"), "{}"), (os.path.join(src, "merges.txt"), "#version: 0.2\n"),
+                       (os.path.join(dst, "vocab.json"), '{"keep": 0}')):
+        with open(path, "w") as f:
+            f.write(text)
+    def files(d):  # the folder's files, but its ownership lock (.gpt2lab.lock, kept by design)
+        return {f: open(os.path.join(d, f), "rb").read() for f in sorted(os.listdir(d)) if f != ".gpt2lab.lock"}
+    before = files(dst)
+    r = gpt2lab("convert", "--input", src, "--to", "hf", "--out", dst, "--force")
+    after = files(dst)
+    left = [f for f in os.listdir(tmp) if ".tmp-" in f]
+    expect(r.returncode == 1 and after == before and not left,
+           f"convert with a tokenizer it cannot write leaves --out as it was: {r.stderr.strip()[-160:]} {left}")
     r = gpt2lab("--help")
     expect(r.returncode == 0 and "init" in r.stdout and "info" in r.stdout, "--help lists the subcommands")
 
