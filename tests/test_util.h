@@ -38,6 +38,17 @@ class ScratchDir : public ::testing::Test {
   fs::path dir_;
 };
 
+// The message of the Error fn throws, "" when it throws none.
+template <class F>
+std::string error_of(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Runs fn, which must throw Error whose message holds every needle; returns
 // the message ("" after a failure was recorded).
 template <class F>

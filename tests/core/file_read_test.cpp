@@ -13,6 +13,7 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "gpt2lab/core/error.h"
+#include "test_util.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {
@@ -20,14 +21,7 @@ namespace {
 
 using testing::largest_allocation_during;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(FileRead, ProcFilesThatReportSizeZeroAreReadByStreaming) {
   struct stat st {};

@@ -8,18 +8,12 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "gpt2lab/core/error.h"
+#include "test_util.h"
 
 namespace gpt2lab {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(JsonBounds, DeepNestingIsRefusedBeforeParsing) {
   const std::string deep(10'000'000, '[');  // NOLINT(bugprone-string-constructor): 10 MB on purpose
