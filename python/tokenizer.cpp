@@ -36,7 +36,7 @@ std::vector<std::string> texts_of(const py::handle& texts) {
 
 // The name of one of Python's codec error handlers (what bytes.decode takes).
 std::string error_handler(const py::handle& errors) {
-  const std::string name = str_arg(errors, "decode: errors");
+  std::string name = str_arg(errors, "decode: errors");
   try {
     py::module_::import("codecs").attr("lookup_error")(name);
   } catch (py::error_already_set& e) {

@@ -320,7 +320,7 @@ void check_fixed_fields(const nlohmann::json& j, const std::string& where) {
     throw Error(where + ": " + key + " is " + it->dump() + "; gpt2lab's GPT-2 supports only " + supported +
                 ", so this model cannot be represented (refused, not ignored)");
   };
-  auto equals = [](nlohmann::json want) { return [want](const nlohmann::json& v) { return v == want; }; };
+  auto equals = [](const nlohmann::json& want) { return [want](const nlohmann::json& v) { return v == want; }; };
   refuse_unless(
       "activation_function", [](const nlohmann::json& v) { return v == "gelu_new" || v == "gelu_pytorch_tanh"; },
       "gelu_new (GPT-2's tanh GELU; gelu_pytorch_tanh is the same function)");
