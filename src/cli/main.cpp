@@ -17,23 +17,22 @@
 namespace {
 
 // How OpenMP threads wait between parallel regions, chosen per workload
-// from measurements (docs/performance.md, "How threads wait"):
+// from measurements (the numbers: docs/performance.md, "How threads wait"):
 //   - libgomp's default spins a while (bounded) before sleeping. Decoding
-//     ran ~100 short parallel regions per token, and waking a sleeping
-//     thread for each made decode 1.4-1.7x slower than spinning (41,116
-//     context switches over 128 tokens against 142). It now runs one
-//     region per token whose threads meet ~85 times at a TeamBarrier,
-//     which follows the same policy (core/team_barrier.h).
+//     meets many times per token, and waking a sleeping thread at each
+//     meeting costs more than the work between them; it now runs one
+//     region per token whose threads meet at a TeamBarrier, which follows
+//     the same policy (core/team_barrier.h).
 //   - A spinning thread takes the core from the thread it waits for when
-//     the machine is shared: a training step ran 1.6x slower with spinning
-//     beside one busy process, and only 8 % faster with it on an idle one.
-//   - The load at start says nothing about the load later: decoding int8
-//     with spinning threads took 369 ms/token once other work arrived
-//     (58 with GOMP_SPINCOUNT=10000) against 7.1 passive.
+//     the machine is shared: training beside one busy process is much
+//     slower with spinning, and barely faster with it on an idle machine.
+//   - The load at start says nothing about the load later: decoding with
+//     spinning threads slows by an order of magnitude once other work
+//     arrives.
 // So the short-lived commands that decode (sample, eval-translation) keep
 // libgomp's bounded spin when no other work is runnable as they start;
-// everything else, the long-lived server included (it costs it ~15 % of
-// its idle-machine speed), and any command on a busy machine, waits
+// everything else, the long-lived server included (at a small cost in its
+// idle-machine speed), and any command on a busy machine, waits
 // passively. libgomp reads
 // the policy when it is loaded, before main, so for that the program
 // re-executes itself once with OMP_WAIT_POLICY=PASSIVE. A user's own

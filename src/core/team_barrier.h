@@ -2,10 +2,10 @@
 // times in it (a decode step: one region per token, a barrier after each
 // matrix-vector product instead of a region each).
 //
-// Measured on the 2-core AMD EPYC VM of docs/performance.md: an empty
-// OpenMP parallel region costs 3.4 us, libgomp's barrier inside a region
-// 1.6 us, this barrier 0.3 us (an atomic count and a generation word in
-// separate cache lines; the last thread in bumps the generation).
+// It is several times cheaper than an empty OpenMP parallel region or
+// libgomp's barrier inside one (docs/performance.md): an atomic count and a
+// generation word in separate cache lines; the last thread in bumps the
+// generation.
 //
 // Waiting follows the process's OpenMP waiting policy, so a busy machine
 // is not made busier: OMP_WAIT_POLICY=PASSIVE (or GOMP_SPINCOUNT=0) sleeps

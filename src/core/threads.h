@@ -13,9 +13,9 @@ int hardware_threads();
 // Whether a loop of `items` independent pieces of work, `min_items` or more
 // of which are worth sharing out, should run on the calling thread instead
 // of in an OpenMP parallel region: when it is already inside one (libgomp
-// spends ~2.3 us on a nested region even though it gets one thread, e.g.
-// a decode step's LayerNorm in sample/inference.cpp), or when there are
-// too few (an empty region costs ~3.4 us on the 2-core VM of
+// spends microseconds on a nested region even though it gets one thread,
+// e.g. a decode step's LayerNorm in sample/inference.cpp), or when there
+// are too few (an empty region costs more than a small loop's work;
 // docs/performance.md).
 bool run_inline(long items, long min_items = 2);
 

@@ -28,10 +28,10 @@ MatmulBf16Scope::MatmulBf16Scope(bool on) : previous_(t_bf16_matmul) { t_bf16_ma
 MatmulBf16Scope::~MatmulBf16Scope() { t_bf16_matmul = previous_; }
 
 #ifdef GPT2LAB_WITH_DNNL
-// oneDNN threads a product with few token rows poorly: on 2 threads GPT-2
-// 124M's 256x768x3072 with B transposed ran at 250 GFLOP/s, at 365 when each
-// thread multiplied its own half of the columns single-threaded; 256x3072x768
-// at 332 against 403 (docs/performance.md). With 1024 rows or more oneDNN's
+// oneDNN threads a product with few token rows poorly: GPT-2 124M's
+// products with 256 token rows ran markedly faster when each thread
+// multiplied its own share of the columns single-threaded
+// (docs/performance.md has the numbers). With 1024 rows or more oneDNN's
 // own split was as good or better. So when the token dimension (M, or K for
 // a weight gradient, A transposed) has at most kFewRows rows, the product is
 // cut into one slab per thread along the longer of M and N, in whole 64-wide

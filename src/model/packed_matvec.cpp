@@ -166,8 +166,8 @@ void PackedMatrix::matvec(float* out, const float* x, const float* bias, Epilogu
 void PackedMatrix::matvec_part(float* out, const float* x, const float* bias, Epilogue e, int part, int parts) const {
   // Contiguous shares: each thread streams one range. Handing the last
   // quarter out one block at a time to whichever thread was free (against
-  // uneven streaming) was slower for int8 (2.91 against 2.69 ms/token,
-  // median of 70 alternated runs each) and no faster for bf16.
+  // uneven streaming) was measured slower for int8 and no faster for bf16
+  // (docs/performance.md).
   const int lo = static_cast<int>(static_cast<long>(blocks_) * part / parts),
             hi = static_cast<int>(static_cast<long>(blocks_) * (part + 1) / parts);
   if (lo >= hi) return;
@@ -269,11 +269,11 @@ void PackedMatrix::block_int8(float* acc, const int16_t* xq, const float* xs, in
       const __m512i x0 = _mm512_set1_epi32(pair0), x1 = _mm512_set1_epi32(pair1);
       const int8_t* r = wg + static_cast<size_t>(p) * 2 * kCols;
       // The 4 lines 1 KiB ahead (past the block's end is harmless: a
-      // prefetch never faults). The hardware prefetcher alone left one
-      // thread at ~30 GB/s on int8 against ~38 for bf16 with the same
-      // kernel rate in cache; 1 KiB ahead: 34-39 (bench/matvec_bench,
-      // side by side; 4 KiB and 16 KiB were no better, and bf16/f32 gained
-      // nothing from the same).
+      // prefetch never faults). The hardware prefetcher alone left int8
+      // streaming well below bf16 at the same kernel rate in cache; 1 KiB
+      // ahead closed most of the gap (bench/matvec_bench, side by side; other
+      // distances were no better, and bf16/f32 gained nothing from the same;
+      // the numbers are in docs/performance.md).
       for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(r + kPrefetch + 64 * k), _MM_HINT_T0);
       for (int k = 0; k < 4; ++k) {
         a[k] = dot_pairs(a[k], load_i8x32(r + 32 * k), x0);

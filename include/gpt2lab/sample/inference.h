@@ -72,8 +72,8 @@ class InferenceSession {
   // weights, in bf16 with bf16 or int8 weights (half the bytes a decode step
   // reads from the cache; llama.cpp keeps f16 by default). Left
   // uninitialized: a position is written before it is read, and zeroing
-  // GPT-2's 75 MB up front cost ~0.1 s of page faults before the first
-  // token. The pages fault in as the context grows, 2 MiB at a time
+  // GPT-2's whole cache up front would fault in every page before the
+  // first token. The pages fault in as the context grows, 2 MiB at a time
   // (core/large_array.h).
   struct FreeLarge {
     void operator()(void* p) const;
