@@ -1,4 +1,4 @@
-"""Crash safety of `gpt2lab train` (issue 9), beyond test_train.py's few kills:
+"""Crash safety of `gpt2lab train`, beyond test_train.py's few kills:
 
 1. SIGKILL at many moments -- random ones, and ones chosen to land inside a
    checkpoint write (the kill is sent the moment the staging directory

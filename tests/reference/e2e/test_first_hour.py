@@ -1,4 +1,4 @@
-"""What a new user meets in the first hour (issue 17): progress on a
+"""What a new user meets in the first hour: progress on a
 terminal, config files that show floats as typed, a run accepted where a
 checkpoint is expected, CLI errors with a "did you mean", the eval command
 (its loss equals the trainer's own evaluation), and sample's --stop and

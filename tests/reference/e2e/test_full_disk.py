@@ -1,4 +1,4 @@
-"""Crash safety of `gpt2lab train` on a full disk (issue 9; part 2 of
+"""Crash safety of `gpt2lab train` on a full disk (part 2 of
 test_crash_safety.py, in a file of its own so that it can be skipped alone).
 
 The run directory is on a 2 MiB tmpfs, where one checkpoint (~1.3 MB) fits

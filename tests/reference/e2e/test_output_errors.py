@@ -1,4 +1,4 @@
-"""Reliability (issue 13), the output_errors case of test_reliability.py in a
+"""Reliability, the output_errors case of test_reliability.py in a
 file of its own so that it can be skipped alone: writes to a full device fail
 with a message and a non-zero exit, and a sampling setting that is not a
 number is refused before anything is printed.

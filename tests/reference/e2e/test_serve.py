@@ -1,4 +1,4 @@
-"""`gpt2lab serve` (issue 20) with a client nobody here wrote: OpenAI's own
+"""`gpt2lab serve` with a client nobody here wrote: OpenAI's own
 Node package (`openai`, pinned in scripts/fetch_data.sh).
 
 1. completions.create, without and with stream: true, give exactly the text

@@ -1,4 +1,4 @@
-"""SIGINT/SIGTERM during training never crashes the process (issue 13).
+"""SIGINT/SIGTERM during training never crashes the process.
 
 An adversarial pass saw `train --threads 1` abort with glibc heap corruption
 ("corrupted size vs. prev_size", exit 134) in about a third of SIGINTs sent

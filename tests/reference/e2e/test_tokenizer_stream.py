@@ -1,4 +1,4 @@
-"""`gpt2lab tokenize` streams (issue 13): ids identical to tiktoken's
+"""`gpt2lab tokenize` streams: ids identical to tiktoken's
 however the input is cut (the memory bound: test_tokenizer_stream_memory.py).
 
 The input is read in blocks and cut only at exact cuts (see

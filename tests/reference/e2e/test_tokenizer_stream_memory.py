@@ -1,4 +1,4 @@
-"""`gpt2lab tokenize` streams (issue 13): memory bounded by its chunk size,
+"""`gpt2lab tokenize` streams: memory bounded by its chunk size,
 not by the input. A 32 MB line without white space (one pre-token for the
 whole-input encoder, which took about 26 bytes per input byte, 830 MB) stays
 under 300 MB of peak memory. The ids themselves are checked against tiktoken
