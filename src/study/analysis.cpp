@@ -156,6 +156,7 @@ nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std:
   long steps = 0;
   double last_loss = NAN, val_loss = NAN, min_loss = INFINITY;
   long val_step = -1;
+  nlohmann::json curve = nlohmann::json::array();  // [step, val loss] pairs
   for (const nlohmann::json& row : run_dir::read_metrics(run)) {
     // A row whose fields have other types than the trainer writes (an edited
     // file) is skipped like a torn one: value() throws on a type mismatch.
@@ -166,6 +167,7 @@ nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std:
       } else if (row.contains("val_loss") && row["val_loss"].is_number()) {
         val_loss = row["val_loss"].get<double>();
         val_step = row.value("step", -1L);
+        if (std::isfinite(val_loss)) curve.push_back({val_step, val_loss});
       } else if (row.contains("loss") && row["loss"].is_number()) {
         last_loss = row["loss"].get<double>();
         min_loss = std::min(min_loss, last_loss);
@@ -182,6 +184,7 @@ nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std:
     o["val_step"] = val_step;
     o["val_ppl"] = std::exp(val_loss);
   }
+  o["val_curve"] = std::move(curve);
   return o;
 }
 

@@ -54,7 +54,9 @@ std::string sanitize_utf8(const std::string& s);
 
 // What a training run's metrics.jsonl (in the run directory `run`) says
 // about how it went: steps, last/min loss, last validation loss and
-// perplexity, where it diverged. Read from the metrics rather than
+// perplexity, every evaluation as "val_curve" [[step, val loss], ...] (the
+// fixed validation batches: what the report's convergence measure reads),
+// where it diverged. Read from the metrics rather than
 // result.json so that it is right however the run ended.
 nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std::string& status);
 

@@ -65,12 +65,17 @@ AtlasBudget full_atlas() {
   return a;
 }
 
-// Sized to about an hour on 2 idle cores (measured on an AMD EPYC, 2
-// threads, V 4096: L4 C128 B8 T64 ~25 ms/step, L24 C64 B8 T64 ~58 ms/step,
-// L6 C64 ~15 ms/step), three seeds everywhere. Small widths, so that the
-// norm preset reaches 1,500 steps and every comparison has its seeds. An
-// lr-edge search costs at most 5 runs of 300 steps per (setting, seed); its
-// grid reaches 0.2 because Pre-LN at this size still trains at 2.6e-2.
+// Study v3: sized so that every claim has the power its verdict needs,
+// hours on 2 cores (docs/study/README.md has the wall time); resumable
+// from the committed docs/study/ results. Measured on the AMD EPYC, one
+// thread per run as --jobs 2 runs them: L4 C128 B8 T64 ~40 ms/step, C64
+// ~2 ms per layer and step. grad-at-init: n_embd 256 and 10 seeds, as
+// Xiong et al. measured it. lr-edge: every point of a 14-point grid from
+// 2.5e-5, 1,000 steps a probe, so that both of Post-LN's edges (stability
+// and trainability) are inside the grid; 168 probes, ~1 h two at a time.
+// depth: Pre-LN, 6 seeds, 2,000 steps, five depths to 48 (~40 min);
+// init: Pre-LN at 24 layers, 6 seeds, 2,000 steps (~40 min); the Post-LN
+// arms wait for the lr-edge result (a warmup and lr where Post-LN trains).
 // A table of every number the budget sets, one field a line: its length is
 // the number of fields.
 // NOLINTNEXTLINE(readability-function-size)
@@ -81,7 +86,7 @@ Budget full_budget() {
   b.gai_depths = {6, 12, 24};
   b.gai = StudyShape{.n_layer = 0,
                      .n_head = 4,
-                     .n_embd = 128,
+                     .n_embd = 256,
                      .batch_size = 8,
                      .seq_len = 64,
                      .steps = 0,
@@ -90,19 +95,20 @@ Budget full_budget() {
                      .diag_every = 0,
                      .save_every = 0};
   b.gai_batches = 4;
+  b.gai_seed_count = 10;
   b.edge.shape = StudyShape{.n_layer = 4,
                             .n_head = 4,
                             .n_embd = 128,
                             .batch_size = 8,
                             .seq_len = 64,
-                            .steps = 300,
+                            .steps = 1000,
                             .eval_every = 100,
                             .eval_batches = 8,
-                            .diag_every = 100,
-                            .save_every = 300};
-  b.edge.grid = doubling_grid(2e-4, 11);
-  b.edge.start = 3;  // 1.6e-3
-  b.edge.refine = 1;
+                            .diag_every = 250,
+                            .save_every = 1000};
+  b.edge.grid = doubling_grid(2.5e-5, 14);  // 2.5e-5 .. 0.2048
+  b.edge.exhaustive = true;
+  b.edge.clips = {0.0};
   b.norm = StudyShape{.n_layer = 4,
                       .n_head = 4,
                       .n_embd = 128,
@@ -120,23 +126,26 @@ Budget full_budget() {
                       .n_embd = 64,
                       .batch_size = 8,
                       .seq_len = 64,
-                      .steps = 200,
-                      .eval_every = 50,
+                      .steps = 2000,
+                      .eval_every = 100,
                       .eval_batches = 8,
-                      .diag_every = 50,
-                      .save_every = 200};
-  b.init_norms = {"pre", "post"};
-  b.depths = {2, 6, 24};
+                      .diag_every = 250,
+                      .save_every = 500};
+  b.init_norms = {"pre"};
+  b.init_seed_count = 6;
+  b.depths = {2, 6, 12, 24, 48};
   b.depth = StudyShape{.n_layer = 0,
                        .n_head = 2,
                        .n_embd = 64,
                        .batch_size = 8,
                        .seq_len = 64,
-                       .steps = 250,
-                       .eval_every = 50,
+                       .steps = 2000,
+                       .eval_every = 100,
                        .eval_batches = 8,
-                       .diag_every = 50,
-                       .save_every = 250};
+                       .diag_every = 250,
+                       .save_every = 500};
+  b.depth_norms = {"pre"};
+  b.depth_seed_count = 6;
   // B16 T64 L4 C128, V 4096: ~60-100 ms/step. 24 runs from scratch of 800
   // steps, 6 pre-training runs of 800 and 12 fine-tunings of 400, each
   // scored on 1,000 test pairs: about 40 minutes. (A calibration run of
@@ -156,6 +165,8 @@ Budget full_budget() {
   b.mt.finetune_steps = 400;
   b.atlas = full_atlas();
   b.sample_tokens = 128;
+  b.fluency_samples = 20;
+  b.fluency_tokens = 64;
   return b;
 }
 
@@ -267,6 +278,8 @@ Budget quick_budget() {
   b.atlas.start = 3;  // 1.6e-3
   b.atlas.refine = 0;
   b.sample_tokens = 64;
+  b.fluency_samples = 20;
+  b.fluency_tokens = 32;
   return b;
 }
 
@@ -379,6 +392,8 @@ Budget tiny_budget() {
   b.atlas.start = 1;
   b.atlas.refine = 0;
   b.sample_tokens = 16;
+  b.fluency_samples = 2;
+  b.fluency_tokens = 8;
   return b;
 }
 
@@ -391,6 +406,27 @@ nlohmann::json shape_json(const StudyShape& s) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& fluency_prompts() {
+  static const std::vector<std::string> p = {
+      "The state of the Union",   "Mr. Speaker, Mr. Vice President", "My fellow Americans,",
+      "Our economy",              "The Congress",                    "In the year ahead",
+      "We must",                  "Tonight I",                       "The people of this Nation",
+      "Our foreign policy",       "The budget",                      "Peace",
+      "Our Armed Forces",         "The American people",             "Education",
+      "Taxes",                    "The Government",                  "Freedom",
+      "Our children",             "In this century"};
+  return p;
+}
+
+std::vector<uint64_t> seeds_of(const Budget& b, int count) {
+  std::vector<uint64_t> s = b.seeds;
+  if (count <= 0) return s;
+  check(!s.empty(), "budget '" + b.name + "' has no seeds");
+  s.resize(static_cast<size_t>(count));
+  for (size_t i = b.seeds.size(); i < s.size(); ++i) s[i] = s[i - 1] + 1;
+  return s;
+}
 
 Budget budget_by_name(const std::string& name) {
   if (name == "full") return full_budget();
@@ -407,12 +443,15 @@ nlohmann::json to_json(const Budget& b) {
            {{"depths", b.gai_depths},
             {"shape", shape_json(b.gai)},
             {"batches", b.gai_batches},
+            {"seeds", seeds_of(b, b.gai_seed_count)},
             {"embedding_scales", {"none", "sqrt", "unit"}}}},
           {"lr_edge",
            {{"shape", shape_json(b.edge.shape)},
             {"grid", b.edge.grid},
             {"start", b.edge.grid.empty() ? 0.0 : b.edge.grid[b.edge.start]},
             {"refine", b.edge.refine},
+            {"exhaustive", b.edge.exhaustive},
+            {"seeds", seeds_of(b, b.edge.seed_count)},
             {"warmup_fraction", b.edge.long_warmup_fraction},
             {"clips", b.edge.clips},
             {"margin", b.trains_margin}}},
@@ -426,8 +465,14 @@ nlohmann::json to_json(const Budget& b) {
            {{"shape", shape_json(b.init)},
             {"lr", b.init_lr},
             {"warmup_fraction", b.init_warmup_fraction},
-            {"norms", b.init_norms}}},
-          {"depth", {{"depths", b.depths}, {"shape", shape_json(b.depth)}, {"lr", b.depth_lr}}},
+            {"norms", b.init_norms},
+            {"seeds", seeds_of(b, b.init_seed_count)}}},
+          {"depth",
+           {{"depths", b.depths},
+            {"shape", shape_json(b.depth)},
+            {"lr", b.depth_lr},
+            {"norms", b.depth_norms},
+            {"seeds", seeds_of(b, b.depth_seed_count)}}},
           {"translation",
            {{"shape", shape_json(b.mt.shape)},
             {"lr", b.mt.lr},
@@ -458,7 +503,8 @@ nlohmann::json to_json(const Budget& b) {
            {{"tokens", b.sample_tokens},
             {"temperature", b.sample_temperature},
             {"top_k", b.sample_top_k},
-            {"prompt", b.sample_prompt}}}};
+            {"prompt", b.sample_prompt}}},
+          {"fluency", {{"samples", b.fluency_samples}, {"tokens", b.fluency_tokens}, {"prompts", fluency_prompts()}}}};
 }
 
 }  // namespace gpt2lab

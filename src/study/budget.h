@@ -8,6 +8,7 @@
 // it ran under and a reader can see what "full" meant.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,15 @@ struct EdgeBudget {
   std::vector<double> grid;  // ascending
   size_t start = 0;          // index of the first probe: a rate that normally trains
   int refine = 1;
+  // Probe every grid point instead of searching: each probe is classified
+  // (diverged, spiked and recovered, stuck on the plateau, trained), and
+  // the report reads two edges off the grid, the highest lr that does not
+  // diverge (stability) and the lowest that leaves the plateau
+  // (trainability). `start` and `refine` are then unused.
+  bool exhaustive = false;
   double long_warmup_fraction = 0.25;  // the "long" warmup
   std::vector<double> clips = {0.0, 1.0};
+  int seed_count = 0;  // 0: the budget's seeds
 };
 
 // translation (machine translation, English -> French from Debian's gettext
@@ -86,6 +94,7 @@ struct Budget {
   std::vector<int> gai_depths;
   StudyShape gai;       // n_layer ignored (from gai_depths); steps unused
   int gai_batches = 4;  // forward/backward passes averaged per model
+  int gai_seed_count = 0;  // 0: the budget's seeds
 
   EdgeBudget edge;
 
@@ -100,11 +109,14 @@ struct Budget {
   double init_lr = 1e-3;
   double init_warmup_fraction = 0.05;
   std::vector<std::string> init_norms;
+  int init_seed_count = 0;  // 0: the budget's seeds
 
-  // depth: {pre, post} x {residual scale on, off} x depths, fixed lr, no warmup.
+  // depth: depth_norms x {residual scale on, off} x depths, fixed lr, no warmup.
   std::vector<int> depths;
   StudyShape depth;  // n_layer ignored (from depths)
   double depth_lr = 1e-3;
+  std::vector<std::string> depth_norms = {"pre", "post"};
+  int depth_seed_count = 0;  // 0: the budget's seeds
 
   TranslationBudget mt;
 
@@ -127,10 +139,26 @@ struct Budget {
   float sample_temperature = 0.8f;
   int sample_top_k = 40;
   std::string sample_prompt = "The state of the Union";
+
+  // Fluency: fluency_samples continuations of fluency_tokens tokens per
+  // run, one per prompt of fluency_prompts() in turn (seed: the first seed
+  // + i), kept as text in study.json for the report's judges (an n-gram
+  // model of the training split, repetition). 0: none.
+  int fluency_samples = 0;
+  int fluency_tokens = 64;
 };
+
+// The fixed prompts of the fluency samples: openings the corpus (State of
+// the Union addresses) makes likely, so that a model's continuation, not
+// the prompt, is what is judged.
+const std::vector<std::string>& fluency_prompts();
 
 // "full", "quick" or "tiny"; throws Error naming the choices otherwise.
 Budget budget_by_name(const std::string& name);
+
+// The seeds of a preset with `count` seeds (0: the budget's own): the
+// budget's seeds, continued one by one past the last.
+std::vector<uint64_t> seeds_of(const Budget& b, int count);
 
 nlohmann::json to_json(const Budget& b);
 

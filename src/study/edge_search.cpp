@@ -20,6 +20,29 @@ int expected_probes(size_t grid_points, size_t start, int refine) {
   return 1 + bisections + refine;
 }
 
+EdgeSearch scan_grid(const std::vector<double>& grid, const std::function<std::optional<bool>(double)>& outcome) {
+  check(!grid.empty(), "lr-edge: the learning-rate grid is empty");
+  for (size_t i = 1; i < grid.size(); ++i) check(grid[i] > grid[i - 1], "lr-edge: the grid must ascend");
+  EdgeSearch s;
+  std::vector<bool> trained;
+  for (double lr : grid) {
+    s.probed.push_back(lr);
+    const std::optional<bool> o = outcome(lr);
+    if (!o) {
+      s.next = lr;
+      return s;
+    }
+    trained.push_back(*o);
+  }
+  for (size_t i = trained.size(); i-- > 0;)
+    if (trained[i]) {
+      s.edge = grid[i];
+      if (i + 1 < grid.size()) s.failed = grid[i + 1];
+      break;
+    }
+  return s;
+}
+
 EdgeSearch search_edge(const std::vector<double>& grid, size_t start, int refine,
                        const std::function<std::optional<bool>(double)>& outcome) {
   check(!grid.empty(), "lr-edge: the learning-rate grid is empty");

@@ -33,6 +33,13 @@ struct EdgeSearch {
 EdgeSearch search_edge(const std::vector<double>& grid, size_t start, int refine,
                        const std::function<std::optional<bool>(double)>& outcome);
 
+// Every grid point, ascending (EdgeBudget::exhaustive): `next` is the first
+// point without an outcome; `edge` the largest that trained and `failed`
+// the smallest above it that did not, as search_edge reports them. The
+// probes' own classes (tools/report) give the stability and trainability
+// edges.
+EdgeSearch scan_grid(const std::vector<double>& grid, const std::function<std::optional<bool>(double)>& outcome);
+
 // Geometric midpoint rounded to 3 significant digits, so that a probe's
 // learning rate is exactly what its run name says.
 double geometric_midpoint(double a, double b);

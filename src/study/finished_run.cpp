@@ -86,11 +86,26 @@ StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& stat
     const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
                                      budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front());
     rec["sample"] = to_json(s);
+    rec["samples"] = fluency_samples(model);
   } else {
     rec["sample"] = nullptr;
     rec["note"] = "no tokenizer for this dataset, so no text sample";
   }
   return rec;
+}
+
+// The fluency samples: fixed prompts and seeds, so that two runs are judged
+// on the same openings.
+StudyJson FinishedRunAnalysis::fluency_samples(const GPT2<float>& model) const {
+  StudyJson all = StudyJson::array();
+  const auto& prompts = fluency_prompts();
+  for (int i = 0; i < budget_.fluency_samples; ++i) {
+    const TextSample s = draw_sample(model, *tokenizer_, prompts[static_cast<size_t>(i) % prompts.size()],
+                                     budget_.fluency_tokens, budget_.sample_temperature, budget_.sample_top_k,
+                                     budget_.seeds.front() + static_cast<uint64_t>(i));
+    all.push_back(StudyJson(to_json(s)));
+  }
+  return all;
 }
 
 // An atlas run's residual stream at init (its own seed's weights) and at

@@ -41,6 +41,7 @@ class FinishedRunAnalysis {
 
  private:
   void translation_scores(const RunSpec& r, StudyJson& rec, const fs::path& ckpt) const;
+  StudyJson fluency_samples(const GPT2<float>& model) const;
   StudyJson residual_record(const RunSpec& r, GPT2<float>* trained, const fs::path& dir) const;
 
   fs::path out_;

@@ -58,19 +58,22 @@ long fraction_of(double fraction, long steps) {
   return static_cast<long>(std::lround(fraction * static_cast<double>(steps)));
 }
 
-// One copy of `proto` per seed of the budget, named <name>-s<i> (i from 1):
-// the seed changes the init and the batch order, nothing else.
-void add_seeds(std::vector<RunSpec>& runs, const RunSpec& proto, const Budget& b, const std::string& dir) {
-  for (size_t i = 0; i < b.seeds.size(); ++i) {
+// One copy of `proto` per seed (the budget's, or `count` of them), named
+// <name>-s<i> (i from 1): the seed changes the init and the batch order,
+// nothing else.
+void add_seeds(std::vector<RunSpec>& runs, const RunSpec& proto, const Budget& b, const std::string& dir,
+               int count = 0) {
+  const std::vector<uint64_t> seeds = seeds_of(b, count);
+  for (size_t i = 0; i < seeds.size(); ++i) {
     RunSpec r = proto;
     r.name += "-s" + std::to_string(i + 1);
-    r.variables["seed"] = b.seeds[i];
+    r.variables["seed"] = seeds[i];
     r.variables["seed_index"] = i;
     if (r.kind == RunKind::train) {
-      r.train.seed = b.seeds[i];
+      r.train.seed = seeds[i];
       r.train.out = join(dir, r.name);
     } else {
-      r.gai.seed = b.seeds[i];
+      r.gai.seed = seeds[i];
     }
     runs.push_back(std::move(r));
   }
@@ -97,7 +100,7 @@ std::vector<RunSpec> plan_grad_at_init(const Budget& b, const StudyData& data) {
           r.gai.batch_size = b.gai.batch_size;
           r.gai.seq_len = b.gai.seq_len;
           r.gai.batches = b.gai_batches;
-          add_seeds(runs, r, b, "");
+          add_seeds(runs, r, b, "", b.gai_seed_count);
         }
   return runs;
 }
@@ -133,9 +136,10 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
   };
   // gpt2 is normal + residual scale; xavier and he get both settings; for
   // zero the scale has nothing to scale.
+  // small (Nguyen & Salazar 2019) came with study v3, so it comes last.
   const Variant variants[] = {{InitScheme::zero, false},   {InitScheme::normal, false}, {InitScheme::gpt2, true},
                               {InitScheme::xavier, false}, {InitScheme::xavier, true},  {InitScheme::he, false},
-                              {InitScheme::he, true}};
+                              {InitScheme::he, true},      {InitScheme::small, false}};
   for (const std::string& norm_name : b.init_norms) {
     const NormPlacement norm = parse_norm(norm_name);
     for (const Variant& v : variants) {
@@ -149,7 +153,7 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
                      {"depth", b.init.n_layer}};
       r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, threads);
       set_lr(r.train, b.init_lr, warmup);
-      add_seeds(runs, r, b, dir);
+      add_seeds(runs, r, b, dir, b.init_seed_count);
     }
   }
   return runs;
@@ -158,8 +162,9 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
 std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
   std::vector<RunSpec> runs;
   for (int depth : b.depths)
-    for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
+    for (const std::string& norm_name : b.depth_norms)
       for (bool scale : {true, false}) {
+        const NormPlacement norm = parse_norm(norm_name);
         RunSpec r;
         r.preset = "depth";
         r.name = "depth-L" + std::to_string(depth) + "-" + to_string(norm) + (scale ? "-scale" : "-noscale");
@@ -169,7 +174,7 @@ std::vector<RunSpec> plan_depth(const Budget& b, const StudyData& data, const st
         r.train =
             base_options(b, b.depth, depth, norm, scale ? InitScheme::gpt2 : InitScheme::normal, scale, data, threads);
         set_lr(r.train, b.depth_lr, 0);
-        add_seeds(runs, r, b, dir);
+        add_seeds(runs, r, b, dir, b.depth_seed_count);
       }
   return runs;
 }
@@ -329,10 +334,11 @@ std::vector<EdgeSpec> plan_atlas_edges(const Budget& b, const StudyData& data, i
 std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int threads) {
   std::vector<EdgeSpec> out;
   const StudyShape& sh = b.edge.shape;
+  const std::vector<uint64_t> seeds = seeds_of(b, b.edge.seed_count);
   for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
     for (double fraction : {0.0, b.edge.long_warmup_fraction})
       for (double clip : b.edge.clips)
-        for (size_t i = 0; i < b.seeds.size(); ++i) {
+        for (size_t i = 0; i < seeds.size(); ++i) {
           EdgeSpec e;
           char clip_tag[16];
           std::snprintf(clip_tag, sizeof clip_tag, "%g", clip);
@@ -340,14 +346,15 @@ std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int thr
                    "-clip" + clip_tag + "-s" + std::to_string(i + 1);
           const long w = fraction_of(fraction, sh.steps);
           e.variables = {{"norm", to_string(norm)}, {"warmup", w},    {"warmup_fraction", fraction}, {"clip", clip},
-                         {"seed", b.seeds[i]},      {"seed_index", i}};
+                         {"seed", seeds[i]},      {"seed_index", i}};
           e.train = base_options(b, sh, sh.n_layer, norm, InitScheme::gpt2, true, data, threads);
-          e.train.seed = b.seeds[i];
+          e.train.seed = seeds[i];
           e.train.grad_clip = clip;
           set_lr(e.train, b.edge.grid.front(), w);
           e.grid = b.edge.grid;
           e.start = b.edge.start;
           e.refine = b.edge.refine;
+          e.exhaustive = b.edge.exhaustive;
           out.push_back(std::move(e));
         }
   return out;

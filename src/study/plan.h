@@ -66,6 +66,7 @@ struct EdgeSpec {
   std::vector<double> grid;
   size_t start = 0;
   int refine = 0;
+  bool exhaustive = false;  // every grid point, ascending (EdgeBudget)
 };
 
 std::vector<EdgeSpec> plan_edges(const Budget& budget, const StudyData& data, int threads);

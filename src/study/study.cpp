@@ -93,7 +93,8 @@ double item_cost(const WorkItem& w) {
   const auto& e = std::get<EdgeSpec>(w);
   RunSpec probe;
   probe.train = e.train;
-  return run_cost(probe) * expected_probes(e.grid.size(), e.start, e.refine);
+  const int probes = e.exhaustive ? static_cast<int>(e.grid.size()) : expected_probes(e.grid.size(), e.start, e.refine);
+  return run_cost(probe) * probes;
 }
 
 const std::string& item_name(const WorkItem& w) {
@@ -268,9 +269,8 @@ class Study {
       std::optional<double> next;
       {
         const std::lock_guard lock(mutex_);
-        const EdgeSearch s = search_edge(e.grid, e.start, e.refine, [&](double lr) {
-          return probe_outcome(study_, edge_probe(e, lr, runs_dir).name);
-        });
+        const auto outcome = [&](double lr) { return probe_outcome(study_, edge_probe(e, lr, runs_dir).name); };
+        const EdgeSearch s = e.exhaustive ? scan_grid(e.grid, outcome) : search_edge(e.grid, e.start, e.refine, outcome);
         record_edge(e, s);
         next = s.next;
       }
@@ -291,6 +291,7 @@ class Study {
     rec["grid"] = e.grid;
     rec["start"] = e.grid[e.start];
     rec["refine"] = e.refine;
+    rec["exhaustive"] = e.exhaustive;
     Json probes = Json::array();
     const std::string runs_dir = (out_ / "runs").string();
     for (double lr : s.probed) {
@@ -406,6 +407,7 @@ class Study {
   // Returns true when it trained now (also when a signal cut the run short).
   bool do_train(const RunSpec& r, const std::string& tag) {
     const fs::path dir = out_ / "runs" / r.name;
+    check_planned_config(r);
     const auto [status, resume] = run_state(dir);
     if (status == "completed" || status == "diverged") {
       kept_run(r, tag, status);
@@ -479,14 +481,42 @@ class Study {
     log_(tag + ": " + status + " before, kept");
   }
 
+  // A run recorded under other settings (the budget changed between two
+  // sessions of one study) is refused, not kept or resumed: its numbers
+  // would be reported under the new settings. Paths are left out, so that a
+  // study committed on one machine carries on in a clone elsewhere.
+  void check_planned_config(const RunSpec& r) {
+    const std::lock_guard lock(mutex_);
+    if (!study_.contains("runs")) return;
+    for (const Json& rec : study_["runs"]) {
+      if (rec.value("name", "") != r.name || !rec.contains("config")) continue;
+      Json had = rec["config"], now = planned_config(r);
+      for (const char* path : {"data", "tokenizer", "init_from"}) {
+        had.erase(path);
+        now.erase(path);
+      }
+      if (had == now) return;
+      std::string fields;
+      for (const auto& [key, value] : now.items())
+        if (!had.contains(key) || had[key] != value) fields += (fields.empty() ? "" : ", ") + key;
+      throw Error((out_ / kStudyFile).string() + ": run '" + r.name + "' was recorded with other settings (" +
+                  (fields.empty() ? "fields removed" : fields) +
+                  ") than this budget plans; use another --out, or remove the run to redo it");
+    }
+  }
+
+  static Json planned_config(const RunSpec& r) {
+    Json cfg = to_json(r.train);
+    cfg.erase("out");
+    cfg.erase("threads");
+    return cfg;
+  }
+
   void describe(const RunSpec& r, Json& rec) const {
     rec["preset"] = r.preset;
     rec["kind"] = "train";
     rec["variables"] = r.variables;
-    nlohmann::json cfg = to_json(r.train);
-    cfg.erase("out");
-    cfg.erase("threads");
-    rec["config"] = cfg;
+    rec["config"] = planned_config(r);
     rec["dir"] = "runs/" + r.name;
     rec["metrics"] = "runs/" + r.name + "/" + run_dir::kMetrics;
   }

@@ -101,18 +101,23 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
           EXPECT_GE(r.train.max_loss_window, 10) << "divergence waits for recovery";
         }
       }
-      for (const auto& [setting, seeds] : seeds_of) EXPECT_EQ(seeds.size(), b.seeds.size()) << setting;
       const std::string preset = p;
+      const int count = preset == "grad-at-init" ? b.gai_seed_count
+                        : preset == "init"       ? b.init_seed_count
+                        : preset == "depth"      ? b.depth_seed_count
+                                                 : 0;
+      const size_t S = gpt2lab::seeds_of(b, count).size();
+      for (const auto& [setting, seeds] : seeds_of) EXPECT_EQ(seeds.size(), S) << setting;
       size_t expected = 0;
       if (preset == "grad-at-init") expected = b.gai_depths.size() * 2 * 4 * 3;
       if (preset == "norm") expected = 2 * b.norm_warmups.size() * 2;
-      if (preset == "init") expected = 7 * b.init_norms.size();
-      if (preset == "depth") expected = b.depths.size() * 4;
-      EXPECT_EQ(runs.size(), expected * b.seeds.size()) << preset;
+      if (preset == "init") expected = 8 * b.init_norms.size();
+      if (preset == "depth") expected = b.depths.size() * b.depth_norms.size() * 2;
+      EXPECT_EQ(runs.size(), expected * S) << preset;
     }
     EXPECT_EQ(names.size(), total) << "run names are unique in budget " << name;
     const auto edges = plan_edges(b, d, 2);
-    EXPECT_EQ(edges.size(), 2 * 2 * b.edge.clips.size() * b.seeds.size());
+    EXPECT_EQ(edges.size(), 2 * 2 * b.edge.clips.size() * gpt2lab::seeds_of(b, b.edge.seed_count).size());
   }
   const Budget full = budget_by_name("full");
   EXPECT_EQ(full.seeds.size(), 3u);
@@ -121,24 +126,42 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
   std::set<long> warmups;
   for (const auto& r : norm) warmups.insert(r.train.schedule.warmup);
   EXPECT_EQ(warmups, (std::set<long>{0, full.norm.steps / 20, full.norm.steps / 4}));
+  // Study v3's floors: grad-at-init at n_embd >= 256 with >= 10 seeds;
+  // init and depth >= 6 seeds of >= 2,000 steps, depth to 48 layers
+  // (Pre-LN); lr-edge probes of >= 1,000 steps on every point of a grid
+  // from 2.5e-5.
+  EXPECT_GE(full.gai.n_embd, 256);
+  EXPECT_GE(gpt2lab::seeds_of(full, full.gai_seed_count).size(), 10u);
   const auto init = plan_preset("init", full, d, "/o", 0);
-  EXPECT_EQ(init.size(), 14u * 3) << "full runs the init schemes under Pre-LN and Post-LN";
+  EXPECT_EQ(init.size(), 8u * 6) << "Pre-LN's init schemes, 6 seeds (Post-LN's arms wait for its lr-edge)";
   for (const auto& r : init) {
     EXPECT_GE(r.train.model.n_layer, 24) << "deep enough for the residual scale to matter";
+    EXPECT_GE(r.train.steps, 2000);
     if (r.name.rfind("init-pre-gpt2-", 0) == 0) {
       EXPECT_TRUE(r.train.model.residual_scale);
     }
   }
-  // lr-edge: warmup {0, long} x clipping {off, 1} per placement and seed.
+  const auto depth = plan_preset("depth", full, d, "/o", 0);
+  std::set<int> depths;
+  for (const auto& r : depth) {
+    depths.insert(r.train.model.n_layer);
+    EXPECT_GE(r.train.steps, 2000);
+    EXPECT_EQ(r.train.model.norm, NormPlacement::pre);
+  }
+  EXPECT_EQ(depths, (std::set<int>{2, 6, 12, 24, 48}));
+  EXPECT_EQ(depth.size(), 5u * 2 * 6);
   std::set<std::pair<long, double>> wc;
   for (const EdgeSpec& e : plan_edges(full, d, 0)) {
     wc.insert({e.train.schedule.warmup, e.train.grad_clip});
+    EXPECT_TRUE(e.exhaustive);
+    EXPECT_GE(e.train.steps, 1000);
+    EXPECT_DOUBLE_EQ(e.grid.front(), 2.5e-5);
     const RunSpec probe = edge_probe(e, 1.6e-3, "/o");
     EXPECT_EQ(probe.name, e.name + "-lr1.6e-3");
     EXPECT_EQ(probe.train.schedule.lr, 1.6e-3);
     EXPECT_EQ(probe.train.out, "/o/" + probe.name);
   }
-  EXPECT_EQ(wc.size(), 4u);
+  EXPECT_EQ(wc.size(), 2u) << "warmup {0, long}, no clipping";
   EXPECT_THROW(budget_by_name("huge"), Error);
   EXPECT_THROW(plan_preset("width", full, d, "/o", 0), Error);
 }
@@ -332,6 +355,31 @@ TEST(EdgeSearch, ReplayIsDeterministicAndResumes) {
   EXPECT_THROW(search_edge({}, 0, 0, stub(0, 1, &runs)), Error);
   EXPECT_THROW(search_edge({2e-3, 1e-3}, 0, 0, stub(0, 1, &runs)), Error);
   EXPECT_THROW(search_edge({1e-3}, 1, 0, stub(0, 1, &runs)), Error);
+}
+
+// The exhaustive lr-edge scan probes every grid point in order, whatever
+// the outcomes (not monotone here: 2e-3 fails, 4e-3 trains), resumes at the
+// first point without an outcome, and reports the largest point that
+// trained and the next above it.
+TEST(EdgeSearch, ScanProbesEveryPointInOrder) {
+  const std::vector<double> grid = {1e-3, 2e-3, 4e-3, 8e-3};
+  const auto trains = [](double lr) -> std::optional<bool> { return lr != 2e-3 && lr < 8e-3; };
+  const EdgeSearch all = scan_grid(grid, trains);
+  EXPECT_FALSE(all.next);
+  EXPECT_EQ(all.probed, grid);
+  EXPECT_EQ(*all.edge, 4e-3);
+  EXPECT_EQ(*all.failed, 8e-3);
+  const EdgeSearch part = scan_grid(grid, [&](double lr) -> std::optional<bool> {
+    if (lr < 4e-3) return trains(lr);
+    return std::nullopt;
+  });
+  EXPECT_EQ(*part.next, 4e-3);
+  EXPECT_EQ(part.probed.size(), 3u);
+  const EdgeSearch none = scan_grid(grid, [](double) -> std::optional<bool> { return false; });
+  EXPECT_FALSE(none.edge);
+  EXPECT_FALSE(none.failed);
+  EXPECT_THROW(scan_grid({}, trains), Error);
+  EXPECT_THROW(scan_grid({2e-3, 1e-3}, trains), Error);
 }
 
 // The study's spike count on synthetic loss curves: excursions above the

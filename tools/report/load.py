@@ -1,10 +1,12 @@
 """Reading a study: OUT/study.json, each run's metrics.jsonl, and the token
 shards of its data (for the unigram baseline)."""
 import glob
+import gzip
 import json
 import math
 import os
 import stat
+import zlib
 
 from .stats import smooth
 
@@ -24,16 +26,44 @@ def read_text(path, max_bytes=None):
         return f.read().decode("utf-8", errors="replace")
 
 
+# A packed metrics file (tools/study_pack.py) inflates to at most this.
+MAX_PACKED_BYTES = 256 << 20
+
+
+def read_gzip_text(path):
+    """The text of a gzipped regular file, inflated to at most MAX_PACKED_BYTES."""
+    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        with gzip.GzipFile(fileobj=f) as gz:
+            data = gz.read(MAX_PACKED_BYTES + 1)
+    if len(data) > MAX_PACKED_BYTES:
+        raise ValueError(f"{path} inflates to more than {MAX_PACKED_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
+
+
+def metrics_text(out, rec):
+    """A run's metrics.jsonl, or its packed copy (a committed study keeps
+    only that); None when neither can be read."""
+    if not rec.get("metrics"):
+        return None
+    path = os.path.join(out, rec["metrics"])
+    try:
+        if os.path.exists(path):
+            return read_text(path)
+        if os.path.exists(path + ".gz"):
+            return read_gzip_text(path + ".gz")
+    except (OSError, ValueError, EOFError, zlib.error):
+        pass
+    return None
+
+
 def load_metrics(out, rec):
     """Rows of a run's metrics.jsonl, split by kind."""
     m = {"steps": [], "loss": [], "grad_norm": [], "tokens": [], "ms": [], "val_steps": [], "val": [], "diag": [],
          "diverged": None}
-    path = os.path.join(out, rec.get("metrics", ""))
-    if not rec.get("metrics") or not os.path.exists(path):
-        return m
-    try:
-        text = read_text(path)
-    except (OSError, ValueError):
+    text = metrics_text(out, rec)
+    if text is None:
         return m
     for line in text.split("\n"):
         line = line.strip()

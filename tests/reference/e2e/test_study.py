@@ -30,10 +30,10 @@ FIGURES = ["grad_at_init_profiles.png", "grad_at_init_residual.png", "norm_loss.
            "init_loss.png", "init_layer_grad_norms.png", "init_symmetry.png", "depth_final_loss.png",
            "depth_loss.png", "samples_quality.png", "lr_edge.png", "lr_edge_probes.png"]
 # tiny budget, 2 seeds: 2 depths x 2 norms x 4 inits x 3 embedding scales;
-# 2 norms x 2 warmups x 2 lrs; 7 init runs; 2 depths x 4 variants. lr-edge:
+# 2 norms x 2 warmups x 2 lrs; 8 init runs; 2 depths x 4 variants. lr-edge:
 # 2 norms x 2 warmups x 1 clip searches, each a few probes.
 SEEDS = 2
-FIXED_RUNS = (48 + 8 + 7 + 8) * SEEDS
+FIXED_RUNS = (48 + 8 + 8 + 8) * SEEDS
 EDGE_SEARCHES = 4 * SEEDS
 
 
