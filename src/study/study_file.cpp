@@ -26,7 +26,9 @@ void check_study_folder(const fs::path& out) {
     }
     return std::string();
   };
-  std::string foreign = only(out, {"runs", "data", kLockFile});
+  // A .gitignore is what a study committed as it runs starts from
+  // (docs/study/v3): it says which of the study's files enter git.
+  std::string foreign = only(out, {"runs", "data", kLockFile, ".gitignore"});
   if (foreign.empty() && fs::is_directory(out / "data", ec))
     if (const std::string d = only(out / "data", {"source.json", "tokenizer", "dataset"}); !d.empty())
       foreign = "data/" + d;
