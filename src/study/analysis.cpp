@@ -138,6 +138,8 @@ TextSample draw_sample(const GPT2<float>& model, const Tokenizer& tokenizer, con
   s.text = sanitize_utf8(tokenizer.decode(out));
   s.tokens = static_cast<int>(out.size());
   s.quality = text_quality(s.text);
+  s.context = std::move(ids);
+  s.generated = out;
   return s;
 }
 

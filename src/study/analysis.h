@@ -40,6 +40,8 @@ struct TextSample {
   std::string text;    // the generated continuation (may hold U+FFFD)
   int tokens = 0;
   TextQuality quality;
+  std::vector<int> context;    // <|endoftext|> + the prompt's ids
+  std::vector<int> generated;  // the continuation's ids
 };
 
 // Generates `tokens` tokens after <|endoftext|> + prompt (top-k, temperature,

@@ -9,6 +9,7 @@
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "study/analysis.h"
+#include "study/ngram_judge.h"
 #include "study/residual_stream.h"
 #include "study/translation.h"
 #include "train/run_dir.h"
@@ -16,12 +17,14 @@
 namespace gpt2lab {
 
 FinishedRunAnalysis::FinishedRunAnalysis(fs::path out, const Budget& budget, const StudyData& data,
-                                         const Tokenizer* tokenizer, const TranslationStudyData* mt,
-                                         std::optional<double> unigram, std::function<void(const std::string&)> log)
+                                         const Tokenizer* tokenizer, const NgramJudge* judge,
+                                         const TranslationStudyData* mt, std::optional<double> unigram,
+                                         std::function<void(const std::string&)> log)
     : out_(std::move(out)),
       budget_(budget),
       data_(data),
       tokenizer_(tokenizer),
+      judge_(judge),
       mt_(mt),
       unigram_(unigram),
       log_(std::move(log)) {}
@@ -86,7 +89,7 @@ StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& stat
     const TextSample s = draw_sample(model, *tokenizer_, budget_.sample_prompt, budget_.sample_tokens,
                                      budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front());
     rec["sample"] = to_json(s);
-    rec["samples"] = fluency_samples(model);
+    if (budget_.fluency_samples > 0) rec["fluency"] = fluency_samples(model);
   } else {
     rec["sample"] = nullptr;
     rec["note"] = "no tokenizer for this dataset, so no text sample";
@@ -95,17 +98,32 @@ StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& stat
 }
 
 // The fluency samples: fixed prompts and seeds, so that two runs are judged
-// on the same openings.
+// on the same openings; each scored by the judge (NLL of the continuation
+// under the training split's trigram model) and for repetition.
 StudyJson FinishedRunAnalysis::fluency_samples(const GPT2<float>& model) const {
   StudyJson all = StudyJson::array();
   const auto& prompts = fluency_prompts();
+  double nll = 0, rep = 0;
+  int judged = 0;
   for (int i = 0; i < budget_.fluency_samples; ++i) {
-    const TextSample s = draw_sample(model, *tokenizer_, prompts[static_cast<size_t>(i) % prompts.size()],
-                                     budget_.fluency_tokens, budget_.sample_temperature, budget_.sample_top_k,
-                                     budget_.seeds.front() + static_cast<uint64_t>(i));
-    all.push_back(StudyJson(to_json(s)));
+    TextSample s = draw_sample(model, *tokenizer_, prompts[static_cast<size_t>(i) % prompts.size()],
+                               budget_.fluency_tokens, budget_.sample_temperature, budget_.sample_top_k,
+                               budget_.seeds.front() + static_cast<uint64_t>(i));
+    StudyJson j = StudyJson(to_json(s));
+    rep += s.quality.repeated_4gram_rate;
+    if (judge_ && !s.generated.empty()) {
+      std::vector<int> ids = s.context;
+      ids.insert(ids.end(), s.generated.begin(), s.generated.end());
+      j["judge_nll"] = judge_->nll(ids, s.context.size());
+      nll += j["judge_nll"].get<double>();
+      ++judged;
+    }
+    all.push_back(std::move(j));
   }
-  return all;
+  StudyJson f = {{"samples", all}, {"tokens", budget_.fluency_tokens}};
+  if (budget_.fluency_samples > 0) f["rep4_mean"] = rep / budget_.fluency_samples;
+  if (judged > 0) f["judge_nll_mean"] = nll / judged;
+  return f;
 }
 
 // An atlas run's residual stream at init (its own seed's weights) and at

@@ -18,6 +18,7 @@
 
 namespace gpt2lab {
 
+class NgramJudge;
 class Tokenizer;
 template <typename T>
 class GPT2;
@@ -26,10 +27,11 @@ struct TranslationStudyData;
 class FinishedRunAnalysis {
  public:
   // Every pointer may be null where the study has no such data: no
-  // tokenizer (no samples), no translation data (no translation runs), no
-  // unigram baseline (the uniform loss stands for it).
+  // tokenizer (no samples), no judge (samples without its score), no
+  // translation data (no translation runs), no unigram baseline (the
+  // uniform loss stands for it).
   FinishedRunAnalysis(fs::path out, const Budget& budget, const StudyData& data, const Tokenizer* tokenizer,
-                      const TranslationStudyData* mt, std::optional<double> unigram,
+                      const NgramJudge* judge, const TranslationStudyData* mt, std::optional<double> unigram,
                       std::function<void(const std::string&)> log);
 
   // The fields to set in the run's record ("status", "outcome", "sample",
@@ -48,6 +50,7 @@ class FinishedRunAnalysis {
   const Budget& budget_;
   const StudyData& data_;
   const Tokenizer* tokenizer_;
+  const NgramJudge* judge_;
   const TranslationStudyData* mt_;
   std::optional<double> unigram_;
   std::function<void(const std::string&)> log_;

@@ -25,6 +25,7 @@
 #include "study/dataset.h"
 #include "study/edge_search.h"
 #include "study/finished_run.h"
+#include "study/ngram_judge.h"
 #include "study/grad_at_init.h"
 #include "study/jobs.h"
 #include "study/plan.h"
@@ -178,8 +179,9 @@ class Study {
                           " thread(s) each"
                     : std::string()));
     if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
-    analysis_ = std::make_unique<FinishedRunAnalysis>(out_, budget_, data_, tokenizer_.get(), mt_ ? &*mt_ : nullptr,
-                                                      unigram_, log_);
+    open_judge();
+    analysis_ = std::make_unique<FinishedRunAnalysis>(out_, budget_, data_, tokenizer_.get(), judge_.get(),
+                                                      mt_ ? &*mt_ : nullptr, unigram_, log_);
 
     if (!run_all(items)) return summary_;  // interrupted
     save_study_file(out_, study_);
@@ -318,6 +320,15 @@ class Study {
             {"tokenizer", data_.tokenizer},
             {"tokenizer_identity", data_.tokenizer_identity},
             {"vocab_size", data_.vocab_size}};
+  }
+
+  // The fluency judge, built from the train split when the study samples
+  // text, with its calibration on the val split in study.json.
+  void open_judge() {
+    if (!tokenizer_ || budget_.fluency_samples <= 0) return;
+    judge_ = std::make_unique<NgramJudge>(NgramJudge::from_dataset(data_.dir, data_.vocab_size));
+    study_["judge"] = judge_->calibration(data_.dir, budget_.fluency_samples, budget_.fluency_tokens,
+                                          budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front());
   }
 
   // Loads OUT/study.json (or starts one) and stamps this session's settings.
@@ -562,6 +573,7 @@ class Study {
   StudyData data_;
   Json study_;
   std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<NgramJudge> judge_;
   std::optional<double> unigram_;
   std::optional<TranslationStudyData> mt_;
   std::unique_ptr<FinishedRunAnalysis> analysis_;  // once the data is ready
