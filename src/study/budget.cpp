@@ -203,8 +203,8 @@ Budget quick_budget() {
                             .diag_every = 100,
                             .save_every = 300};
   b.edge.grid = doubling_grid(2e-4, 11);
-  b.edge.start = 3;  // 1.6e-3
-  b.edge.refine = 0;
+  b.edge.exhaustive = true;  // as full does: every rule of the report runs
+  b.edge.clips = {0.0};
   b.norm = StudyShape{.n_layer = 2,
                       .n_head = 2,
                       .n_embd = 64,
@@ -315,8 +315,7 @@ Budget tiny_budget() {
                             .diag_every = 6,
                             .save_every = 12};
   b.edge.grid = doubling_grid(1e-3, 4);
-  b.edge.start = 1;
-  b.edge.refine = 1;
+  b.edge.exhaustive = true;
   b.edge.clips = {0.0};
   b.norm = StudyShape{.n_layer = 2,
                       .n_head = 2,

@@ -173,12 +173,100 @@ def edge_groups(st):
     return out
 
 
+# Probe classes of an exhaustive lr-edge scan (every grid point probed),
+# from worst to best: a probe that diverged (the trainer's rule: a non-finite
+# loss, or one above ln V + margin for a window of steps), one that ended on
+# the unigram plateau (did not learn within the horizon), one that left it
+# after a spike it recovered from, and one that trained cleanly.
+PROBE_CLASSES = ("diverged", "stuck", "spiked", "trained")
+
+
+def probe_class(st, r):
+    """One of PROBE_CLASSES for a finished probe run; None otherwise."""
+    if r.get("status") == "diverged":
+        return "diverged"
+    if r.get("status") != "completed":
+        return None
+    left = left_plateau(st, r)
+    if left is None:
+        left = bool(r.get("outcome", {}).get("trains"))
+    if not left:
+        return "stuck"
+    return "spiked" if (st.spikes(r) or 0) > 0 else "trained"
+
+
+def scan_classes(st, e):
+    """[(lr, class)] of an exhaustive search's probes in lr order (a probe
+    not finished yet is left out)."""
+    by_name = {r["name"]: r for r in st.preset_runs(e.get("preset", "lr-edge"))}
+    out = []
+    for p in e.get("probes", []):
+        r = by_name.get(p.get("run"))
+        c = probe_class(st, r) if r else None
+        if c is not None and isinstance(p.get("lr"), (int, float)) and p["lr"] > 0:
+            out.append((p["lr"], c))
+    return sorted(out)
+
+
+def stability_log2(e, classes):
+    """log2 of the highest lr that does not diverge: the probe below the
+    first (lowest) divergence. '≥ top' when no probe diverged, '< lowest'
+    when the lowest did. None for a search that is not an exhaustive scan
+    or not finished."""
+    if not e.get("exhaustive") or not e.get("complete") or not classes:
+        return None
+    for i, (lr, c) in enumerate(classes):
+        if c == "diverged":
+            return Bound("<", math.log2(lr)) if i == 0 else math.log2(classes[i - 1][0])
+    return Bound(">", math.log2(classes[-1][0]))
+
+
+def trainability_log2(e, classes):
+    """log2 of the lowest lr that leaves the plateau within the horizon
+    (trained or spiked and recovered). '< lowest' when the lowest probe
+    already did (the edge is at or below it), '≥ top' when none did."""
+    if not e.get("exhaustive") or not e.get("complete") or not classes:
+        return None
+    for i, (lr, c) in enumerate(classes):
+        if c in ("trained", "spiked"):
+            return Bound("<", math.log2(lr)) if i == 0 else math.log2(lr)
+    return Bound(">", math.log2(classes[-1][0]))
+
+
+def two_edges(st):
+    """{(norm, warmup_fraction, clip): {"stability": [log2 per seed],
+    "trainability": [...], "classes": [[(lr, class)] per seed]}} of the
+    exhaustive lr-edge scans (empty for a study that searched instead)."""
+    out = {}
+    for key, es in edge_groups(st).items():
+        if not all(e.get("exhaustive") for e in es):
+            continue
+        cls = [scan_classes(st, e) for e in es]
+        out[key] = {"stability": [stability_log2(e, c) for e, c in zip(es, cls)],
+                    "trainability": [trainability_log2(e, c) for e, c in zip(es, cls)], "classes": cls}
+    return out
+
+
 def edge_inputs(st):
+    """Per warmup × clipping setting, Pre-LN's and Post-LN's max stable lr
+    per seed (log2): for an exhaustive scan the highest lr that does not
+    diverge, for a search the largest that trained (study v2)."""
     g = edge_groups(st)
+    scans = two_edges(st)
     out = []
     for wf, clip in sorted({(w, c) for (_, w, c) in g}):
         pre, post = g.get(("pre", wf, clip), []), g.get(("post", wf, clip), [])
-        if pre and post:
+        if not (pre and post):
+            continue
+        sp, so = scans.get(("pre", wf, clip)), scans.get(("post", wf, clip))
+        if sp and so:
+            vp = [x for x in sp["stability"] if x is not None]
+            vo = [x for x in so["stability"] if x is not None]
+            out.append({"warmup_fraction": wf, "clip": clip, "label": edge_label(wf, clip), "pre": vp, "post": vo,
+                        "measure": "stability",
+                        "trainability": {"pre": [x for x in sp["trainability"] if x is not None],
+                                         "post": [x for x in so["trainability"] if x is not None]}})
+        else:
             out.append({"warmup_fraction": wf, "clip": clip, "label": edge_label(wf, clip),
                         "pre": [edge_log2(e) for e in pre], "post": [edge_log2(e) for e in post]})
     return out
@@ -224,6 +312,77 @@ def norm_times(st):
     return out
 
 
+# The convergence measure (faster/2): tokens until the validation loss (the
+# same fixed batches at every evaluation) first reaches CONV_DEPTH nats below
+# the unigram baseline, linearly interpolated between evaluations. A model
+# gets there only by using context, so the value depends on the model, not on
+# where one noisy train batch happened to cross a line near the plateau; a
+# run that never gets there is "not reached" (a bound), never a number.
+CONV_DEPTH = 0.5
+
+
+def val_curve(st, r):
+    """[(step, val loss)] of a run: outcome.val_curve (study v3), else the
+    eval rows of its metrics."""
+    c = r.get("outcome", {}).get("val_curve")
+    if isinstance(c, list) and c:
+        return [(float(x[0]), float(x[1])) for x in c if isinstance(x, list) and len(x) == 2]
+    m = st.metrics.get(r.get("name"), {})
+    return list(zip(m.get("val_steps", []), m.get("val", [])))
+
+
+def tokens_to_val(curve, target, tokens_per_step):
+    """(tokens when the curve first reaches target, interpolated; reached).
+    Not reached: (tokens of the last evaluation, False)."""
+    prev = None
+    for step, loss in curve:
+        if loss <= target:
+            if prev is None or prev[1] == loss:
+                return step * tokens_per_step, True
+            s0, l0 = prev
+            return (s0 + (l0 - target) / (l0 - loss) * (step - s0)) * tokens_per_step, True
+        prev = (step, loss)
+    return (curve[-1][0] * tokens_per_step if curve else None), False
+
+
+def tokens_per_step(r):
+    c = r.get("config", {})
+    try:
+        return int(c["batch_size"]) * int(c["seq_len"]) * int(c.get("accum", 1) or 1)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def val_reach(st, r, target):
+    """tokens_to_val for a run; a diverged run never reaches the target."""
+    tps = tokens_per_step(r)
+    curve = val_curve(st, r)
+    if tps is None or not curve:
+        return None, False
+    if r.get("status") == "diverged":
+        return st.total_tokens(r), False
+    return tokens_to_val(curve, target, tps)
+
+
+def norm_val_times(st):
+    """faster/2's inputs: per warmup × lr, Pre-LN's and Post-LN's tokens to
+    the validation target per seed (a Bound, '≥ tokens', where not reached)."""
+    if st.unigram is None:
+        return []
+    target = st.unigram - CONV_DEPTH
+    g = norm_groups(st)
+    out = []
+    for (norm, wf, lr) in g:
+        if norm != "pre" or ("post", wf, lr) not in g:
+            continue
+        pre = [val_reach(st, r, target) for r in g[("pre", wf, lr)]]
+        post = [val_reach(st, r, target) for r in g[("post", wf, lr)]]
+        out.append({"setting": f"{warmup_label(wf)}, lr {fmt_lr(lr)}", "target": target, "measure": "validation",
+                    "pre": [censored_tokens(x) for x in pre], "post": [censored_tokens(x) for x in post],
+                    "reached_pre": sum(ok for _, ok in pre), "reached_post": sum(ok for _, ok in post)})
+    return out
+
+
 def censored_tokens(reach):
     """tokens_to_target's (tokens, reached) for a comparison: the tokens, or
     for a run that never reached the target a Bound '≥ its total tokens'
@@ -233,7 +392,7 @@ def censored_tokens(reach):
 
 
 def norm_finals(st):
-    return [{"norm": norm, "setting": f"{warmup_label(wf)}, lr {fmt_lr(lr)}",
+    return [{"norm": norm, "setting": f"{warmup_label(wf)}, lr {fmt_lr(lr)}", "warmup_fraction": wf, "lr": lr,
              "values": [st.final_value(r) for r in rs]} for (norm, wf, lr), rs in norm_groups(st).items()]
 
 
@@ -407,15 +566,16 @@ def gather(st):
     if not finished(st, "lr-edge") and not st.edges:
         why["edges"] = "lr-edge not run"
     if not finished(st, "norm"):
-        why["plateau"] = why["times"] = why["finals"] = "norm not run"
+        why["plateau"] = why["times"] = why["val_times"] = why["finals"] = "norm not run"
     else:
         if st.unigram is None:
-            why["plateau"] = "no unigram baseline (study.json has none and the shards are not at hand)"
+            why["plateau"] = why["val_times"] = \
+                "no unigram baseline (study.json has none and the shards are not at hand)"
     for key, preset in (("inits", "init"), ("depth_deltas", "depth"), ("mt", "translation"), ("atlas", "atlas")):
         if not finished(st, preset):
             why[key] = f"{preset} not run"
     return {"profiles": gai_profiles(st), "edges": edge_inputs(st), "plateau": norm_plateau(st),
-            "times": norm_times(st), "finals": norm_finals(st), "inits": init_inputs(st),
+            "times": norm_times(st), "val_times": norm_val_times(st), "finals": norm_finals(st), "inits": init_inputs(st),
             "depth_deltas": depth_deltas(st), "mt": mt_inputs(st), "atlas": atlas_inputs(st), "why": why}
 
 

@@ -440,6 +440,61 @@ def no_warmup_verdict(edges, plateau, why=None):
     return Verdict("no-warmup", verdict, f"{ne} [{ve}]; {np_} [{vp}]", {"lr-edge": de, "norm": dp})
 
 
+def warmup_benefit_verdict(finals):
+    """no-warmup/2's third measure. finals: norm_finals' settings (norm,
+    warmup_fraction, lr, values: final val loss per seed). Per lr, no warmup
+    against the longest warmup: +1 when warmup resolvedly improves Post-LN's
+    final loss and not Pre-LN's (Pre-LN does not need it, Post-LN does); −1
+    when it resolvedly improves Pre-LN's (Pre-LN needs it too); 0 otherwise.
+    Majority over the lrs. Returns (verdict, numbers, details)."""
+    cell = {(f["norm"], f.get("warmup_fraction"), f.get("lr")): f["values"] for f in finals}
+    signs, details, parts = [], [], []
+    for lr in sorted({k[2] for k in cell if k[2] is not None}):
+        ws = sorted({k[1] for k in cell if k[2] == lr and k[1] is not None})
+        if len(ws) < 2 or ws[0] != 0:
+            continue
+        diffs = {n: Diff(cell[(n, 0, lr)], cell[(n, ws[-1], lr)]) for n in ("pre", "post")
+                 if (n, 0, lr) in cell and (n, ws[-1], lr) in cell}
+        if len(diffs) < 2 or not all(d.enough for d in diffs.values()):
+            signs.append(None)
+            continue
+        pre_helped, post_helped = diffs["pre"].sign > 0, diffs["post"].sign > 0
+        sign = -1 if pre_helped else 1 if post_helped else 0
+        signs.append(sign)
+        parts.append(f"lr {fmt_lr(lr)}: Pre-LN {'helped' if pre_helped else 'not helped'}, Post-LN "
+                     f"{'helped' if post_helped else 'not helped'}")
+        for n, name in (("pre", "Pre-LN"), ("post", "Post-LN")):
+            details.append(f"Final validation loss, {name} at lr {fmt_lr(lr)}, no warmup vs {warmup_label(ws[-1])}: "
+                           f"{diffs[n].text()}.")
+    verdict = majority(signs)
+    numbers = "does warmup lower the final loss (no warmup → longest): " + (
+        "; ".join(parts) if parts else FEW if signs else "no lr with both warmups")
+    return verdict, numbers, details
+
+
+def no_warmup_verdict_v2(edges, plateau, finals, why=None):
+    """no-warmup/2: the stability edge without warmup (edge_verdict at
+    warmup 0), the plateau measure, and whether warmup improves Pre-LN's
+    final loss (warmup_benefit_verdict), combined."""
+    why = why or {}
+    ve, ne, de = edge_verdict(edges, only_warmup=0) if edges else \
+        (NOT_TESTED, why.get("edges", "lr-edge not run"), [])
+    vp, np_, dp = plateau_verdict(plateau) if plateau else (NOT_TESTED, why.get("plateau", "norm not run"), [])
+    vf, nf, df = warmup_benefit_verdict(finals) if finals else (NOT_TESTED, why.get("finals", "norm not run"), [])
+    return Verdict("no-warmup", combine([ve, vp, vf]), f"{ne} [{ve}]; {np_} [{vp}]; {nf} [{vf}]",
+                   {"lr-edge": de, "norm": dp + df})
+
+
+def faster_val_verdict(times, why=None):
+    """faster/2: as faster_verdict, on tokens until the validation loss
+    reaches CONV_DEPTH below the unigram baseline (evidence.norm_val_times)."""
+    v = faster_verdict(times, why)
+    v.numbers = v.numbers.replace("the target", "the validation target")
+    v.details = {k: [d.replace("Tokens to the target loss", "Tokens to the validation target") for d in ds]
+                 for k, ds in v.details.items()}
+    return v
+
+
 def stable_gradients_verdict(profiles, edges, why=None):
     """Claim 1: grad-at-init profiles (gai_verdict) and lr-edge over every
     warmup × clipping setting (edge_verdict), combined."""
@@ -952,6 +1007,17 @@ RULE_VERSIONS = [
           f"none the other way; {MEASURES_RULE}"),
     _rule("faster", 1, "faster_verdict", ("tokens to the target loss, Pre vs Post",),
           f"fewer tokens for Pre-LN; {SETTINGS_RULE} over warmup × lr"),
+    _rule("faster", 2, "faster_val_verdict",
+          ("tokens until the validation loss (fixed batches, interpolated between evaluations) is 0.5 nats below "
+           "the unigram baseline, Pre vs Post; not reached: a bound",),
+          f"fewer tokens for Pre-LN; {SETTINGS_RULE} over warmup × lr where either placement reached it"),
+    _rule("no-warmup", 2, "no_warmup_verdict_v2",
+          ("lr-edge without warmup: stability edge (highest lr that does not diverge) on an exhaustive grid, "
+           "else max stable lr, Pre vs Post", "norm: left the unigram plateau without warmup",
+           "norm: does warmup lower the final loss, Pre-LN vs Post-LN"),
+          f"lr-edge: {SETTINGS_RULE} at warmup 0; plateau: as no-warmup/1; warmup benefit: per lr +1 when warmup "
+          f"resolvedly helps Post-LN and not Pre-LN, −1 when it resolvedly helps Pre-LN, majority over lrs; "
+          f"{MEASURES_RULE}"),
     _rule("better-final", 1, "better_final_verdict", ("final validation loss, best setting per placement",),
           "best Pre-LN setting resolved below the best Post-LN setting"),
     _rule("gpt2-init", 1, "gpt2_init_verdict", ("final validation loss, gpt2 vs each rival init",),
@@ -1000,6 +1066,9 @@ RULE_FUNCTIONS = {
     "stable-gradients/1": lambda i, why: stable_gradients_verdict(i.get("profiles") or [], i.get("edges") or [], why),
     "no-warmup/1": lambda i, why: no_warmup_verdict(i.get("edges") or [], i.get("plateau") or [], why),
     "faster/1": _one(faster_verdict, "times"),
+    "faster/2": _one(faster_val_verdict, "val_times"),
+    "no-warmup/2": lambda i, why: no_warmup_verdict_v2(i.get("edges") or [], i.get("plateau") or [],
+                                                       i.get("finals") or [], why),
     "better-final/1": _one(better_final_verdict, "finals"),
     "gpt2-init/1": _one(gpt2_init_verdict, "inits"),
     "scale-depth/1": _one(scale_depth_verdict, "depth_deltas"),

@@ -4,7 +4,7 @@ learning rates and needs no warmup)."""
 import statistics
 
 from ..common import add_findings, artefact_line
-from ..evidence import artefact_checks, edge_groups, edge_log2, finished
+from ..evidence import PROBE_CLASSES, artefact_checks, edge_groups, edge_log2, finished, two_edges
 from ..plot import COLORS, plt
 from ..stats import Bound, fmt_lr
 from ..verdicts import Diff, disagrees, edge_label, log2_text, octaves
@@ -71,6 +71,9 @@ def geo_text(es):
 
 def draw(doc, st, findings):
     g = edge_groups(st)
+    scans = two_edges(st)
+    if scans:
+        draw_two_edges(doc, st, scans)
     settings = sorted({(w, c) for (_, w, c) in g})
     runs = finished(st, PRESET)
     lr_budget = st.budget.get("lr_edge", {}) if isinstance(st.budget.get("lr_edge"), dict) else {}
@@ -90,7 +93,9 @@ def draw(doc, st, findings):
           "max stable lr of a search is the largest lr that trained. Over seeds it is summarized by the geometric "
           "mean and the sd of log2 (in octaves, factors of 2). A search where nothing trained is a bound, '< the "
           "lowest probe', one where everything trained '≥ the grid's top': a bound is never averaged, and a "
-          "comparison with one is resolved only when the bound itself decides it.")
+          "comparison with one is resolved only when the bound itself decides it."
+          + (" For the exhaustive scans above, this table's 'max stable lr' is the largest lr that trained; the "
+             "verdicts compare their stability edges." if scans else ""))
 
     rows = []
     for (wf, clip) in settings:
@@ -224,7 +229,58 @@ def draw(doc, st, findings):
         f.append("Xiong et al. (2020) find Pre-LN trainable at larger learning rates and without warmup; where a "
                  "verdict above is 'not observed', 'mixed' or 'contradicted', this study does not show that. " +
                  artefact_line(st, artefact_checks(st)))
+    f = two_edge_findings(st) + f
     add_findings(doc, findings, PRESET, f)
+
+
+CLASS_MARK = {"diverged": "D", "stuck": "P", "spiked": "S", "trained": "T"}
+
+
+def edge_values_text(values):
+    """Per-seed log2 edges in words: the geometric mean (± sd in octaves)
+    when every seed lies inside the grid, else each seed's value or bound."""
+    xs = [x for x in values if x is not None]
+    if not xs:
+        return "–"
+    if len(set(xs)) == 1 and isinstance(xs[0], Bound):
+        return xs[0].map(lambda v: 2 ** v).text(fmt_lr) + (" (every seed)" if len(xs) > 1 else "")
+    m, sd = geo(xs)
+    if m is not None:
+        return fmt_lr(m) + (f" (sd {sd:.2f} oct)" if sd is not None else "")
+    return ", ".join(x.map(lambda v: 2 ** v).text(fmt_lr) if isinstance(x, Bound) else fmt_lr(2 ** x) for x in xs)
+
+
+def draw_two_edges(doc, st, scans):
+    """The exhaustive scans (study v3): every probe's class and the two
+    edges per setting."""
+    doc.p("Every grid point is probed for every setting and seed, and each probe is classified: **D** diverged "
+          "(the trainer's rule: a non-finite loss, or one above ln V + margin for a window of steps), **P** ended on "
+          "the unigram plateau (did not learn within the horizon), **S** left it after a loss spike it recovered "
+          "from, **T** trained. Two edges are read off each scan: the **stability edge**, the highest lr below the "
+          "first divergence, and the **trainability edge**, the lowest lr that left the plateau. Where the grid does "
+          "not reach an edge it is a bound (no divergence: '≥ the top'; nothing left the plateau: '≥ the top'; the "
+          "lowest probe already did: '< the lowest').")
+    rows = []
+    for (norm, wf, clip), x in sorted(scans.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0] != "pre")):
+        lrs = sorted({lr for c in x["classes"] for lr, _ in c})
+        by_lr = {lr: [dict(c).get(lr) for c in x["classes"]] for lr in lrs}
+        grid = " ".join(fmt_lr(lr) + ":" + "".join(CLASS_MARK.get(k, "?") for k in by_lr[lr] if k) for lr in lrs)
+        rows.append([NAME.get(norm, norm), edge_label(wf, clip), len(x["classes"]),
+                     edge_values_text(x["stability"]), edge_values_text(x["trainability"]), grid])
+    doc.table(["placement", "setting", "seeds", "stability edge (highest lr that does not diverge)",
+               "trainability edge (lowest lr that leaves the plateau)", "probe classes per lr (one letter a seed)"],
+              rows)
+
+
+def two_edge_findings(st):
+    scans = two_edges(st)
+    out = []
+    for (norm, wf, clip), x in sorted(scans.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0] != "pre")):
+        counts = {k: sum(c == k for cl in x["classes"] for _, c in cl) for k in PROBE_CLASSES}
+        out.append(f"{NAME.get(norm, norm)}, {edge_label(wf, clip)}: stability edge "
+                   f"{edge_values_text(x['stability'])}, trainability edge {edge_values_text(x['trainability'])} "
+                   f"(probes: {', '.join(f'{n} {k}' for k, n in counts.items())}).")
+    return out
 
 
 def plot_seeds(ax, x, ys, color, spread):
