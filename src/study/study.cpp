@@ -315,9 +315,18 @@ class Study {
     return s;
   }
 
+  // A path inside the study folder, relative to it: study.json is committed
+  // (docs/study/v3) and read in clones elsewhere, so it names no path of
+  // this machine. A path outside (a prepared dataset given as --data) stays.
+  std::string in_study(const std::string& path) const {
+    if (path.empty()) return path;
+    const fs::path rel = fs::path(path).lexically_normal().lexically_relative(out_);
+    return !rel.empty() && *rel.begin() != ".." ? rel.string() : path;
+  }
+
   nlohmann::json data_json() const {
-    return {{"dir", data_.dir},
-            {"tokenizer", data_.tokenizer},
+    return {{"dir", in_study(data_.dir)},
+            {"tokenizer", in_study(data_.tokenizer)},
             {"tokenizer_identity", data_.tokenizer_identity},
             {"vocab_size", data_.vocab_size}};
   }
@@ -409,6 +418,13 @@ class Study {
     if (auto res = run_dir::read_result(dir)) {
       std::string status;
       if (res->contains("status") && (*res)["status"].is_string()) status = (*res)["status"].get<std::string>();
+      if (status == "interrupted" && !fs::exists(dir / run_dir::kConfig, ec)) {
+        // An interrupted run as a commit keeps it (docs/study/v3): its
+        // result and packed metrics without the checkpoint to resume from.
+        // It starts again; those two files are the study's own.
+        for (const char* f : {run_dir::kResult, "metrics.jsonl.gz"}) fs::remove(dir / f, ec);
+        return {"", false};
+      }
       return {status, status == "interrupted"};
     }
     // Crashed mid-run: its last checkpoint (if any) carries on.
@@ -516,10 +532,12 @@ class Study {
     }
   }
 
-  static Json planned_config(const RunSpec& r) {
+  Json planned_config(const RunSpec& r) const {
     Json cfg = to_json(r.train);
     cfg.erase("out");
     cfg.erase("threads");
+    for (const char* path : {"data", "tokenizer", "init_from"})
+      if (cfg.contains(path) && cfg[path].is_string()) cfg[path] = in_study(cfg[path].get<std::string>());
     return cfg;
   }
 

@@ -158,7 +158,11 @@ class Study:
         self.unigram = number(base.get("unigram_val"))
         self.unigram_train = number(base.get("unigram_train"))
         if self.unigram is None or self.unigram_train is None:
-            val, train = unigram_baseline(self.s.get("data", {}).get("dir", ""), self.vocab)
+            # gpt2lab records it relative to the study folder (a committed study is read elsewhere).
+            data_dir = self.s.get("data", {}).get("dir", "")
+            if isinstance(data_dir, str) and data_dir and not os.path.isabs(data_dir):
+                data_dir = os.path.join(out, data_dir)
+            val, train = unigram_baseline(data_dir, self.vocab)
             self.unigram = self.unigram if self.unigram is not None else val
             self.unigram_train = self.unigram_train if self.unigram_train is not None else train
         self.presets = listed_presets(self.s)  # the entry point puts them in report order

@@ -1,0 +1,117 @@
+"""A study committed as it runs (docs/study/v3) carries on elsewhere. A
+study stopped by a signal, committed with the project's .gitignore and
+cloned to another path, keeps only study.json and each run's result.json
+and packed metrics (tools/study_pack.py), never data, checkpoints or full
+metrics; the clone resumes to the same results as a study that was never
+stopped; its study.json names no path of the machine it ran
+on; the report reads the packed metrics; and a run recorded under other
+settings is refused instead of being kept."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+import harness  # noqa: E402
+from harness import expect  # noqa: E402
+
+BIN = harness.BIN
+PACK = os.path.join(harness.SOURCE, "tools", "study_pack.py")
+REPORT = os.path.join(harness.SOURCE, "tools", "report")
+GITIGNORE = os.path.join(harness.SOURCE, "docs", "study", "v3", ".gitignore")
+corpus = os.path.join(harness.SOURCE, "data", "sotu")
+if not os.path.isdir(corpus):
+    harness.skip("the default corpus (data/sotu) is not there: scripts/setup.sh fetches it")
+
+
+def study_cmd(out, *extra):
+    return [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", out, "--threads", "1", "--quiet",
+            "--preset", "lr-edge,init", "--no-report", *extra]
+
+
+def git(*args, cwd):
+    r = harness.command(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd)
+    if r.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)}: {r.stderr}")
+    return r.stdout
+
+
+def commit_and_clone(study, tmp):
+    """The study folder committed as docs/study/v3 of a repository with the
+    project's .gitignore, then cloned elsewhere: returns the clone's study
+    folder and the files git took."""
+    repo = os.path.join(tmp, "repo")
+    shutil.copytree(study, os.path.join(repo, "docs", "study", "v3"))
+    shutil.copy(GITIGNORE, os.path.join(repo, "docs", "study", "v3", ".gitignore"))
+    git("init", "-q", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "study progress", cwd=repo)
+    taken = [f.removeprefix("docs/study/v3/") for f in git("ls-files", cwd=repo).split()]
+    clone = os.path.join(tmp, "elsewhere", "clone")
+    git("clone", "-q", repo, clone, cwd=tmp)
+    return os.path.join(clone, "docs", "study", "v3"), [t for t in taken if t != ".gitignore"]
+
+
+def outcomes(out):
+    s = json.load(open(os.path.join(out, "study.json")))
+    keep = ("status", "outcome", "fluency", "config", "variables")
+    return {r["name"]: {k: r.get(k) for k in keep} for r in s["runs"]}, s.get("edges"), s.get("judge")
+
+
+with harness.scratch() as tmp:
+    a, b = (os.path.join(tmp, x) for x in ("a", "b"))
+    r = harness.command(study_cmd(a))
+    expect(r.returncode == 0, "the uninterrupted study finishes" + ("" if r.returncode == 0 else r.stderr[-1500:]))
+
+    # b: stopped by a signal after some runs.
+    p = subprocess.Popen(study_cmd(b), stderr=subprocess.PIPE, text=True)
+    for line in p.stderr:
+        if line.startswith("[5/") and "training" in line:
+            p.send_signal(signal.SIGTERM)
+            break
+    p.stderr.read()
+    p.wait()
+    r = harness.command([sys.executable, PACK, b])
+    expect(r.returncode == 0 and "runs packed" in r.stdout, "tools/study_pack.py packs the finished runs")
+    text = open(os.path.join(b, "study.json")).read()
+    expect(tmp not in text.replace(" --out " + b, ""), "study.json names no path of this machine (but the command)")
+
+    c, taken = commit_and_clone(b, tmp)
+    expect(taken and all(t == "study.json" or t.endswith(("result.json", "metrics.jsonl.gz")) for t in taken) and
+           not any("checkpoint" in t or t.startswith("data") for t in taken),
+           f"what git keeps: study.json, results and packed metrics ({len(taken)} files)")
+    finished_before = sum(t.endswith("result.json") and json.load(open(os.path.join(c, t)))["status"] in
+                          ("completed", "diverged") for t in taken)
+    interrupted = sum(t.endswith("result.json") for t in taken) - finished_before
+    r = harness.command(study_cmd(c))
+    expect(r.returncode == 0, "the copy resumes in a fresh folder elsewhere" +
+           ("" if r.returncode == 0 else r.stderr[-1500:]))
+    total = len(json.load(open(os.path.join(a, "study.json")))["runs"])
+    trained = sum(line.startswith("[") and ": training (" in line for line in r.stderr.splitlines())
+    expect(finished_before >= 2 and trained == total - finished_before,
+           f"the {finished_before} runs finished before the signal are kept: {trained} of {total} trained now")
+    expect(interrupted == 1 and ": resuming" not in r.stderr,
+           "the run the signal cut short (result.json without its checkpoint) starts again")
+    ra, ea, ja = outcomes(a)
+    rc, ec, jc = outcomes(c)
+    expect(ra == rc, "every run's outcome, samples and judge scores equal the uninterrupted study's")
+    strip = lambda es: [{k: v for k, v in e.items() if k != "complete"} for e in es or []]
+    expect(strip(ea) == strip(ec) and ja == jc, "the lr-edge scans and the judge's calibration are the same")
+
+    r = harness.command([sys.executable, REPORT, c, "--no-figures"])
+    md = open(os.path.join(c, "report.md")).read() if r.returncode == 0 else ""
+    expect(r.returncode == 0 and "## lr-edge" in md and "stability edge" in md,
+           "the report draws the resumed copy, reading the packed metrics")
+
+    # A run recorded under other settings is refused, not kept.
+    s = json.load(open(os.path.join(c, "study.json")))
+    s["runs"][-1]["config"]["steps"] += 1
+    json.dump(s, open(os.path.join(c, "study.json"), "w"))
+    r = harness.command(study_cmd(c))
+    expect(r.returncode != 0 and "was recorded with other settings (steps)" in r.stderr,
+           "a run recorded with other settings than the budget plans is refused, naming the field")
+
+harness.finish("study_committed")
