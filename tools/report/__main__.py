@@ -287,8 +287,12 @@ def main():
         "its final validation loss is more than 0.1 nats below it.",
         "Divergence: the trainer's rule (a non-finite loss, or a loss above its threshold for a window of "
         "consecutive steps); a spike (trainer) is a loss that went above the threshold and came back.",
-        f"Xiong pattern at init: Post-LN's last/first-layer FFN gradient ratio above {GROWS}, Pre-LN's at most "
-        f"{GROWS}.",
+        f"Xiong pattern at init (rule stable-gradients/2): per run, the least-squares slope of log ‖∇W‖ over the "
+        f"layers, for W¹ (mlp.c_fc) and W² (mlp.c_proj) separately; per setting the mean slope over seeds with its "
+        f"{verdicts.CI_LEVEL:.0%} Student-t interval (n − 1 dof, at least {verdicts.MIN_SEEDS} seeds): Post-LN's "
+        "interval entirely above 0 (grows toward the output) and Pre-LN's not. Under rule stable-gradients/1 "
+        f"(shown where a study registered it): Post-LN's last/first-layer FFN gradient ratio above {GROWS}, "
+        f"Pre-LN's at most {GROWS}.",
         seeds_bullet(st),
         f"Seed noise: a comparison states a difference only when both settings have at least {verdicts.MIN_SEEDS} "
         f"seeds and |Δmean| > {verdicts.NOISE:g}·pooled sd (pooled sd = √((sd₁² + sd₂²)/2), sample sds); "

@@ -9,7 +9,7 @@ reaches verdicts.MIN_SEEDS.
 import math
 
 from .stats import Bound, fmt_lr
-from .verdicts import edge_label, warmup_label
+from .verdicts import GAI_SHOWN, edge_label, log_slope, warmup_label
 
 SEED_KEYS = ("seed", "seed_index")
 PLATEAU_MARGIN = 0.1  # a run left the unigram plateau when val loss < unigram − this (nats)
@@ -117,6 +117,33 @@ def gai_profiles(st):
         out.append({"embedding": emb, "depth": depth, "init": init,
                     "post": [gai_ratio(x) for x in g[(emb, depth, init, "post")]],
                     "pre": [gai_ratio(x) for x in g[(emb, depth, init, "pre")]]})
+    return out
+
+
+def gai_run_slopes(result):
+    """{grad_norm key: log_slope of its per-layer norms} for the weight
+    matrices the slope test judges and the FFN sum (verdicts.GAI_SHOWN),
+    and "ratio": the FFN sum's last/first ratio (shown, not judged)."""
+    gn = result.get("grad_norm", {})
+    out = {key: log_slope(gn.get(key)) for key, _ in GAI_SHOWN}
+    out["ratio"] = gai_ratio(result)
+    return out
+
+
+def gai_slopes(st):
+    """verdicts.gai_slope_verdict's input: per (embedding, depth, init)
+    with both placements, each placement's per-seed slopes and ratios:
+    {"embedding", "depth", "init", "post": {key: [per seed]}, "pre": {...}}."""
+    g = gai_groups(st)
+    out = []
+    for (emb, depth, init, norm) in g:
+        if norm != "post" or (emb, depth, init, "pre") not in g:
+            continue
+        cell = {"embedding": emb, "depth": depth, "init": init}
+        for side in ("post", "pre"):
+            runs = [gai_run_slopes(x) for x in g[(emb, depth, init, side)]]
+            cell[side] = {key: [r[key] for r in runs] for key in [k for k, _ in GAI_SHOWN] + ["ratio"]}
+        out.append(cell)
     return out
 
 
@@ -562,7 +589,7 @@ def gather(st):
     an input is empty."""
     why = {}
     if not finished(st, "grad-at-init"):
-        why["profiles"] = "grad-at-init not run"
+        why["profiles"] = why["gai_slopes"] = "grad-at-init not run"
     if not finished(st, "lr-edge") and not st.edges:
         why["edges"] = "lr-edge not run"
     if not finished(st, "norm"):
@@ -574,8 +601,9 @@ def gather(st):
     for key, preset in (("inits", "init"), ("depth_deltas", "depth"), ("mt", "translation"), ("atlas", "atlas")):
         if not finished(st, preset):
             why[key] = f"{preset} not run"
-    return {"profiles": gai_profiles(st), "edges": edge_inputs(st), "plateau": norm_plateau(st),
-            "times": norm_times(st), "val_times": norm_val_times(st), "finals": norm_finals(st), "inits": init_inputs(st),
+    return {"profiles": gai_profiles(st), "gai_slopes": gai_slopes(st), "edges": edge_inputs(st),
+            "plateau": norm_plateau(st), "times": norm_times(st), "val_times": norm_val_times(st),
+            "finals": norm_finals(st), "inits": init_inputs(st),
             "depth_deltas": depth_deltas(st), "mt": mt_inputs(st), "atlas": atlas_inputs(st), "why": why}
 
 

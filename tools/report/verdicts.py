@@ -32,6 +32,12 @@ The rules:
   resolved one way: majority(), combine_settings()); where it rests on
   several measures, by combine(): confirmed only when every measure that
   could be computed confirms.
+- Slopes over layers (grad-at-init, rule stable-gradients/2). A run's
+  per-layer gradient norms are summarised by the least-squares slope of
+  their log against the layer index; a setting's mean slope over seeds
+  gets a CI_LEVEL Student-t interval (n − 1 dof, at least MIN_SEEDS
+  seeds): "grows" when it lies entirely above 0, "shrinks" entirely
+  below, else flat within noise (SlopeCI).
 - Registered rules. RULES declares each claim's measures and rule, with a
   versioned id; gpt2lab records them in study.json ("rules") when it
   creates a study, before any run. A claim whose registered rule differs
@@ -318,6 +324,190 @@ def gai_verdict(profiles):
     return verdict, "; ".join(nums) or "no grad-at-init runs", details
 
 
+# ---------------------------------------------------------------- grad-at-init, rule 2: slopes over layers
+
+CI_LEVEL = 0.95  # a mean slope's confidence interval (Student t, n − 1 dof)
+# The weight matrices whose per-layer gradient norms the slope test judges
+# (grad_norm keys; Xiong et al.'s W¹ and W² of each FFN), then the FFN sum
+# (√(‖∇W¹‖² + ‖∇W²‖²)), shown beside them and not judged.
+GAI_MATRICES = (("mlp.c_fc", "W¹"), ("mlp.c_proj", "W²"))
+GAI_SHOWN = GAI_MATRICES + (("ffn", "FFN"),)
+GROWS_WORD, SHRINKS_WORD, FLAT_WORD = "grows", "shrinks", "flat / within noise"
+INIT_WORDS = {"gpt2": "GPT-2's init (N(0, 0.02), c_proj ×1/√(2L))", "normal": "normal init (N(0, 0.02))",
+              "xavier": "Xavier init", "he": "He init"}
+
+
+def t_coverage(t, dof):
+    """P(|T| ≤ t) for Student's t with dof degrees of freedom (a positive
+    integer), in closed form (Abramowitz & Stegun 26.7.3, 26.7.4)."""
+    th = math.atan(t / math.sqrt(dof))
+    s, c2 = math.sin(th), math.cos(th) ** 2
+    if dof % 2:
+        total, term = 0.0, math.cos(th)
+        if dof > 1:
+            total = term
+            for k in range(3, dof - 1, 2):
+                term *= (k - 1) / k * c2
+                total += term
+        return 2 / math.pi * (th + s * total)
+    total, term = 1.0, 1.0
+    for k in range(2, dof - 1, 2):
+        term *= (k - 1) / k * c2
+        total += term
+    return s * total
+
+
+def t_quantile(dof, level=CI_LEVEL):
+    """The two-sided critical value of Student's t: the t with P(|T| ≤ t)
+    = level (12.706 for 1 dof, 2.262 for 9, at 95%), by bisection on
+    t_coverage."""
+    lo, hi = 0.0, 1.0
+    while t_coverage(hi, dof) < level:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1e-12 * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_coverage(mid, dof) < level else (lo, mid)
+    return (lo + hi) / 2
+
+
+def log_slope(norms):
+    """The least-squares slope of ln(norm) against the layer index
+    0..L−1: the growth per layer in log units (slope s: ×e^s per layer,
+    ×e^(s(L−1)) from the first layer to the last). None for fewer than two
+    layers or a norm that is not a positive finite number."""
+    if not isinstance(norms, list) or len(norms) < 2 or \
+            not all(isinstance(x, (int, float)) and math.isfinite(x) and x > 0 for x in norms):
+        return None
+    ys = [math.log(x) for x in norms]
+    xm, ym = (len(ys) - 1) / 2, statistics.mean(ys)
+    return sum((i - xm) * (y - ym) for i, y in enumerate(ys)) / sum((i - xm) ** 2 for i in range(len(ys)))
+
+
+class SlopeCI:
+    """One setting's per-seed slopes (log_slope): n, mean, sd, half (the
+    half-width of the mean's CI_LEVEL interval, t_quantile(n − 1)·sd/√n),
+    low, high, and the pattern: GROWS_WORD when the interval lies entirely
+    above 0, SHRINKS_WORD entirely below, FLAT_WORD otherwise; 'few seeds'
+    with fewer than MIN_SEEDS slopes (the interval is still computed from
+    two)."""
+
+    def __init__(self, slopes):
+        self.values = [x for x in slopes if x is not None and math.isfinite(x)]
+        self.n = len(self.values)
+        self.mean = statistics.mean(self.values) if self.values else None
+        self.sd = statistics.stdev(self.values) if self.n >= 2 else None
+        self.half = t_quantile(self.n - 1) * self.sd / math.sqrt(self.n) if self.n >= 2 else None
+        self.low = self.high = None
+        if self.half is not None:
+            self.low, self.high = self.mean - self.half, self.mean + self.half
+        self.enough = self.n >= MIN_SEEDS
+        if not self.enough:
+            self.pattern = "few seeds"
+        # (1e-12: float rounding of a flat profile is no growth)
+        elif self.low > 1e-12:
+            self.pattern = GROWS_WORD
+        elif self.high < -1e-12:
+            self.pattern = SHRINKS_WORD
+        else:
+            self.pattern = FLAT_WORD
+
+    def text(self, nd=3):
+        """'+0.052 ± 0.021' (mean ± CI half-width), '+0.052 (1 seed)', '–'."""
+        if self.mean is None:
+            return "–"
+        # (a mean that rounds to zero is printed without a sign)
+        m = f"{self.mean:+.{nd}f}" if round(self.mean, nd) else f"{0:.{nd}f}"
+        return f"{m} (1 seed)" if self.half is None else f"{m} ± {self.half:.{nd}f}"
+
+
+def gai_slope_setting(post, pre):
+    """One (embedding, init, depth) setting and weight matrix: Post-LN's
+    and Pre-LN's per-seed slopes. 'pattern' (Xiong et al.'s: Post-LN's
+    gradient grows toward the output, its slope's CI entirely above 0,
+    and Pre-LN's does not, its CI not entirely above 0), 'reversed' (Pre-LN's
+    grows and Post-LN's does not), 'neither' (both grow, or neither
+    does), or 'few seeds' (either placement has fewer than MIN_SEEDS);
+    and the two SlopeCIs."""
+    p, q = SlopeCI(post), SlopeCI(pre)
+    if not (p.enough and q.enough):
+        return "few seeds", p, q
+    if p.pattern == GROWS_WORD and q.pattern != GROWS_WORD:
+        return "pattern", p, q
+    if q.pattern == GROWS_WORD and p.pattern != GROWS_WORD:
+        return "reversed", p, q
+    return "neither", p, q
+
+
+KIND_SIGN = {"pattern": 1, "reversed": -1, "neither": 0}
+
+
+def gai_slope_cells(slopes):
+    """slopes: [{"embedding", "init", "depth", "post": {matrix: [slope
+    per seed]}, "pre": {...}}] (evidence.gai_slopes). Per (embedding,
+    init), in first-seen order: [(depth, matrix, label, kind, SlopeCI post,
+    SlopeCI pre)] over its depths × GAI_MATRICES."""
+    cells = {}
+    for s in sorted(slopes, key=lambda s: s["depth"]):
+        for key, label in GAI_MATRICES:
+            kind, p, q = gai_slope_setting(s["post"].get(key) or [], s["pre"].get(key) or [])
+            cells.setdefault((s["embedding"], s["init"]), []).append((s["depth"], key, label, kind, p, q))
+    return cells
+
+
+def depths_text(depths):
+    return ", ".join(map(str, depths)) + " layers"
+
+
+def slope_states(rows, idx, key):
+    """'grows at 6, 12 layers, is flat within noise at 24 layers' for one
+    placement (idx 4: Post-LN, 5: Pre-LN) and matrix of gai_slope_cells' rows."""
+    by = {}
+    for r in rows:
+        if r[1] == key and r[3] != "few seeds":
+            by.setdefault(r[idx].pattern, []).append(r[0])
+    verbs = {GROWS_WORD: "grows", FLAT_WORD: "is flat within noise", SHRINKS_WORD: "shrinks"}
+    return ", ".join(f"{verbs[w]} at {depths_text(by[w])}" for w in (GROWS_WORD, FLAT_WORD, SHRINKS_WORD) if w in by)
+
+
+def gai_slope_verdict(slopes):
+    """The grad-at-init measure under rule stable-gradients/2. Each
+    (embedding, init, depth) setting and matrix (W¹, W²) is classified by
+    gai_slope_setting; per (embedding, init) the majority of its depth ×
+    matrix settings decides (pattern +1, reversed −1, neither 0: majority());
+    the measure is combine() over the (embedding, init) cells: confirmed
+    only when every computable cell confirms, mixed when they disagree.
+    Returns (verdict, numbers, details): details are one sentence per
+    (embedding, init), saying what was found with that init and embedding
+    only."""
+    cells = gai_slope_cells(slopes)
+    per_cell, nums, details = [], [], []
+    for (emb, init), rows in cells.items():
+        signs = [KIND_SIGN.get(kind) for _, _, _, kind, _, _ in rows]
+        v = majority(signs)
+        per_cell.append(v)
+        n = sum(s is not None for s in signs)
+        pat, rev = signs.count(1), signs.count(-1)
+        words = f"With {INIT_WORDS.get(init, 'init ' + init)} and {EMBEDDING_WORDS.get(emb, 'embedding ' + emb)}"
+        if not n:
+            nums.append(f"{emb}/{init}: {FEW}")
+            details.append(f"{words}: {FEW} with per-matrix (W¹, W²) gradient norms, so no slope is judged.")
+            continue
+        nums.append(f"{emb}/{init} {pat}/{n}" + (f" (reversed {rev})" if rev else ""))
+        seeds = sorted({x.n for r in rows if r[3] != "few seeds" for x in r[4:6]})
+        parts = [f"{norm}'s {label} {slope_states(rows, idx, key)}" for norm, idx in (("Post-LN", 4), ("Pre-LN", 5))
+                 for key, label in GAI_MATRICES]
+        details.append(f"{words}, the slope of log ‖∇W‖ over the layers ({CI_LEVEL:.0%} CI over "
+                       f"{'–'.join(map(str, (seeds[0], seeds[-1]) if len(seeds) > 1 else seeds))} seeds): "
+                       + "; ".join(parts) + f". Xiong et al.'s pattern (Post-LN's gradient growing toward the output, "
+                       f"Pre-LN's not) holds in {pat} of {n} (depth, matrix) settings"
+                       + (f" and is reversed in {rev}" if rev else "") + f": {v} with this init and embedding.")
+    verdict = combine(per_cell)
+    counts = ", ".join(f"{x} {per_cell.count(x)}" for x in VALUES if per_cell.count(x))
+    numbers = ("Xiong pattern by log-slope CI, in (depth × W¹/W²) settings per embedding/init: " + ", ".join(nums)
+               + f" [cells: {counts}]") if nums else "no grad-at-init runs"
+    return verdict, numbers, details
+
+
 # ---------------------------------------------------------------- lr-edge
 
 def edge_label(warmup_fraction, clip):
@@ -501,6 +691,19 @@ def stable_gradients_verdict(profiles, edges, why=None):
     why = why or {}
     vg, ng, dg = gai_verdict(profiles) if profiles else \
         (NOT_TESTED, why.get("profiles", "grad-at-init not run"), [])
+    ve, ne, de = edge_verdict(edges) if edges else (NOT_TESTED, why.get("edges", "lr-edge not run"), [])
+    return Verdict("stable-gradients", combine([vg, ve]), f"{ng} [{vg}]; {ne} [{ve}]", {"grad-at-init": dg,
+                                                                                        "lr-edge": de})
+
+
+def stable_gradients_slope_verdict(slopes, edges, why=None):
+    """Claim 1 under rule stable-gradients/2: the grad-at-init measure by
+    the slope test (gai_slope_verdict) instead of the last/first ratio,
+    and lr-edge over every warmup × clipping setting (edge_verdict),
+    combined."""
+    why = why or {}
+    vg, ng, dg = gai_slope_verdict(slopes) if slopes else \
+        (NOT_TESTED, why.get("gai_slopes", why.get("profiles", "grad-at-init not run")), [])
     ve, ne, de = edge_verdict(edges) if edges else (NOT_TESTED, why.get("edges", "lr-edge not run"), [])
     return Verdict("stable-gradients", combine([vg, ve]), f"{ng} [{vg}]; {ne} [{ve}]", {"grad-at-init": dg,
                                                                                         "lr-edge": de})
@@ -987,9 +1190,10 @@ SETTINGS_RULE = "settings: majority of the comparable settings (more than half r
 MEASURES_RULE = "measures: combine (confirmed only when every computable measure confirms; otherwise mixed)"
 
 
-def _rule(key, version, function, measures, rule):
+def _rule(key, version, function, measures, rule, params=None):
+    """params: the rule's own parameters where they are not PARAMS."""
     return {"id": f"{key}/{version}", "claim": CLAIM_TEXT[key], "function": function, "measures": list(measures),
-            "rule": rule, "params": dict(PARAMS)}
+            "rule": rule, "params": dict(PARAMS if params is None else params)}
 
 
 # Each claim's rule as plain data, versioned: what gpt2lab records in
@@ -1001,6 +1205,17 @@ RULE_VERSIONS = [
           ("grad-at-init: Xiong pattern per (depth, init), per embedding scale", "lr-edge: max stable lr, Pre vs Post"),
           "grad-at-init: per embedding scale the majority of (depth, init) settings; every scale must show the "
           f"pattern; lr-edge: {SETTINGS_RULE} over warmup × clipping; {MEASURES_RULE}"),
+    _rule("stable-gradients", 2, "stable_gradients_slope_verdict",
+          ("grad-at-init: per-seed least-squares slope of log ‖∇W‖ over layers 0..L−1, W¹ (mlp.c_fc) and W² "
+           "(mlp.c_proj), Post-LN vs Pre-LN, per (embedding, init, depth)", "lr-edge: max stable lr, Pre vs Post"),
+          f"grad-at-init: per setting and matrix, the mean slope over seeds with its {CI_LEVEL:.0%} Student-t "
+          f"interval (n − 1 dof, at least {MIN_SEEDS} seeds per placement); 'grows' = interval entirely above 0, "
+          "'shrinks' = entirely below, else flat; Xiong et al.'s pattern = Post-LN grows and Pre-LN does not "
+          "grow (reversed: Pre-LN grows and Post-LN does not; else neither); per (embedding, init) the majority "
+          "of its depth × matrix settings; the measure: combine over the (embedding, init) cells; the FFN sum and "
+          f"the last/first ratio are shown, not judged; lr-edge: {SETTINGS_RULE} over warmup × clipping; "
+          f"{MEASURES_RULE}",
+          {"NOISE": NOISE, "MIN_SEEDS": MIN_SEEDS, "CI": CI_LEVEL}),
     _rule("no-warmup", 1, "no_warmup_verdict",
           ("lr-edge without warmup: max stable lr, Pre vs Post", "norm: left the unigram plateau without warmup"),
           f"lr-edge: {SETTINGS_RULE} at warmup 0; plateau: an lr where Post-LN needs warmup and Pre-LN does not, and "
@@ -1064,6 +1279,8 @@ def _one(f, key):
 
 RULE_FUNCTIONS = {
     "stable-gradients/1": lambda i, why: stable_gradients_verdict(i.get("profiles") or [], i.get("edges") or [], why),
+    "stable-gradients/2": lambda i, why: stable_gradients_slope_verdict(i.get("gai_slopes") or [],
+                                                                       i.get("edges") or [], why),
     "no-warmup/1": lambda i, why: no_warmup_verdict(i.get("edges") or [], i.get("plateau") or [], why),
     "faster/1": _one(faster_verdict, "times"),
     "faster/2": _one(faster_val_verdict, "val_times"),

@@ -367,7 +367,11 @@ def make_study(out, w=None):
                                          "kind": "grad-at-init", "status": "completed", "variables": v,
                                          "config": {"model": {"n_embd": 32}, "batch_size": 2, "seq_len": 16,
                                                     "batches": 2, "seed": 1337 + i},
-                                         "result": {"grad_norm": {"ffn": ffn, "attn": ffn}, "residual_rms": rms,
+                                         # W¹ and W² as 0.6 and 0.8 of the FFN sum: √(0.6² + 0.8²) = 1
+                                         "result": {"grad_norm": {"ffn": ffn, "attn": ffn,
+                                                                  "mlp.c_fc": [0.6 * x for x in ffn],
+                                                                  "mlp.c_proj": [0.8 * x for x in ffn]},
+                                                    "residual_rms": rms,
                                                     "loss": 5.7, "batches": 2, "seconds": 0.1}})
     if "norm" in w.presets:
         for norm in ("pre", "post"):

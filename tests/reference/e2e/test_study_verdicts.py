@@ -354,12 +354,13 @@ with harness.scratch() as tmp:
            "the verdict table comes first, before the summary and every section")
     changed = [k for k in keys if V.RULES[k]["id"] != f"{k}/1"]
     expect("sandwich-growth" in changed and "faster" in changed and "no-warmup" in changed and
+           "stable-gradients" in changed and
            all(f"| {V.CLAIM_TEXT[k]} | {X} |" in top for k in keys if k not in changed) and
            all(f"| {V.CLAIM_TEXT[k]} (rule {V.RULES[k]['id']}, changed after the runs) | {X} |" in top and
                f"| {V.CLAIM_TEXT[k]} (registered rule {k}/1) |" in top for k in changed) and
            "predates registered verdict rules" in top,
            "every claim's row says 'contradicted'; a claim whose rule changed since v1 (Sandwich's, faster, "
-           "no-warmup) under both rules (a study.json without rules: v1)")
+           "no-warmup, stable gradients) under both rules (a study.json without rules: v1)")
     expect("[lr-edge](#lr-edge-learning-rate-stability-edge)" in top and "## lr-edge: learning-rate stability edge"
            in md and "[depth](#depth-pre-ln-vs-post-ln-as-depth-grows)" in top,
            "the rows link to the sections by their Markdown anchors")

@@ -1,15 +1,19 @@
 """grad-at-init: per-layer FFN gradient norms and residual RMS of freshly
 initialized models, against Xiong et al. (2020, Fig. 3), with GPT-2's
 embeddings, with them scaled by √d and with unit-scale embeddings (N(0, 1/d)
-tables ×√d), over seeds."""
+tables ×√d), over seeds. Per (embedding, init) a table of the slopes of
+log ‖∇W¹‖, log ‖∇W²‖ and the FFN sum over the layers, per placement and
+depth (mean ± 95% CI over seeds; verdicts.SlopeCI), which the claim's
+rule stable-gradients/2 judges; the last/first ratio is shown beside."""
 import math
 import statistics
 
 from ..common import add_findings
-from ..evidence import gai_groups, gai_profiles
+from ..evidence import gai_groups, gai_slopes
 from ..plot import INIT_COLORS, plt, ticker
-from ..stats import GROWS, fmt_msd
-from ..verdicts import EMBEDDING_WORDS, MIN_SEEDS, Diff, gai_setting
+from ..stats import fmt_msd
+from ..verdicts import (CI_LEVEL, EMBEDDING_WORDS, GAI_MATRICES, GAI_SHOWN, GROWS_WORD, MIN_SEEDS, Diff, SlopeCI,
+                        depths_text, gai_slope_cells)
 
 PRESET = "grad-at-init"
 TITLE = "grad-at-init: gradient norms at initialization"
@@ -17,6 +21,8 @@ INIT_ORDER = ["gpt2", "normal", "xavier", "he"]
 EMB_ORDER = ["none", "sqrt", "unit"]
 # Each setting against GPT-2's, in the comparison sentences.
 EMB_SHORT = {"sqrt": "embeddings ×√d", "unit": "unit-scale embeddings"}
+INIT_WORDS_SHORT = {"gpt2": "GPT-2's init", "normal": "normal init", "xavier": "Xavier init", "he": "He init"}
+KIND_WORDS = {"pattern": "yes", "reversed": "reversed", "neither": "no", "few seeds": f"< {MIN_SEEDS} seeds"}
 
 
 def mean_profile(results, key):
@@ -108,62 +114,81 @@ def draw(doc, st, findings):
     axes[0][0].legend(fontsize=7, ncol=2)
     doc.figure(fig, "grad_at_init_residual.png", "Residual-stream RMS per layer at initialization (mean over seeds)")
 
-    rows, kinds = [], {}
-    for p in gai_profiles(st):
-        kind, d = gai_setting(p["post"], p["pre"])
-        kinds.setdefault(p["embedding"], []).append((p, kind, d))
-        rows.append([p["embedding"], p["depth"], p["init"], f"{d.n_a}/{d.n_b}", fmt_msd(p["post"], 2),
-                     fmt_msd(p["pre"], 2),
-                     ("beyond" if d.resolved else "within") + " seed noise" if d.enough else f"< {MIN_SEEDS} seeds",
-                     {"pattern": "yes", "reversed": "reversed", "neither": "no"}.get(kind, "–")])
-    doc.table(["embedding", "depth", "init", "seeds (post/pre)", "post last/first (mean ± sd)",
-               "pre last/first (mean ± sd)", "post vs pre", "Xiong pattern"], rows)
+    slopes = gai_slopes(st)
+    cells = gai_slope_cells(slopes)
+    by_key = {(x["embedding"], x["depth"], x["init"]): x for x in slopes}
+    doc.p("Per run, the least-squares slope of log ‖∇W‖ against the layer index (0..L−1), for each FFN weight "
+          "matrix, W¹ (mlp.c_fc) and W² (mlp.c_proj), and for the FFN sum (√(‖∇W¹‖² + ‖∇W²‖²), shown, not "
+          "judged): slope s means ×e^s per layer, ×e^(s(L−1)) from the first layer to the last. Per setting, "
+          f"the mean over seeds ± the half-width of its {CI_LEVEL:.0%} confidence interval (Student t, n − 1 "
+          f"dof): 'grows' toward the output when the interval lies entirely above 0, 'shrinks' entirely below, "
+          f"else flat within noise; with fewer than {MIN_SEEDS} seeds nothing is stated. Xiong et al.'s pattern "
+          "at a depth and matrix: Post-LN grows and Pre-LN does not ('reversed': Pre-LN grows and Post-LN does "
+          "not). The FFN last/first-layer ratio (the registered rule stable-gradients/1's measure) is shown beside "
+          "them.")
+    for emb in embs:
+        for init in inits:
+            if (emb, init) not in cells:
+                continue
+            kinds = {(r[0], r[1]): r[3] for r in cells[(emb, init)]}
+            rows = []
+            for d in depths:
+                x = by_key.get((emb, d, init))
+                if not x:
+                    continue
+                for side, name in (("post", "Post-LN"), ("pre", "Pre-LN")):
+                    shown = [SlopeCI(x[side][key]) for key, _ in GAI_SHOWN]
+                    xiong = "; ".join(f"{label} {KIND_WORDS.get(kinds.get((d, key)), '–')}"
+                                      for key, label in GAI_MATRICES) if side == "post" else ""
+                    rows.append([d, name, len(x[side]["ffn"])] +
+                                [f"{c.text(4)} ({c.pattern})" if c.n else "–" for c in shown] +
+                                [fmt_msd(x[side]["ratio"], 2), xiong])
+            doc.h(4, f"Embedding {emb}, init {init}")
+            doc.table(["depth", "placement", "seeds"] +
+                      [f"{label} slope (mean ± {CI_LEVEL:.0%} CI)" for _, label in GAI_SHOWN] +
+                      ["FFN last/first (mean ± sd)", "Xiong pattern (W¹; W²)"], rows)
 
     f = []
-    for emb, items in kinds.items():
-        post = [statistics.mean(p["post"]) for p, _, _ in items]
-        pre = [statistics.mean(p["pre"]) for p, _, _ in items]
-        n = len(items)
+    for emb in embs:
         words = EMBEDDING_WORDS.get(emb, f"embedding setting {emb}")
-        f.append(f"{words}: Post-LN's last/first-layer FFN gradient ratio (mean over seeds) exceeds {GROWS} in "
-                 f"{sum(x > GROWS for x in post)} of {n} (depth, init) settings (median "
-                 f"{statistics.median(post):.2f}); "
-                 f"Pre-LN's stays at or below {GROWS} in {sum(x <= GROWS for x in pre)} of {n} (median "
-                 f"{statistics.median(pre):.2f}).")
-        pat = [p for p, k, _ in items if k == "pattern"]
-        comparable = [p for p, k, _ in items if k != "few seeds"]
-        if comparable:
-            if len(pat) == len(comparable):
-                f.append(f"{words}: this matches Xiong et al. (2020, Fig. 3) in all {len(comparable)} settings.")
-            elif len(pat) * 2 > len(comparable):
-                f.append(f"{words}: this matches Xiong et al. (2020, Fig. 3) in {len(pat)} of {len(comparable)} "
-                         "settings; it disagrees in the rest (see the table).")
-            else:
-                f.append(f"{words}: this disagrees with Xiong et al. (2020, Fig. 3): their pattern (Post-LN growing "
-                         f"toward the output, Pre-LN flat, beyond seed noise) appears in only {len(pat)} of "
-                         f"{len(comparable)} settings here.")
-        else:
-            f.append(f"{words}: fewer than {MIN_SEEDS} seeds per setting, so no pattern is stated.")
-        by_init = []
+        got, steep = [], []
         for init in inits:
-            rs = [statistics.mean(p["post"]) for p, _, _ in items if p["init"] == init]
-            if rs:
-                by_init.append(f"{init} {statistics.median(rs):.2f}")
-        if by_init:
-            f.append(f"{words}: Post-LN last/first ratio by init (median over depths): " + ", ".join(by_init) + ".")
+            rows = [r for r in cells.get((emb, init), []) if r[3] != "few seeds"]
+            if not rows:
+                continue
+            got.append(f"{INIT_WORDS_SHORT.get(init, init)} {sum(r[3] == 'pattern' for r in rows)} of {len(rows)}"
+                       + (f" (reversed in {sum(r[3] == 'reversed' for r in rows)})"
+                          if any(r[3] == "reversed" for r in rows) else ""))
+            grows = [r for r in rows if r[4].pattern == GROWS_WORD]
+            if grows:
+                d, _, label, _, p, _ = max(grows, key=lambda r: r[4].mean * (r[0] - 1))
+                steep.append(f"{INIT_WORDS_SHORT.get(init, init)} ×{math.exp(p.mean * (d - 1)):.2f} ({label}, {d} "
+                             f"layers, {p.mean:+.4f} per layer)")
+            else:
+                steep.append(f"none with {INIT_WORDS_SHORT.get(init, init)}")
+        if not got:
+            f.append(f"With {words}: fewer than {MIN_SEEDS} seeds per setting, so no pattern is stated.")
+            continue
+        f.append(f"With {words}, Xiong et al.'s pattern at init (Post-LN's gradient growing toward the output, "
+                 f"Pre-LN's not; slope CIs of W¹ and W² at {depths_text(depths)}) holds, in (depth, matrix) "
+                 "settings, with " + ", ".join(got) + " (each init on its own; no other init was measured).")
+        f.append(f"With {words}, Post-LN's largest growth toward the output, first layer → last (e^(slope·(L−1)) "
+                 "of the mean slope, where it grows): " + "; ".join(steep) + ".")
     # Each other embedding setting against GPT-2's, setting by setting.
-    for emb in [e for e in embs if e != "none" and e in kinds and "none" in kinds]:
+    for emb in [e for e in embs if e != "none"]:
         short = EMB_SHORT.get(emb, f"embedding {emb}")
-        a = {(p["depth"], p["init"]): (p, k) for p, k, _ in kinds["none"]}
-        b = {(p["depth"], p["init"]): (p, k) for p, k, _ in kinds[emb]}
+        a = {(init, r[0], r[1]): r for (e, init), rs in cells.items() if e == "none" for r in rs}
+        b = {(init, r[0], r[1]): r for (e, init), rs in cells.items() if e == emb for r in rs}
         both = [k for k in a if k in b]
-        only_b = sum(b[k][1] == "pattern" and a[k][1] != "pattern" for k in both)
-        only_none = sum(a[k][1] == "pattern" and b[k][1] != "pattern" for k in both)
-        diffs = [Diff(b[k][0]["post"], a[k][0]["post"]) for k in both]
+        if not both:
+            continue
+        only_b = sum(b[k][3] == "pattern" and a[k][3] != "pattern" for k in both)
+        only_none = sum(a[k][3] == "pattern" and b[k][3] != "pattern" for k in both)
+        diffs = [Diff(b[k][4].values, a[k][4].values) for k in both]
         higher, lower = sum(d.sign > 0 for d in diffs), sum(d.sign < 0 for d in diffs)
         head = "Embedding settings compared" if emb == "sqrt" else f"{short[0].upper() + short[1:]} against GPT-2's,"
-        f.append(f"{head} over {len(both)} (depth, init) settings: the pattern appears with "
-                 f"{short} only in {only_b}, with GPT-2's only in {only_none}; Post-LN's ratio is "
+        f.append(f"{head} over {len(both)} (depth, init, matrix) settings: the pattern appears with "
+                 f"{short} only in {only_b}, with GPT-2's only in {only_none}; Post-LN's slope is "
                  f"higher with {short} in {higher}, lower in {lower}, within seed noise (or fewer than "
                  f"{MIN_SEEDS} seeds) in {len(both) - higher - lower}.")
     # Xiong et al.: Pre-LN gradients scale like 1/sqrt(L).
@@ -197,5 +222,7 @@ def draw(doc, st, findings):
     v = st.verdicts.get("stable-gradients") if st.verdicts else None
     if v:
         f += [x for x in v.details.get(PRESET, []) if x not in f]
-        f.append(v.line())
+        if v.changed and v.registered is not None:
+            f += [f"Under the registered rule {v.registered_rule}: {x}" for x in v.registered.details.get(PRESET, [])]
+        f += v.registered_lines() + [v.line()]
     add_findings(doc, findings, PRESET, f)
