@@ -315,18 +315,9 @@ class Study {
     return s;
   }
 
-  // A path inside the study folder, relative to it: study.json is committed
-  // (docs/study/v3) and read in clones elsewhere, so it names no path of
-  // this machine. A path outside (a prepared dataset given as --data) stays.
-  std::string in_study(const std::string& path) const {
-    if (path.empty()) return path;
-    const fs::path rel = fs::path(path).lexically_normal().lexically_relative(out_);
-    return !rel.empty() && *rel.begin() != ".." ? rel.string() : path;
-  }
-
   nlohmann::json data_json() const {
-    return {{"dir", in_study(data_.dir)},
-            {"tokenizer", in_study(data_.tokenizer)},
+    return {{"dir", path_in_study(out_, data_.dir)},
+            {"tokenizer", path_in_study(out_, data_.tokenizer)},
             {"tokenizer_identity", data_.tokenizer_identity},
             {"vocab_size", data_.vocab_size}};
   }
@@ -346,6 +337,7 @@ class Study {
     if (const std::string note = register_rules(out_, study_); !note.empty()) log_(note);
     study_["budget"] = to_json(budget_);
     study_["data"] = data_json();
+    relative_run_paths(study_, out_);
     Json base = {{"uniform", std::log(static_cast<double>(data_.vocab_size))}};
     if (unigram_) base["unigram_val"] = *unigram_;
     study_["baselines"] = base;
@@ -508,38 +500,12 @@ class Study {
     log_(tag + ": " + status + " before, kept");
   }
 
-  // A run recorded under other settings (the budget changed between two
-  // sessions of one study) is refused, not kept or resumed: its numbers
-  // would be reported under the new settings. Paths are left out, so that a
-  // study committed on one machine carries on in a clone elsewhere.
   void check_planned_config(const RunSpec& r) {
     const std::lock_guard lock(mutex_);
-    if (!study_.contains("runs")) return;
-    for (const Json& rec : study_["runs"]) {
-      if (rec.value("name", "") != r.name || !rec.contains("config")) continue;
-      Json had = rec["config"], now = planned_config(r);
-      for (const char* path : {"data", "tokenizer", "init_from"}) {
-        had.erase(path);
-        now.erase(path);
-      }
-      if (had == now) return;
-      std::string fields;
-      for (const auto& [key, value] : now.items())
-        if (!had.contains(key) || had[key] != value) fields += (fields.empty() ? "" : ", ") + key;
-      throw Error((out_ / kStudyFile).string() + ": run '" + r.name + "' was recorded with other settings (" +
-                  (fields.empty() ? "fields removed" : fields) +
-                  ") than this budget plans; use another --out, or remove the run to redo it");
-    }
+    check_recorded_config(study_, r.name, planned_config(r), out_ / kStudyFile);
   }
 
-  Json planned_config(const RunSpec& r) const {
-    Json cfg = to_json(r.train);
-    cfg.erase("out");
-    cfg.erase("threads");
-    for (const char* path : {"data", "tokenizer", "init_from"})
-      if (cfg.contains(path) && cfg[path].is_string()) cfg[path] = in_study(cfg[path].get<std::string>());
-    return cfg;
-  }
+  Json planned_config(const RunSpec& r) const { return planned_run_config(to_json(r.train), out_); }
 
   void describe(const RunSpec& r, Json& rec) const {
     rec["preset"] = r.preset;

@@ -38,6 +38,54 @@ void check_study_folder(const fs::path& out) {
                 "there, so choose a new or empty folder");
 }
 
+std::string path_in_study(const fs::path& out, const std::string& path) {
+  if (path.empty()) return path;
+  const fs::path rel = fs::path(path).lexically_normal().lexically_relative(out);
+  return !rel.empty() && *rel.begin() != ".." ? rel.string() : path;
+}
+
+namespace {
+constexpr const char* kRunPaths[] = {"data", "tokenizer", "init_from"};
+}
+
+StudyJson planned_run_config(const nlohmann::json& train_options, const fs::path& out) {
+  StudyJson cfg = StudyJson(train_options);
+  cfg.erase("out");
+  cfg.erase("threads");
+  for (const char* path : kRunPaths)
+    if (cfg.contains(path) && cfg[path].is_string()) cfg[path] = path_in_study(out, cfg[path].get<std::string>());
+  return cfg;
+}
+
+void relative_run_paths(StudyJson& study, const fs::path& out) {
+  if (!study.contains("runs") || !study["runs"].is_array()) return;
+  for (StudyJson& rec : study["runs"])
+    if (rec.is_object() && rec.contains("config") && rec["config"].is_object())
+      for (const char* path : kRunPaths)
+        if (rec["config"].contains(path) && rec["config"][path].is_string())
+          rec["config"][path] = path_in_study(out, rec["config"][path].get<std::string>());
+}
+
+void check_recorded_config(const StudyJson& study, const std::string& name, const StudyJson& planned,
+                           const fs::path& file) {
+  if (!study.contains("runs")) return;
+  for (const StudyJson& rec : study["runs"]) {
+    if (rec.value("name", "") != name || !rec.contains("config")) continue;
+    StudyJson had = rec["config"], now = planned;
+    for (const char* path : kRunPaths) {
+      had.erase(path);
+      now.erase(path);
+    }
+    if (had == now) return;
+    std::string fields;
+    for (const auto& [key, value] : now.items())
+      if (!had.contains(key) || had[key] != value) fields += (fields.empty() ? "" : ", ") + key;
+    throw Error(file.string() + ": run '" + name + "' was recorded with other settings (" +
+                (fields.empty() ? "fields removed" : fields) +
+                ") than this budget plans; use another --out, or remove the run to redo it");
+  }
+}
+
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -64,6 +64,25 @@ void put_edge_record(StudyJson& study, StudyJson rec);
 // they were.
 void order_records(StudyJson& study, const std::vector<std::string>& items);
 
+// A path inside the study folder `out`, relative to it (study.json is
+// committed and read in clones elsewhere, so it names no path of this
+// machine); a path outside it stays as it is.
+std::string path_in_study(const fs::path& out, const std::string& path);
+
+// A training run's config as study.json records it: without its folder and
+// thread count, its paths relative to the study folder.
+StudyJson planned_run_config(const nlohmann::json& train_options, const fs::path& out);
+
+// Records of an older gpt2lab named their data paths absolute.
+void relative_run_paths(StudyJson& study, const fs::path& out);
+
+// A run recorded under other settings than `planned` (the budget changed
+// between two sessions of one study) is an Error naming the fields: kept
+// or resumed, its numbers would be reported under the new settings. Paths
+// are not compared, so that a study carries on in a clone elsewhere.
+void check_recorded_config(const StudyJson& study, const std::string& name, const StudyJson& planned,
+                           const fs::path& file);
+
 // "2026-12-03T14:00:00Z"
 std::string now_utc();
 
