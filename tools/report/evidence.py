@@ -479,9 +479,11 @@ def fluency_inputs(st):
                              "seeds_gpt2": sg, "left_other": lo, "seeds_other": so})
     if not runs:
         fb = st.budget.get("fluency") if isinstance(st.budget.get("fluency"), dict) else {}
-        why["runs"] = ("no finished run has fluency records yet, though the study has the judge"
-                       if isinstance(st.s.get("judge"), dict) or (fb.get("samples") or 0) > 0 else
-                       "no run has fluency records (a study written before the fluency judge)")
+        why["runs"] = ("no run has fluency records (a study written before the fluency judge)"
+                       if not isinstance(st.s.get("judge"), dict) and not (fb.get("samples") or 0) > 0 else
+                       "no finished run of a preset that draws fluency samples: lr-edge probes and translation "
+                       "runs draw none" if not judged_runs(st) else
+                       "no finished run has fluency records yet, though the study has the judge")
     if not finished(st, "norm"):
         why["norm"] = "norm not run"
     if not finished(st, "init"):

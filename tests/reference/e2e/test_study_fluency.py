@@ -195,6 +195,9 @@ with harness.scratch() as tmp:
     _, st, v = study("v2", syn.World.paper(presets=["norm", "init"], judge=None))
     expect(v.verdict == T and "no run has fluency records" in v.numbers and not evidence.fluency_inputs(st)["runs"],
            "a study without fluency records (v2) -> not tested")
+    _, _, v = study("no-judged-preset", syn.World.paper(presets=["lr-edge", "translation"]))
+    expect(v.verdict == T and "no finished run of a preset that draws fluency samples" in v.numbers,
+           "a study of lr-edge and translation only (they draw no fluency samples) -> not tested, said why")
     _, _, v = study("bad-judge", syn.World.paper(presets=["norm", "init"], judge_calibration=dict(
         syn.JUDGE, shuffled_val_nll=4.0)))
     expect(v.verdict == T and "sanity check fails" in v.numbers, "a judge that prefers shuffled text -> not tested")

@@ -166,8 +166,9 @@ def draw(doc, st, findings):
         doc.p(f"study.json has no calibration of the judge. Sanity check (runs that left the unigram plateau "
               f"ranked above those that did not): {state}{verdict_note}")
     if not with_fluency:
-        doc.p("No finished run of this study has fluency samples yet: fluency is not measured, and its verdict is "
-              "not tested.")
+        doc.p(("No finished run of this study has fluency samples yet" if runs else
+               "No finished run of this study is of a preset that draws fluency samples (lr-edge probes and "
+               "translation runs draw none)") + ": fluency is not measured, and its verdict is not tested.")
         add_findings(doc, findings, "fluency", [x for _, x in checks] + verdict_lines(st))
         return
     draw_figure(doc, st, runs, judge)
