@@ -27,7 +27,8 @@
 #       design inside components it has unloaded by exit, which no
 #       suppression can name.
 # Not run here, because they run no C++ code (tools/report, in Python):
-# e2e.test_study_report and e2e.test_study_verdicts. The summary names them.
+# e2e.test_study_report, e2e.test_study_verdicts and e2e.test_study_fluency.
+# The summary names them.
 # Prints one summary line: tests passed, skipped and failed (each failed
 # test by name), build and test seconds.
 set -euo pipefail
@@ -63,7 +64,7 @@ done
 ASAN_BASE=halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:quarantine_size_mb=16
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}
-PYTHON_ONLY='^e2e\.test_study_(report|verdicts)$'
+PYTHON_ONLY='^e2e\.test_study_(report|verdicts|fluency)$'
 
 scripts=$PWD/scripts
 cd "$BUILD_DIR"

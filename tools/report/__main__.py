@@ -85,7 +85,7 @@ if os.path.abspath(getattr(sys.modules.get("report"), "__file__", None) or os.cu
 from report import evidence, verdicts  # noqa: E402
 from report.document import Doc, Link  # noqa: E402
 from report.load import Study  # noqa: E402
-from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, samples  # noqa: E402
+from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, fluency, samples  # noqa: E402
 from report.stats import GROWS, SPIKE_JUMP, SPIKE_WINDOW  # noqa: E402
 
 
@@ -171,6 +171,7 @@ def verdict_table(doc, st, not_run):
     links to the sections that hold the measurements."""
     doc.h(2, "Verdicts")
     drawn = {m.PRESET: m.TITLE for m in PRESET_SECTIONS if m.PRESET not in not_run}
+    drawn["fluency"] = fluency.TITLE  # drawn for every study, as Text samples
     rows = []
     for v in st.verdicts.values():
         links = [Link(p, doc.anchor(drawn[p])) if p in drawn else f"{p} (not run)" for p in v.sections]
@@ -268,6 +269,8 @@ def main():
               "spikes.")
     doc.h(2, "Text samples")
     guarded(doc, samples, st, findings)
+    doc.h(2, fluency.TITLE)
+    guarded(doc, fluency, st, findings)
     doc.h(2, "Divergence and loss spikes")
     guarded(doc, divergence, st, findings)
     doc.h(2, "Method")
@@ -322,7 +325,7 @@ def main():
 
     # The summary goes near the top but is assembled last.
     summary = []
-    for key in (*BY_PRESET, "samples", "divergence"):
+    for key in (*BY_PRESET, "samples", "fluency", "divergence"):
         if findings.get(key):
             summary.append(f"[{key}] " + findings[key][0])
             for extra in findings[key][1:]:

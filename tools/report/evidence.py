@@ -604,7 +604,82 @@ def gather(st):
     return {"profiles": gai_profiles(st), "gai_slopes": gai_slopes(st), "edges": edge_inputs(st),
             "plateau": norm_plateau(st), "times": norm_times(st), "val_times": norm_val_times(st),
             "finals": norm_finals(st), "inits": init_inputs(st),
-            "depth_deltas": depth_deltas(st), "mt": mt_inputs(st), "atlas": atlas_inputs(st), "why": why}
+            "depth_deltas": depth_deltas(st), "mt": mt_inputs(st), "atlas": atlas_inputs(st),
+            "fluency": fluency_inputs(st), "why": why}
+
+
+# ---------------------------------------------------------------- fluency
+
+NOT_JUDGED = ("lr-edge", "translation")  # presets without fluency samples (probes; another task)
+
+
+def judged_runs(st):
+    """The finished training runs that draw fluency samples: every preset's
+    but lr-edge probes, atlas edge probes and translation runs."""
+    return [r for r in st.runs if r.get("kind") == "train" and r.get("status") in ("completed", "diverged")
+            and r.get("preset") not in NOT_JUDGED and r.get("variables", {}).get("arm") != "edge"]
+
+
+def judge_nll(r):
+    """A completed run's mean judge NLL of its fluency samples (nats/token);
+    None for a diverged run (its samples, where a checkpoint was saved,
+    come from before the divergence) or a run without a score."""
+    f = r.get("fluency")
+    x = f.get("judge_nll_mean") if isinstance(f, dict) and r.get("status") == "completed" else None
+    return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
+
+
+def trained(st, r):
+    """The run left the unigram plateau: gpt2lab's outcome.trains where it
+    recorded one, else left_plateau()."""
+    t = r.get("outcome", {}).get("trains")
+    return t if isinstance(t, bool) else left_plateau(st, r)
+
+
+def fluency_side(st, rs):
+    return [judge_nll(r) for r in rs], sum(bool(trained(st, r)) for r in rs), len(rs)
+
+
+def fluency_inputs(st):
+    """verdicts.fluency_verdict's input: the judge's calibration, every
+    judged run's (mean judge NLL, left the plateau), and the matched
+    comparisons: norm Pre-LN vs Post-LN at equal warmup and lr, init gpt2
+    vs each other plain scheme (no '+scale' variant) per placement. Empty
+    runs when no run has a judge score."""
+    runs = [{"name": r["name"], "preset": r.get("preset"), "nll": judge_nll(r), "left": trained(st, r)}
+            for r in judged_runs(st) if judge_nll(r) is not None]
+    norm, init, why = [], [], {}
+    g = norm_groups(st)
+    for (n, wf, lr) in g:
+        if n == "pre" and ("post", wf, lr) in g:
+            (pre, lp, sp), (post, lq, sq) = fluency_side(st, g[(n, wf, lr)]), fluency_side(st, g[("post", wf, lr)])
+            norm.append({"setting": f"{warmup_label(wf)}, lr {fmt_lr(lr)}", "pre": pre, "post": post,
+                         "left_pre": lp, "seeds_pre": sp, "left_post": lq, "seeds_post": sq})
+    gi = init_groups(st)
+    for (n, label) in gi:
+        if label != "gpt2":
+            continue
+        mine, lg, sg = fluency_side(st, gi[(n, label)])
+        for (m, rival) in gi:
+            if m == n and rival != "gpt2" and "+scale" not in rival:
+                other, lo, so = fluency_side(st, gi[(m, rival)])
+                init.append({"norm": n, "rival": rival, "gpt2": mine, "other": other, "left_gpt2": lg,
+                             "seeds_gpt2": sg, "left_other": lo, "seeds_other": so})
+    if not runs:
+        fb = st.budget.get("fluency") if isinstance(st.budget.get("fluency"), dict) else {}
+        why["runs"] = ("no run has fluency records (a study written before the fluency judge)"
+                       if not isinstance(st.s.get("judge"), dict) and not (fb.get("samples") or 0) > 0 else
+                       "no finished run of a preset that draws fluency samples: lr-edge probes and translation "
+                       "runs draw none" if not judged_runs(st) else
+                       "no finished run has fluency records yet, though the study has the judge")
+    if not finished(st, "norm"):
+        why["norm"] = "norm not run"
+    if not finished(st, "init"):
+        why["init"] = "init not run"
+    rules = st.s.get("rules")
+    return {"calibration": st.s.get("judge") if isinstance(st.s.get("judge"), dict) else None, "runs": runs,
+            "norm": norm if runs else [], "init": init if runs else [], "why": why,
+            "unregistered": isinstance(rules, dict) and "fluency" not in rules}
 
 
 # ---------------------------------------------------------------- design artefacts

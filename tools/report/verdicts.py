@@ -75,6 +75,7 @@ CLAIMS = [
     ("rezero-faster", "ReZero converges faster than Pre-LN/Post-LN", ("atlas",)),
     ("sandwich-growth", "Sandwich/Peri-LN bounds the residual growth of Pre-LN", ("atlas",)),
     ("rmsnorm-cost", "RMSNorm matches LayerNorm at lower cost", ("atlas",)),
+    ("fluency", "Pre-LN / GPT-2 init generate more fluent text", ("fluency",)),
 ]
 CLAIM_TEXT = {k: text for k, text, _ in CLAIMS}
 CLAIM_SECTIONS = {k: secs for k, _, secs in CLAIMS}
@@ -1182,6 +1183,144 @@ def rmsnorm_verdict(atlas, why=None):
                    "own step times; bench/norm_cost.sh times them side by side)", details)
 
 
+# ---------------------------------------------------------------- fluency
+
+PASSES, FAILS, NOT_CHECKABLE = "passes", "fails", "not checkable"
+# The judge's calibration in study.json ("judge"), in the order it must rank them.
+CALIBRATION = (("val_text_nll", "real val text"), ("unigram_sampler_nll", "the unigram sampler"),
+               ("shuffled_val_nll", "shuffled val text"))
+
+
+def nll_text(x):
+    return f"{x:.3f}"
+
+
+def finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def calibration_check(calibration):
+    """(state, sentence): the judge's NLL of real val text below that of
+    the unigram sampler (what a model on the plateau emits) below that of
+    the same val text shuffled."""
+    cal = calibration if isinstance(calibration, dict) else {}
+    vals = [cal.get(k) for k, _ in CALIBRATION]
+    if not all(finite(x) for x in vals):
+        return NOT_CHECKABLE, "Calibration: not checkable (study.json has no judge calibration on val text)."
+    shown = ", ".join(f"{name} {nll_text(x)}" for (_, name), x in zip(CALIBRATION, vals))
+    if vals[0] < vals[1] < vals[2]:
+        return PASSES, (f"Calibration passes: the judge ranks real val text above the unigram sampler above shuffled "
+                        f"val text (NLL {shown} nats/token).")
+    ranked = " < ".join(name for (_, name), _ in sorted(zip(CALIBRATION, vals), key=lambda p: p[1]))
+    return FAILS, (f"Calibration fails: the judge should rank real val text < the unigram sampler < shuffled val "
+                   f"text by NLL, it ranks {ranked} ({shown} nats/token).")
+
+
+def plateau_check(runs):
+    """(state, sentence): runs [{"nll": a run's mean judge NLL, "left": it
+    left the unigram plateau}]; the mean NLL of those that left it below
+    that of those that did not; not checkable unless the study has both."""
+    runs = [r for r in runs or [] if finite(r.get("nll")) and r.get("left") is not None]
+    left = [r["nll"] for r in runs if r["left"]]
+    stuck = [r["nll"] for r in runs if not r["left"]]
+    if not left or not stuck:
+        why = ("no judged run" if not runs else "every judged run left the unigram plateau" if left else
+               "no judged run left the unigram plateau")
+        return NOT_CHECKABLE, f"Runs: not checkable ({why}; the check needs runs on and off the plateau)."
+    a, b = statistics.mean(left), statistics.mean(stuck)
+    if a < b:
+        return PASSES, (f"Runs pass: mean judge NLL {nll_text(a)} over the {len(left)} runs that left the unigram "
+                        f"plateau, below {nll_text(b)} over the {len(stuck)} that did not.")
+    return FAILS, (f"Runs fail: mean judge NLL {nll_text(a)} over the {len(left)} runs that left the unigram plateau, "
+                   f"not below {nll_text(b)} over the {len(stuck)} that did not (the judge should rank runs that left "
+                   "the plateau above the rest).")
+
+
+def fluency_sanity(calibration, runs):
+    """Does the fluency judge rank what it should? Returns (state,
+    [(state, sentence) of calibration_check, of plateau_check]): FAILS when
+    either check fails, PASSES when none fails and at least one passes,
+    NOT_CHECKABLE otherwise."""
+    checks = [calibration_check(calibration), plateau_check(runs)]
+    states = [s for s, _ in checks]
+    return (FAILS if FAILS in states else PASSES if PASSES in states else NOT_CHECKABLE), checks
+
+
+def fluency_part(cells, a_name, what, why_empty):
+    """One measure of the fluency claim over matched cells [{"setting": the
+    comparison in words, "a": [judge NLL per seed of the side claimed more
+    fluent, a_name], "b": [...], "left_a", "seeds_a", "left_b", "seeds_b":
+    seeds that left the unigram plateau, seeds}]: lower NLL is more fluent; each cell by the seed-noise
+    rule; a cell where no seed of either side left the plateau is left out
+    (two plateau models say nothing about fluency); the cells combined by
+    combine_settings(). Returns (verdict, numbers, details)."""
+    if not cells:
+        return NOT_TESTED, why_empty, []
+    verdicts, details, out = [], [], []
+    for c in cells:
+        if not c["left_a"] and not c["left_b"]:
+            out.append(c["setting"])
+            continue
+        d = Diff(c["a"], c["b"])
+        verdicts.append({-1: CONFIRMED, 1: CONTRADICTED, 0: NOT_OBSERVED}[d.sign] if d.enough else NOT_TESTED)
+        details.append(f"Judge NLL (nats/token), {c['setting']} (seeds that left the unigram "
+                       f"plateau: {c['left_a']}/{c['seeds_a']} vs {c['left_b']}/{c['seeds_b']}): {d.text(nll_text)}.")
+    left_out = (f" ({len(out)} of {len(cells)} {what}s left out: neither side left the unigram plateau)"
+                if out else "")
+    if out:
+        details.append(f"Left out of the fluency comparisons, because no seed of either side left the unigram "
+                       f"plateau (two plateau models say nothing about fluency): {'; '.join(out)}.")
+    n = sum(v != NOT_TESTED for v in verdicts)
+    if n:
+        numbers = (f"{a_name} lower in {verdicts.count(CONFIRMED)}, higher in {verdicts.count(CONTRADICTED)} of {n} "
+                   f"{what}s" + left_out)
+    elif verdicts:
+        numbers = FEW + left_out
+    else:
+        numbers = f"every {what} left out ({len(out)}): neither side left the unigram plateau"
+    return combine_settings(verdicts), numbers, details
+
+
+def fluency_verdict(fluency, why=None):
+    """Claim 14, rule fluency/1. fluency: {"calibration": study.json's
+    "judge"; "runs": [{"nll", "left"}], every judged run (the sanity
+    check); "norm": [{"setting", "pre": [judge NLL per seed], "post",
+    "left_pre", "seeds_pre", "left_post", "seeds_post"}], matched (same
+    warmup and lr); "init": [{"norm", "rival", "gpt2": [...], "other",
+    "left_gpt2", "seeds_gpt2", "left_other", "seeds_other"}]; "why": {"norm",
+    "init", "runs": why that list is empty}; "unregistered": the study registered
+    rules, not this one}. Each run is measured by its mean judge NLL (lower:
+    more like the corpus). Measures: Pre-LN vs Post-LN (norm) and GPT-2 init
+    vs each other scheme (init), each by fluency_part(), combined by
+    combine(). Not tested when no run has fluency records, or when the
+    judge's sanity check (fluency_sanity) fails."""
+    fluency = fluency or {}
+    tail = ("; rule fluency/1 was declared after this study was created (it is not among the rules the study "
+            "registered)" if fluency.get("unregistered") else "")
+    whys = fluency.get("why") or {}
+    if not fluency.get("runs"):
+        return Verdict("fluency", NOT_TESTED, (why or whys.get("runs") or "no run has fluency records (a study "
+                                               "written before the fluency judge)") + tail, {"fluency": []})
+    state, checks = fluency_sanity(fluency.get("calibration"), fluency["runs"])
+    sanity = [x for _, x in checks]
+    if state == FAILS:
+        failed = " ".join(x for s, x in checks if s == FAILS)
+        return Verdict("fluency", NOT_TESTED, f"the judge's sanity check fails: {failed}{tail}", {"fluency": sanity})
+    norm = [{"setting": f"Pre-LN vs Post-LN, {c['setting']}", "a": c["pre"], "b": c["post"], "left_a": c["left_pre"],
+             "seeds_a": c["seeds_pre"], "left_b": c["left_post"], "seeds_b": c["seeds_post"]}
+            for c in fluency.get("norm") or []]
+    init = [{"setting": (f"{c['norm']}-LN, " if c.get("norm") else "") + f"init gpt2 vs {c['rival']}",
+             "a": c["gpt2"], "b": c["other"], "left_a": c["left_gpt2"], "seeds_a": c["seeds_gpt2"],
+             "left_b": c["left_other"], "seeds_b": c["seeds_other"]} for c in fluency.get("init") or []]
+    vn, nn, dn = fluency_part(norm, "Pre-LN", "setting", whys.get("norm") or "no norm setting with both placements")
+    vi, ni, di = fluency_part(init, "GPT-2 init", "comparison",
+                              whys.get("init") or "no init run of gpt2 and another plain scheme")
+    check = f"judge sanity check {state} (calibration: {checks[0][0]}; runs off vs on the plateau: {checks[1][0]})"
+    numbers = (f"mean judge NLL per run, Pre-LN vs Post-LN at equal warmup and lr: {nn} [{vn}]; GPT-2 init vs "
+               f"each other scheme: {ni} [{vi}]; {check}" + tail)
+    return Verdict("fluency", combine([vn, vi]), numbers, {"fluency": sanity + dn + di})
+
+
 # ---------------------------------------------------------------- registered rules
 
 # Every seed-noise and threshold parameter a rule uses.
@@ -1258,6 +1397,12 @@ RULE_VERSIONS = [
     _rule("rmsnorm-cost", 1, "rmsnorm_verdict", ("final validation loss", "median step time"),
           f"each {SETTINGS_RULE} over depths; a conjunction: confirmed when both hold, contradicted when either is "
           "resolved the other way, mixed when one holds and the other is not observed"),
+    _rule("fluency", 1, "fluency_verdict",
+          ("mean judge NLL per run (n-gram judge of the training split), Pre-LN vs Post-LN at equal warmup and lr",
+           "the same, gpt2 init vs each other plain init scheme"),
+          f"lower NLL is more fluent; per measure {SETTINGS_RULE}, leaving out settings where no seed of either side "
+          f"left the unigram plateau; {MEASURES_RULE}; not tested when the judge's sanity check fails (real val text "
+          "< unigram sampler < shuffled val text, runs that left the plateau < runs that did not)"),
 ]
 RULE_BY_ID = {r["id"]: r for r in RULE_VERSIONS}
 # The current rule of each claim: its latest version.
@@ -1297,6 +1442,7 @@ RULE_FUNCTIONS = {
     "sandwich-growth/1": _atlas(sandwich_end_verdict),
     "sandwich-growth/2": _atlas(sandwich_verdict),
     "rmsnorm-cost/1": _atlas(rmsnorm_verdict),
+    "fluency/1": lambda i, why: fluency_verdict(i.get("fluency") or {}, why.get("fluency")),
 }
 
 UNREGISTERED = "not registered"

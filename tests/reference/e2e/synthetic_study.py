@@ -6,6 +6,11 @@ report's verdicts come out either way.
 
     make_study(OUT, World(...))
 
+Finished runs of norm, init, depth and the atlas's depth sweep carry
+fluency records (samples scored by an n-gram judge, whose calibration is
+study.json's "judge"), as gpt2lab has written them since study v3;
+World(judge=None) writes a study without them.
+
 A World holds the knobs; World.paper() is a study that agrees with the
 papers (every verdict confirmed), World.against() one that contradicts
 every claim, World.noise() one whose differences are all within seed
@@ -33,6 +38,25 @@ STUCK = 5.05  # a final loss on the plateau
 MT_WARMUPS = [0.0, 0.25]
 MT_INITS = ["gpt2", "xavier"]
 MT_EXAMPLES = 5
+# The fluency judge's calibration (study.json "judge"): real val text <
+# the unigram sampler < shuffled val text, as a sound judge ranks them.
+JUDGE = {"order": 3, "discount": 0.75, "train_tokens": 30000, "pieces": 20, "tokens": 8, "val_text_nll": 4.5,
+         "unigram_sampler_nll": 7.0, "shuffled_val_nll": 8.5}
+FLUENCY_PROMPTS = ["The state of the Union", "My fellow Americans,"]
+
+
+def judge_paper(preset, variables, final, i):
+    """A run's mean judge NLL (nats/token) as a sound judge gives it: it
+    follows the run's final loss, so runs that left the plateau (final
+    below 4.9) score below those on it (5.0 and up)."""
+    return final + 2.0
+
+
+def judge_against(preset, variables, final, i):
+    """The judge reversed for the claim: Post-LN's samples more fluent (they
+    follow World.against()'s final losses) and GPT-2 init's less fluent
+    than every other scheme's."""
+    return final + (3.5 if preset == "init" and variables.get("init") == "gpt2" else 2.0)
 
 
 def mt_jitter(norm, i, size=1.0):
@@ -131,6 +155,10 @@ class World:
         # i), and the index into GRID of each variant's stability edge.
         self.atlas_run = atlas_paper
         self.atlas_edge = lambda variant, i: (1 if variant == "post-ln" else 4) + (i == 2) - (i == 0)
+        # fluency: a finished run's mean judge NLL per (preset, variables,
+        # final val loss, i); None: no fluency records (a study before v3).
+        self.judge = judge_paper
+        self.judge_calibration = dict(JUDGE)
         for k, v in kw.items():
             setattr(self, k, v)
 
@@ -150,7 +178,7 @@ class World:
                                                "xavier+scale": 4.1, "he": 4.4}[label] + jitter(i, 0.02),
             depth_final=lambda norm, scale, depth, i: 4.0 + (0.0 if scale else 0.05 * (10 - depth)) +
             jitter(i + (0 if scale else 1), 0.01),
-            mt_bleu=mt_against, atlas_run=atlas_against,
+            mt_bleu=mt_against, atlas_run=atlas_against, judge=judge_against,
             atlas_edge=lambda variant, i: (1 if variant == "deepnorm" else 4) + (i == 2) - (i == 0))
         for k, v in kw.items():
             setattr(w, k, v)
@@ -207,8 +235,16 @@ def write_metrics(path, final, tau, diverge_at=None, spike_at=None, steps=STEPS,
             f.write(json.dumps(r) + "\n")
 
 
+def fluency_record(nll):
+    """A run's "fluency" record: two samples whose judge NLLs average nll."""
+    samples = [{"prompt": p, "text": f" sample {k} at {nll:.2f}", "tokens": 8, "words": 4, "distinct_1": 1.0,
+                "distinct_2": 1.0, "repeated_4gram_rate": 0.1 * k, "judge_nll": nll + (0.1 if k else -0.1)}
+               for k, p in enumerate(FLUENCY_PROMPTS)]
+    return {"samples": samples, "tokens": 8, "rep4_mean": 0.05, "judge_nll_mean": nll}
+
+
 def train_run(out, name, preset, variables, final, tau, diverge_at=None, spikes=0, clip=0.0, warmup=0, lr=1e-3,
-              n_layer=2, symmetry=None, trains=None, ms=1.0):
+              n_layer=2, symmetry=None, trains=None, ms=1.0, judge=None):
     spike_steps = [STEPS // 2 + k for k in range(spikes)]
     write_metrics(os.path.join(out, "runs", name, "metrics.jsonl"), final, tau, diverge_at,
                   spike_steps[0] if spike_steps else None, ms=ms)
@@ -235,6 +271,8 @@ def train_run(out, name, preset, variables, final, tau, diverge_at=None, spikes=
                          "repeated_4gram_rate": 0.3 if final > 4.5 else 0.0}
         rec["symmetry"] = [symmetry or {"layer": 0, "units": 128, "distinct_units": 128, "spread": 0.02,
                                         "weight_rms": 0.02, "relative_spread": 1.0}]
+        if judge is not None:
+            rec["fluency"] = fluency_record(judge(preset, variables, final, variables.get("seed_index", 0)))
     else:
         rec["sample"] = None
         rec["note"] = "no checkpoint (the run diverged before its first save)"
@@ -321,7 +359,7 @@ def atlas_runs(out, w):
                 final, tau, growth, ms = w.atlas_run(variant, depth, i)
                 v = {"arm": "depth", "variant": variant, "depth": depth, **seed_vars(w, i)}
                 rec = train_run(out, f"atlas-{variant}-L{depth}-s{i + 1}", "atlas", v, final, tau, n_layer=depth,
-                                ms=ms)
+                                ms=ms, judge=w.judge)
                 init = [0.05] * (depth + 1)
                 rec["residual_stream"] = {"init": {"rms": init, "token_norm": init, "tokens": 32},
                                           "final": {"rms": [0.05] + [0.1 * (1 + (growth - 1) * (l - 1) / (depth - 1))
@@ -385,7 +423,7 @@ def make_study(out, w=None):
                         runs.append(train_run(out, name, "norm", {"norm": norm, "warmup": warmup, "warmup_fraction": wf,
                                                                   "lr": lr, "lr_level": level, **seed_vars(w, i)},
                                               final if final is not None else 5.5, tau, div,
-                                              spikes=w.spikes("norm", norm), warmup=warmup, lr=lr))
+                                              spikes=w.spikes("norm", norm), warmup=warmup, lr=lr, judge=w.judge))
     if "lr-edge" in w.presets:
         for norm in ("pre", "post"):
             for wf in (0.0, 0.25):
@@ -426,7 +464,7 @@ def make_study(out, w=None):
                     runs.append(train_run(out, name, "init", {"norm": norm, "init": init, "residual_scale": scale,
                                                               "depth": 2, **seed_vars(w, i)},
                                           w.init_final(norm, label, i), 10, symmetry=sym,
-                                          spikes=w.spikes("init", norm)))
+                                          spikes=w.spikes("init", norm), judge=w.judge))
     if "depth" in w.presets:
         for depth in w.depths:
             for norm in ("pre", "post"):
@@ -436,7 +474,7 @@ def make_study(out, w=None):
                         runs.append(train_run(out, name, "depth", {"depth": depth, "norm": norm,
                                                                    "residual_scale": scale, **seed_vars(w, i)},
                                               w.depth_final(norm, scale, depth, i), 10, n_layer=depth,
-                                              spikes=w.spikes("depth", norm)))
+                                              spikes=w.spikes("depth", norm), judge=w.judge))
     if "translation" in w.presets:
         runs += mt_runs(out, w)
     if "atlas" in w.presets:
@@ -456,6 +494,9 @@ def make_study(out, w=None):
              "runs": runs, "edges": edges}
     if "translation" in w.presets:
         study["translation_data"] = MT_DATA
+    if w.judge is not None:
+        study["budget"]["fluency"] = {"samples": len(FLUENCY_PROMPTS), "tokens": 8, "prompts": FLUENCY_PROMPTS}
+        study["judge"] = w.judge_calibration
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "study.json"), "w") as f:
         json.dump(study, f)

@@ -24,11 +24,11 @@ REPORT = os.path.join(harness.SOURCE, "tools", "report")
 SECTIONS = ["# gpt2lab study report", "## Verdicts", "## Summary of findings",
             "## lr-edge: learning-rate stability edge", "## grad-at-init: gradient norms at initialization",
             "## norm: Pre-LN vs Post-LN, warmup and learning rate", "## init: initialization schemes and the residual scale",
-            "## depth: Pre-LN vs Post-LN as depth grows", "## Text samples", "## Divergence and loss spikes",
-            "## Method"]
+            "## depth: Pre-LN vs Post-LN as depth grows", "## Text samples", "## Fluency",
+            "## Divergence and loss spikes", "## Method"]
 FIGURES = ["grad_at_init_profiles.png", "grad_at_init_residual.png", "norm_loss.png", "norm_grad_norm.png",
            "init_loss.png", "init_layer_grad_norms.png", "init_symmetry.png", "depth_final_loss.png",
-           "depth_loss.png", "samples_quality.png", "lr_edge.png", "lr_edge_probes.png"]
+           "depth_loss.png", "samples_quality.png", "fluency_judge.png", "lr_edge.png", "lr_edge_probes.png"]
 # tiny budget, 2 seeds: 2 depths x 2 norms x 4 inits x 3 embedding scales;
 # 2 norms x 2 warmups x 2 lrs; 8 init runs; 2 depths x 4 variants. lr-edge:
 # 2 norms x 2 warmups x 1 clip searches, each a few probes.

@@ -1,5 +1,6 @@
 """Text samples: each run's continuation and its repetition measures, against
-validation perplexity."""
+validation perplexity. distinct-n is shown, not used as a fluency measure
+(fluency.py scores samples with the study's n-gram judge)."""
 from ..common import add_findings
 from ..plot import plt
 from ..stats import fmt, fmt_num, spearman
@@ -25,9 +26,11 @@ def draw(doc, st, findings):
     sb = st.budget.get("sample", {})
     doc.p(f"Each run's final checkpoint continues the prompt \"{prompt}\" (after <|endoftext|>) for up to "
           f"{sb.get('tokens', '?')} tokens, temperature {fmt_num(sb.get('temperature'))}, top-k {sb.get('top_k', '?')}, "
-          f"a fixed seed. distinct-n: unique word n-grams / all; rep-4: share of word 4-grams already seen earlier "
-          "in the sample (higher = more looping)." + (" The table shows the first seed of each setting (lr-edge "
-                                                      "probes left out)." if len(shown) < len(runs) else ""))
+          f"a fixed seed. distinct-n: unique word n-grams / all (shown, not a measure of fluency: over the v2 "
+          "study's runs it rose with perplexity; Fluency has the judge's measure); rep-4: share of word 4-grams "
+          "already seen earlier in the sample (higher = more looping)."
+          + (" The table shows the first seed of each setting (lr-edge probes left out)." if len(shown) < len(runs)
+             else ""))
     pts = [(r["outcome"]["val_ppl"], r["sample"]["distinct_2"], r["sample"]["repeated_4gram_rate"], r)
            for r in with_sample if r.get("status") == "completed" and r.get("outcome", {}).get("val_ppl")]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
