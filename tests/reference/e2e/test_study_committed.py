@@ -29,7 +29,7 @@ if not os.path.isdir(corpus):
 
 def study_cmd(out, *extra):
     return [BIN, "study", "--budget", "tiny", "--data", corpus, "--out", out, "--threads", "1", "--quiet",
-            "--preset", "lr-edge,init", "--no-report", *extra]
+            "--preset", "grad-at-init,lr-edge,init", "--no-report", *extra]
 
 
 def git(*args, cwd):
@@ -57,8 +57,9 @@ def commit_and_clone(study, tmp):
 
 def outcomes(out):
     s = json.load(open(os.path.join(out, "study.json")))
-    keep = ("status", "outcome", "fluency", "config", "variables")
-    return {r["name"]: {k: r.get(k) for k in keep} for r in s["runs"]}, s.get("edges"), s.get("judge")
+    keep = ("status", "outcome", "fluency", "config", "variables", "result")
+    timeless = lambda v: {k: x for k, x in v.items() if k != "seconds"} if isinstance(v, dict) else v
+    return {r["name"]: {k: timeless(r.get(k)) for k in keep} for r in s["runs"]}, s.get("edges"), s.get("judge")
 
 
 with harness.scratch() as tmp:
@@ -68,8 +69,10 @@ with harness.scratch() as tmp:
 
     # b: stopped by a signal after some runs.
     p = subprocess.Popen(study_cmd(b), stderr=subprocess.PIPE, text=True)
+    started = 0
     for line in p.stderr:
-        if line.startswith("[5/") and "training" in line:
+        started += line.startswith("[") and ": training (" in line
+        if started == 5:
             p.send_signal(signal.SIGTERM)
             break
     p.stderr.read()
@@ -89,15 +92,21 @@ with harness.scratch() as tmp:
     r = harness.command(study_cmd(c))
     expect(r.returncode == 0, "the copy resumes in a fresh folder elsewhere" +
            ("" if r.returncode == 0 else r.stderr[-1500:]))
-    total = len(json.load(open(os.path.join(a, "study.json")))["runs"])
+    total = sum(x["kind"] == "train" for x in json.load(open(os.path.join(a, "study.json")))["runs"])
     trained = sum(line.startswith("[") and ": training (" in line for line in r.stderr.splitlines())
+    gai = sum(x["kind"] == "grad-at-init" for x in json.load(open(os.path.join(a, "study.json")))["runs"])
+    expect(gai > 0 and r.stderr.count(": done before, kept") == gai,
+           f"the {gai} grad-at-init models are not measured again: their results are in study.json")
     expect(finished_before >= 2 and trained == total - finished_before,
            f"the {finished_before} runs finished before the signal are kept: {trained} of {total} trained now")
     expect(interrupted == 1 and ": resuming" not in r.stderr,
            "the run the signal cut short (result.json without its checkpoint) starts again")
     ra, ea, ja = outcomes(a)
     rc, ec, jc = outcomes(c)
-    expect(ra == rc, "every run's outcome, samples and judge scores equal the uninterrupted study's")
+    diff = sorted({k for n in set(ra) | set(rc) for k in ("status", "outcome", "fluency", "config", "variables",
+                                                          "result")
+                   if (ra.get(n) or {}).get(k) != (rc.get(n) or {}).get(k)})
+    expect(ra == rc, f"every run's outcome, samples and judge scores equal the uninterrupted study's (differ: {diff})")
     strip = lambda es: [{k: v for k, v in e.items() if k != "complete"} for e in es or []]
     expect(strip(ea) == strip(ec) and ja == jc, "the lr-edge scans and the judge's calibration are the same")
 
