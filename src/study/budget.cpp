@@ -121,6 +121,8 @@ Budget full_budget() {
                       .save_every = 500};
   b.norm_lr = 1e-3;
   b.norm_high_lr = 4e-3;
+  b.norm_lrs = doubling_grid(2.5e-4, 6);  // 2.5e-4 .. 8e-3
+  b.norm_warmups = {0.0, 0.25};
   b.init = StudyShape{.n_layer = 24,
                       .n_head = 2,
                       .n_embd = 64,
@@ -418,6 +420,10 @@ const std::vector<std::string>& fluency_prompts() {
   return p;
 }
 
+std::vector<double> norm_lrs_of(const Budget& b) {
+  return b.norm_lrs.empty() ? std::vector<double>{b.norm_lr, b.norm_high_lr} : b.norm_lrs;
+}
+
 std::vector<uint64_t> seeds_of(const Budget& b, int count) {
   std::vector<uint64_t> s = b.seeds;
   if (count <= 0) return s;
@@ -458,7 +464,7 @@ nlohmann::json to_json(const Budget& b) {
            {{"shape", shape_json(b.norm)},
             {"lr", b.norm_lr},
             {"high_lr", b.norm_high_lr},
-            {"lrs", {b.norm_lr, b.norm_high_lr}},
+            {"lrs", norm_lrs_of(b)},
             {"warmups", b.norm_warmups}}},
           {"init",
            {{"shape", shape_json(b.init)},

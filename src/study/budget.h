@@ -101,6 +101,9 @@ struct Budget {
   // norm: {pre, post} x warmup fractions x {lr, high_lr}.
   StudyShape norm;
   double norm_lr = 1e-3, norm_high_lr = 3e-3;
+  // A sweep instead of the two rates (study v3: each placement's own best
+  // lr, not at the sweep's edge); empty: {norm_lr, norm_high_lr}.
+  std::vector<double> norm_lrs;
   std::vector<double> norm_warmups = {0.0, 0.05, 0.25};
 
   // init: {zero, normal, xavier, he, gpt2} (+ residual scale for xavier, he)
@@ -155,6 +158,9 @@ const std::vector<std::string>& fluency_prompts();
 
 // "full", "quick" or "tiny"; throws Error naming the choices otherwise.
 Budget budget_by_name(const std::string& name);
+
+// The norm preset's learning rates: the sweep, or the two rates.
+std::vector<double> norm_lrs_of(const Budget& b);
 
 // The seeds of a preset with `count` seeds (0: the budget's own): the
 // budget's seeds, continued one by one past the last.

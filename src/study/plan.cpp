@@ -109,7 +109,7 @@ std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std
   std::vector<RunSpec> runs;
   for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
     for (double fraction : b.norm_warmups)
-      for (double lr : {b.norm_lr, b.norm_high_lr}) {
+      for (double lr : norm_lrs_of(b)) {
         const long w = fraction_of(fraction, b.norm.steps);
         RunSpec r;
         r.preset = "norm";
@@ -118,8 +118,8 @@ std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std
         r.variables = {{"norm", to_string(norm)},
                        {"warmup", w},
                        {"warmup_fraction", fraction},
-                       {"lr", lr},
-                       {"lr_level", lr == b.norm_lr ? "normal" : "high"}};
+                       {"lr", lr}};
+        if (b.norm_lrs.empty()) r.variables["lr_level"] = lr == b.norm_lr ? "normal" : "high";
         r.train = base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, threads);
         set_lr(r.train, lr, w);
         add_seeds(runs, r, b, dir);

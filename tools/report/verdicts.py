@@ -755,7 +755,20 @@ def better_final_verdict(settings, why=None):
     numbers = f"best Pre-LN ({pre['setting']}) vs best Post-LN ({post['setting']}): {d.text()}"
     detail = f"Final validation loss, best Pre-LN setting ({pre['setting']}) vs best Post-LN ({post['setting']}): " \
              f"{d.text()}."
+    edges = [name for name, best in (("Pre-LN", pre), ("Post-LN", post)) if at_sweep_edge(settings, best)]
+    if edges:
+        note = f" {' and '.join(edges)}'s best lr is at the edge of its sweep: a better one may lie beyond it."
+        numbers += ";" + note.rstrip(".")
+        detail += note
     return Verdict("better-final", verdict, numbers, [detail])
+
+
+def at_sweep_edge(settings, best):
+    """Whether a best setting's lr is the lowest or highest its placement
+    swept (at the same warmup), where the sweep has at least 3 lrs."""
+    lrs = sorted({s.get("lr") for s in settings if s["norm"] == best["norm"]
+                  and s.get("warmup_fraction") == best.get("warmup_fraction") and s.get("lr") is not None})
+    return len(lrs) >= 3 and best.get("lr") in (lrs[0], lrs[-1])
 
 
 # ---------------------------------------------------------------- init

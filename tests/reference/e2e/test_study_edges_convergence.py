@@ -145,6 +145,25 @@ expect("no-warmup/2" in V.RULE_BY_ID and "faster/2" in V.RULE_BY_ID and V.RULES[
        "the new rules are registered as new versions; the old ones stay computable")
 
 
+# ------------------------------------------------------------ the best lr of a sweep
+
+def sweep(best_lr_pre, best_lr_post):
+    out = []
+    for norm, best in (("pre", best_lr_pre), ("post", best_lr_post)):
+        for lr in (5e-4, 1e-3, 2e-3, 4e-3, 8e-3):
+            v = 4.5 if lr == best else 5.0
+            out.append({"norm": norm, "warmup_fraction": 0.25, "lr": lr, "setting": f"lr {lr}",
+                        "values": [v - 0.01, v, v + 0.01] if norm == "pre" else [v + 0.09, v + 0.1, v + 0.11]})
+    return out
+
+
+v = V.better_final_verdict(sweep(2e-3, 1e-3))
+expect(v.verdict == C and "edge of its sweep" not in v.numbers, "better-final: both bests inside their sweeps")
+v = V.better_final_verdict(sweep(8e-3, 1e-3))
+expect(v.verdict == C and "Pre-LN's best lr is at the edge of its sweep" in v.numbers,
+       "better-final: a best lr at the sweep's edge is said to be one (a better one may lie beyond)")
+
+
 # ------------------------------------------------------------ two real models on the same batches
 
 def real_pair(tmp):
