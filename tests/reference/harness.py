@@ -31,6 +31,8 @@ import time
 REFERENCE = os.path.dirname(os.path.abspath(__file__))  # tests/reference: the shared files
 SOURCE = os.environ.get("GPT2LAB_SOURCE_DIR") or os.path.normpath(os.path.join(REFERENCE, "..", ".."))
 BIN = os.path.abspath(os.environ.get("GPT2LAB_BIN") or os.path.join(SOURCE, "build", "gpt2lab"))
+sys.path.insert(0, os.path.join(SOURCE, "tools"))
+import metrics_file  # noqa: E402  (the tools' one metrics reader)
 TOOL = os.path.abspath(os.environ.get("GPT2LAB_TESTTOOL") or os.path.join(SOURCE, "build", "tests",
                                                                           "gpt2lab_testtool"))
 SKIP = 77  # ctest's SKIP_RETURN_CODE for every Python test
@@ -170,8 +172,9 @@ def scratch(name=None):
 # ---------------------------------------------------------------- what a run wrote
 
 def read_metrics(run_dir):
-    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
-        return [json.loads(line) for line in f]
+    """Every row of a run's metrics.jsonl, by the tools' one reader
+    (tools/metrics_file.py); a line no writer of ours makes is an error."""
+    return metrics_file.run_rows(run_dir, strict=True)
 
 
 def stable(rows):

@@ -8,10 +8,13 @@ Exit status: 0 written, 2 bad input, 3 matplotlib missing.
 import base64
 import html
 import io
-import json
 import os
 import sys
 import tempfile
+
+# The one metrics reader of the tools (tools/metrics_file.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import metrics_file  # noqa: E402
 
 
 def pyplot():
@@ -33,82 +36,21 @@ def fail(message):
     sys.exit(2)
 
 
-# The C++ readers' caps (src/core/json.h): a line longer or deeper than a
-# metrics row could be is refused before json.loads, which would spend
-# memory on it or die in a RecursionError.
-MAX_LINE_BYTES = 16 << 20
-MAX_DEPTH = 64
-NUMBER_FIELDS = ("loss", "val_loss", "lr", "grad_norm", "tokens_per_s")
-
-
-def json_depth_exceeds(line, limit):
-    """Whether brackets outside strings nest deeper than limit."""
-    if line.count("[") + line.count("{") <= limit:
-        return False
-    depth, in_string, escaped = 0, False, False
-    for c in line:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif c in "]}":
-            depth -= 1
-    return False
-
-
-def parse_row(line, where):
-    """A metrics row, None for a line to skip, or fail() naming the line.
-
-    A line that is not JSON is skipped (a crash tears the last line of a
-    run); a line no writer of ours makes (too long, too deep, a field of the
-    wrong type) is an error: the plot would show something else than the run.
-    """
-    if len(line) > MAX_LINE_BYTES:
-        fail(f"{where}: a line longer than {MAX_LINE_BYTES} characters; refusing it")
-    if json_depth_exceeds(line, MAX_DEPTH):
-        fail(f"{where}: JSON nested more than {MAX_DEPTH} levels deep; refusing it")
-    try:
-        row = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(row, dict) or "step" not in row:
-        return None
-    if not isinstance(row["step"], int) or isinstance(row["step"], bool):
-        fail(f"{where}: field 'step' is {json.dumps(row['step'])[:40]}, not an integer")
-    for key in NUMBER_FIELDS:
-        v = row.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            fail(f"{where}: field '{key}' is {json.dumps(v)[:40]}, not a number")
-    return row
-
-
 def read_run(path):
-    """(label, train rows, eval rows) of a run directory; torn lines skipped."""
-    metrics = os.path.join(path, "metrics.jsonl")
-    if not os.path.isfile(metrics):
+    """(label, train rows, eval rows) of a run directory; torn lines skipped,
+    a line no writer of ours makes (too long, too deep, a field of the wrong
+    type) refused: the plot would show something else than the run."""
+    if not os.path.isfile(os.path.join(path, "metrics.jsonl")):
         fail(f"'{path}' has no metrics.jsonl: not a training run")
-    train, evals = [], []
-    with open(metrics, encoding="utf-8", errors="replace") as f:
-        # readline's limit: a line without an end is not read whole first.
-        for number, line in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), ""), 1):
-            row = parse_row(line, f"{metrics}:{number}")
-            if row is None:
-                continue
-            if "val_loss" in row:
-                evals.append(row)
-            elif "loss" in row and "lr" in row:
-                train.append(row)
+    try:
+        rows = metrics_file.by_kind(r for r in metrics_file.run_rows(path, strict=True) if "step" in r)
+    except metrics_file.BadRow as e:
+        fail(str(e))
+    except OSError as e:
+        fail(f"cannot read {path}: {e}")
+    train = [r for r in rows["train"] if "lr" in r]
     label = os.path.basename(os.path.normpath(path)) or path
-    return label, train, evals
+    return label, train, rows["eval"]
 
 
 def legend_text(label):

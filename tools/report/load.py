@@ -1,14 +1,18 @@
 """Reading a study: OUT/study.json, each run's metrics.jsonl, and the token
 shards of its data (for the unigram baseline)."""
 import glob
-import gzip
 import json
 import math
 import os
 import stat
+import sys
 import zlib
 
 from .stats import smooth
+
+# The one metrics reader of the tools (tools/metrics_file.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import metrics_file  # noqa: E402
 
 # The C++ readers' caps (src/core/json.h): study.json is a config-sized file.
 MAX_STUDY_BYTES = 16 << 20
@@ -26,68 +30,27 @@ def read_text(path, max_bytes=None):
         return f.read().decode("utf-8", errors="replace")
 
 
-# A packed metrics file (tools/study_pack.py) inflates to at most this.
-MAX_PACKED_BYTES = 256 << 20
-
-
-def read_gzip_text(path):
-    """The text of a gzipped regular file, inflated to at most MAX_PACKED_BYTES."""
-    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise ValueError(f"{path} is not a regular file")
-        with gzip.GzipFile(fileobj=f) as gz:
-            data = gz.read(MAX_PACKED_BYTES + 1)
-    if len(data) > MAX_PACKED_BYTES:
-        raise ValueError(f"{path} inflates to more than {MAX_PACKED_BYTES} bytes")
-    return data.decode("utf-8", errors="replace")
-
-
-def metrics_text(out, rec):
-    """A run's metrics.jsonl, or its packed copy (a committed study keeps
-    only that); None when neither can be read."""
-    if not rec.get("metrics"):
-        return None
-    path = os.path.join(out, rec["metrics"])
-    try:
-        if os.path.exists(path):
-            return read_text(path)
-        if os.path.exists(path + ".gz"):
-            return read_gzip_text(path + ".gz")
-    except (OSError, ValueError, EOFError, zlib.error):
-        pass
-    return None
-
-
 def load_metrics(out, rec):
-    """Rows of a run's metrics.jsonl, split by kind."""
+    """Rows of a run's metrics.jsonl (or its packed copy), split by kind."""
     m = {"steps": [], "loss": [], "grad_norm": [], "tokens": [], "ms": [], "val_steps": [], "val": [], "diag": [],
          "diverged": None}
-    text = metrics_text(out, rec)
-    if text is None:
+    if not rec.get("metrics"):
         return m
-    for line in text.split("\n"):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            r = json.loads(line)
-        except (ValueError, RecursionError):
-            continue  # a torn last line of a killed run (or a line too deep to be ours)
-        if not isinstance(r, dict):
-            continue
-        if r.get("diverged"):
-            m["diverged"] = r
-        elif "grad_norms" in r:
-            m["diag"].append(r)
-        elif "val_loss" in r:
-            m["val_steps"].append(r["step"])
-            m["val"].append(r["val_loss"])
-        elif "loss" in r:
-            m["steps"].append(r["step"])
-            m["loss"].append(r["loss"])
-            m["grad_norm"].append(r.get("grad_norm", float("nan")))
-            m["tokens"].append(r.get("tokens"))
-            m["ms"].append(r.get("ms"))
+    try:
+        rows = metrics_file.by_kind(metrics_file.read_rows(os.path.join(out, rec["metrics"])))
+    except (OSError, EOFError, zlib.error):
+        return m
+    m["diverged"] = rows["diverged"][-1] if rows["diverged"] else None
+    m["diag"] = rows["diag"]
+    for r in (r for r in rows["eval"] if "val_loss" in r):
+        m["val_steps"].append(r.get("step"))
+        m["val"].append(r["val_loss"])
+    for r in (r for r in rows["train"] if "loss" in r):
+        m["steps"].append(r.get("step"))
+        m["loss"].append(r["loss"])
+        m["grad_norm"].append(r.get("grad_norm", float("nan")))
+        m["tokens"].append(r.get("tokens"))
+        m["ms"].append(r.get("ms"))
     return m
 
 
