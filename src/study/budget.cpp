@@ -135,6 +135,7 @@ Budget full_budget() {
                       .save_every = 500};
   b.init_norms = {"pre"};
   b.init_seed_count = 6;
+  b.init_post_sweep = doubling_grid(2.5e-4, 4);  // 2.5e-4 .. 2e-3
   b.depths = {2, 6, 12, 24, 48};
   b.depth = StudyShape{.n_layer = 0,
                        .n_head = 2,
@@ -471,6 +472,8 @@ nlohmann::json to_json(const Budget& b) {
             {"lr", b.init_lr},
             {"warmup_fraction", b.init_warmup_fraction},
             {"norms", b.init_norms},
+            {"post_sweep", b.init_post_sweep},
+            {"post_warmup_fraction", b.init_post_warmup_fraction},
             {"seeds", seeds_of(b, b.init_seed_count)}}},
           {"depth",
            {{"depths", b.depths},

@@ -113,6 +113,11 @@ struct Budget {
   double init_warmup_fraction = 0.05;
   std::vector<std::string> init_norms;
   int init_seed_count = 0;  // 0: the budget's seeds
+  // Post-LN's arms (study v3) train at the lr of this sweep where GPT-2's
+  // init under Post-LN trains best (every seed off the plateau, lowest mean
+  // final loss), with this warmup; empty: Post-LN as in init_norms.
+  std::vector<double> init_post_sweep;
+  double init_post_warmup_fraction = 0.25;
 
   // depth: depth_norms x {residual scale on, off} x depths, fixed lr, no warmup.
   std::vector<int> depths;

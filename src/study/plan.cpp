@@ -127,9 +127,9 @@ std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std
   return runs;
 }
 
-std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
-  std::vector<RunSpec> runs;
-  const long warmup = fraction_of(b.init_warmup_fraction, b.init.steps);
+// Every init scheme under one placement at one lr and warmup.
+void add_init_schemes(std::vector<RunSpec>& runs, const Budget& b, const StudyData& data, const std::string& dir,
+                      int threads, NormPlacement norm, double lr, long warmup) {
   struct Variant {
     InitScheme init;
     bool scale;
@@ -140,21 +140,38 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
   const Variant variants[] = {{InitScheme::zero, false},   {InitScheme::normal, false}, {InitScheme::gpt2, true},
                               {InitScheme::xavier, false}, {InitScheme::xavier, true},  {InitScheme::he, false},
                               {InitScheme::he, true},      {InitScheme::small, false}};
-  for (const std::string& norm_name : b.init_norms) {
-    const NormPlacement norm = parse_norm(norm_name);
-    for (const Variant& v : variants) {
-      RunSpec r;
-      r.preset = "init";
-      r.name = std::string("init-") + to_string(norm) + "-" + to_string(v.init) +
-               (v.scale && v.init != InitScheme::gpt2 ? "-scale" : "");
-      r.variables = {{"norm", to_string(norm)},
-                     {"init", to_string(v.init)},
-                     {"residual_scale", v.scale},
-                     {"depth", b.init.n_layer}};
-      r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, threads);
-      set_lr(r.train, b.init_lr, warmup);
-      add_seeds(runs, r, b, dir, b.init_seed_count);
-    }
+  for (const Variant& v : variants) {
+    RunSpec r;
+    r.preset = "init";
+    r.name = std::string("init-") + to_string(norm) + "-" + to_string(v.init) +
+             (v.scale && v.init != InitScheme::gpt2 ? "-scale" : "");
+    r.variables = {{"norm", to_string(norm)},
+                   {"init", to_string(v.init)},
+                   {"residual_scale", v.scale},
+                   {"depth", b.init.n_layer}};
+    r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, threads);
+    set_lr(r.train, lr, warmup);
+    add_seeds(runs, r, b, dir, b.init_seed_count);
+  }
+}
+
+std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
+  std::vector<RunSpec> runs;
+  for (const std::string& norm_name : b.init_norms)
+    add_init_schemes(runs, b, data, dir, threads, parse_norm(norm_name), b.init_lr,
+                     fraction_of(b.init_warmup_fraction, b.init.steps));
+  // Post-LN's arms train where Post-LN trains: GPT-2's init under Post-LN
+  // swept first (the selection runs), the arms planned from its result
+  // (plan_init_post).
+  for (double lr : b.init_post_sweep) {
+    RunSpec r;
+    r.preset = "init";
+    r.name = "init-postsel-lr" + lr_tag(lr);
+    r.variables = {{"arm", "select"}, {"norm", "post"}, {"init", "gpt2"}, {"residual_scale", true}, {"lr", lr},
+                   {"depth", b.init.n_layer}};
+    r.train = base_options(b, b.init, b.init.n_layer, NormPlacement::post, InitScheme::gpt2, true, data, threads);
+    set_lr(r.train, lr, fraction_of(b.init_post_warmup_fraction, b.init.steps));
+    add_seeds(runs, r, b, dir);
   }
   return runs;
 }
@@ -263,6 +280,19 @@ std::vector<RunSpec> plan_translation(const Budget& b, const StudyData& pairs, c
         set_lr(r.train, m.lr, w);
         add_seeds(runs, r, b, dir);
       }
+  return runs;
+}
+
+std::string init_postsel_name(double lr, size_t seed_index) {
+  return "init-postsel-lr" + lr_tag(lr) + "-s" + std::to_string(seed_index + 1);
+}
+
+std::vector<RunSpec> plan_init_post(const Budget& b, const StudyData& data, const std::string& dir, int threads,
+                                    double lr) {
+  std::vector<RunSpec> runs;
+  add_init_schemes(runs, b, data, dir, threads, NormPlacement::post, lr,
+                   fraction_of(b.init_post_warmup_fraction, b.init.steps));
+  for (RunSpec& r : runs) r.variables["lr"] = lr;
   return runs;
 }
 

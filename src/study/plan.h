@@ -87,6 +87,14 @@ const std::vector<AtlasVariant>& atlas_variants();
 
 // The atlas preset: per variant, the depth sweep (runs) and the stability
 // edge at one depth (searches, as lr-edge's; their probes are atlas runs).
+// The name of init's Post-LN selection run at `lr`, seed index i.
+std::string init_postsel_name(double lr, size_t seed_index);
+
+// init's Post-LN arms (study v3): every scheme under Post-LN at `lr` (the
+// selection's, study/followup.h) with the budget's Post-LN warmup.
+std::vector<RunSpec> plan_init_post(const Budget& budget, const StudyData& data, const std::string& runs_dir,
+                                    int threads, double lr);
+
 std::vector<RunSpec> plan_atlas(const Budget& budget, const StudyData& data, const std::string& runs_dir, int threads);
 std::vector<EdgeSpec> plan_atlas_edges(const Budget& budget, const StudyData& data, int threads);
 

@@ -25,6 +25,7 @@
 #include "study/dataset.h"
 #include "study/edge_search.h"
 #include "study/finished_run.h"
+#include "study/followup.h"
 #include "study/ngram_judge.h"
 #include "study/grad_at_init.h"
 #include "study/jobs.h"
@@ -63,31 +64,6 @@ double run_cost(const RunSpec& r) {
 // A preset's work item: a fixed run, or an lr-edge search whose runs are
 // chosen as it goes.
 using WorkItem = std::variant<RunSpec, EdgeSpec>;
-
-// The report's verdict rules (`python3 tools/report --rules FILE`), put in
-// a new study's study.json before any run, so that a rule changed after the
-// runs is reported beside the registered one. Where the tool cannot run,
-// "rules" is null with a note (the report then says the rules were not
-// registered). Returns what to log, or "" when registered or already there.
-std::string register_rules(const fs::path& out, Json& study) {
-  if (study.contains("rules") || !study["runs"].empty()) return "";  // registered, or runs came first
-  // (a name the next study's cleanup of killed temp files removes)
-  const fs::path file = out / (std::string(kStudyFile) + ".tmp-rules");
-  std::string message;
-  std::optional<Json> rules;
-  if (run_python_tool(python_tool("report", "GPT2LAB_REPORT_SCRIPT"), {"--rules", file.string()}, &message))
-    rules = read_json_if_exists(file);
-  std::error_code ec;
-  fs::remove(file, ec);
-  if (rules && rules->is_object() && !rules->empty()) {
-    study["rules"] = *rules;
-    return "";
-  }
-  study["rules"] = nullptr;
-  study["rules_note"] = "the report tool (tools/report --rules) could not run when the study was created";
-  return "study: the verdict rules were not registered in " + std::string(kStudyFile) + " (" +
-         (message.empty() ? "the report tool wrote no rules" : message) + ")";
-}
 
 double item_cost(const WorkItem& w) {
   if (const auto* r = std::get_if<RunSpec>(&w)) return run_cost(*r);
@@ -183,7 +159,7 @@ class Study {
     analysis_ = std::make_unique<FinishedRunAnalysis>(out_, budget_, data_, tokenizer_.get(), judge_.get(),
                                                       mt_ ? &*mt_ : nullptr, unigram_, log_);
 
-    if (!run_all(items)) return summary_;  // interrupted
+    if (!run_all(items) || !run_followups()) return summary_;  // interrupted
     save_study_file(out_, study_);
     log_("study: " + std::to_string(summary_.ran) + " runs done now, " + std::to_string(summary_.already_done) +
          " found done; " + std::to_string(summary_.diverged) + " diverged; results in " + (out_ / kStudyFile).string());
@@ -196,6 +172,20 @@ class Study {
         log_("study: no report: " + summary_.report_message);
     }
     return summary_;
+  }
+
+  // The runs planned from earlier results (study/followup.h), once those
+  // are in; false when a signal interrupted them.
+  bool run_followups() {
+    std::vector<WorkItem> more;
+    {
+      const std::lock_guard lock(mutex_);
+      for (RunSpec& r : plan_followups(o_.presets, budget_, data_, (out_ / "runs").string(), run_threads_, study_))
+        more.emplace_back(std::move(r));
+    }
+    if (more.empty()) return true;
+    log_("study: " + std::to_string(more.size()) + " runs planned from the study's own results");
+    return run_all(more);
   }
 
   // Runs (or skips, when found done) every planned item, --jobs at a time,

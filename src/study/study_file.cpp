@@ -8,6 +8,7 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
+#include "core/python_tool.h"
 #include "gpt2lab/core/error.h"
 
 namespace gpt2lab {
@@ -84,6 +85,26 @@ void check_recorded_config(const StudyJson& study, const std::string& name, cons
                 (fields.empty() ? "fields removed" : fields) +
                 ") than this budget plans; use another --out, or remove the run to redo it");
   }
+}
+
+std::string register_rules(const fs::path& out, StudyJson& study) {
+  if (study.contains("rules") || !study["runs"].empty()) return "";  // registered, or runs came first
+  // (a name the next study's cleanup of killed temp files removes)
+  const fs::path file = out / (std::string(kStudyFile) + ".tmp-rules");
+  std::string message;
+  std::optional<nlohmann::json> rules;
+  if (run_python_tool(python_tool("report", "GPT2LAB_REPORT_SCRIPT"), {"--rules", file.string()}, &message))
+    rules = read_json_if_exists(file);
+  std::error_code ec;
+  fs::remove(file, ec);
+  if (rules && rules->is_object() && !rules->empty()) {
+    study["rules"] = *rules;
+    return "";
+  }
+  study["rules"] = nullptr;
+  study["rules_note"] = "the report tool (tools/report --rules) could not run when the study was created";
+  return "study: the verdict rules were not registered in " + std::string(kStudyFile) + " (" +
+         (message.empty() ? "the report tool wrote no rules" : message) + ")";
 }
 
 std::string now_utc() {

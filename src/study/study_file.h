@@ -83,6 +83,13 @@ void relative_run_paths(StudyJson& study, const fs::path& out);
 void check_recorded_config(const StudyJson& study, const std::string& name, const StudyJson& planned,
                            const fs::path& file);
 
+// The report's verdict rules (`python3 tools/report --rules FILE`), put in
+// a new study's study.json before any run, so that a rule changed after the
+// runs is reported beside the registered one. Where the tool cannot run,
+// "rules" is null with a note (the report then says the rules were not
+// registered). Returns what to log, or "" when registered or already there.
+std::string register_rules(const fs::path& out, StudyJson& study);
+
 // "2026-12-03T14:00:00Z"
 std::string now_utc();
 

@@ -107,13 +107,16 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
                         : preset == "depth"      ? b.depth_seed_count
                                                  : 0;
       const size_t S = gpt2lab::seeds_of(b, count).size();
-      for (const auto& [setting, seeds] : seeds_of) EXPECT_EQ(seeds.size(), S) << setting;
+      // init's Post-LN selection runs have the budget's seeds (the arms, init's).
+      for (const auto& [setting, seeds] : seeds_of)
+        EXPECT_EQ(seeds.size(), setting.rfind("init-postsel-", 0) == 0 ? b.seeds.size() : S) << setting;
       size_t expected = 0;
       if (preset == "grad-at-init") expected = b.gai_depths.size() * 2 * 4 * 3;
       if (preset == "norm") expected = 2 * b.norm_warmups.size() * norm_lrs_of(b).size();
       if (preset == "init") expected = 8 * b.init_norms.size();
       if (preset == "depth") expected = b.depths.size() * b.depth_norms.size() * 2;
-      EXPECT_EQ(runs.size(), expected * S) << preset;
+      const size_t selection = preset == "init" ? b.init_post_sweep.size() * b.seeds.size() : 0;
+      EXPECT_EQ(runs.size(), expected * S + selection) << preset;
     }
     EXPECT_EQ(names.size(), total) << "run names are unique in budget " << name;
     const auto edges = plan_edges(b, d, 2);
@@ -136,7 +139,8 @@ TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
   EXPECT_GE(full.gai.n_embd, 256);
   EXPECT_GE(gpt2lab::seeds_of(full, full.gai_seed_count).size(), 10u);
   const auto init = plan_preset("init", full, d, "/o", 0);
-  EXPECT_EQ(init.size(), 8u * 6) << "Pre-LN's init schemes, 6 seeds (Post-LN's arms wait for its lr-edge)";
+  EXPECT_EQ(init.size(), 8u * 6 + 4 * 3)
+      << "Pre-LN's init schemes at 6 seeds, and Post-LN's selection sweep (its arms follow: StudyFollowup)";
   for (const auto& r : init) {
     EXPECT_GE(r.train.model.n_layer, 24) << "deep enough for the residual scale to matter";
     EXPECT_GE(r.train.steps, 2000);

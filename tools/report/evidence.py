@@ -16,7 +16,10 @@ PLATEAU_MARGIN = 0.1  # a run left the unigram plateau when val loss < unigram â
 
 
 def finished(st, preset):
-    return [r for r in st.preset_runs(preset) if r.get("status") in ("completed", "diverged")]
+    """A preset's finished runs, without the runs that only select a
+    setting for others (init's Post-LN sweep: study.json "selections")."""
+    return [r for r in st.preset_runs(preset) if r.get("status") in ("completed", "diverged")
+            and r.get("variables", {}).get("arm") != "select"]
 
 
 def groups(st, runs, key):

@@ -1,0 +1,34 @@
+// Runs a study plans from its own results: a preset's second stage, whose
+// setting a first stage selects by a rule fixed here, before the runs.
+//
+// init (study v3): Post-LN's arms train where Post-LN trains. The first
+// stage trains GPT-2's init under Post-LN at each lr of the budget's
+// init_post_sweep (plan_init); once every one of those runs has finished,
+// the selected lr is the one where every seed left the unigram plateau
+// (outcome.trains) with the lowest mean final validation loss, and the
+// second stage is every init scheme under Post-LN at it (plan_init_post).
+// When no lr of the sweep trains, there is no second stage: comparing
+// schemes none of which trains says nothing about them. The selection,
+// its candidates and its rule are recorded in study.json ("selections").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "study/budget.h"
+#include "study/plan.h"
+#include "study/study_file.h"
+
+namespace gpt2lab {
+
+// The second-stage runs whose first stage has finished (none otherwise),
+// for the presets of this study; records each selection in `study`.
+std::vector<RunSpec> plan_followups(const std::vector<std::string>& presets, const Budget& budget,
+                                    const StudyData& data, const std::string& runs_dir, int threads, StudyJson& study);
+
+// init's selection from the study's records: {"lr": x or null, "candidates":
+// [{"lr", "seeds", "trained", "mean_val_loss"}], "rule"}; null while a
+// selection run has not finished.
+StudyJson select_init_post_lr(const Budget& budget, const StudyJson& study);
+
+}  // namespace gpt2lab

@@ -1,0 +1,70 @@
+// The study's second stages (study/followup.h): init's Post-LN arms train
+// at the lr its selection runs chose by the rule fixed in code, only once
+// every selection run has finished, and not at all when none trains.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "study/budget.h"
+#include "study/followup.h"
+#include "study/plan.h"
+
+using namespace gpt2lab;
+
+namespace {
+
+// A study record holding init's selection runs: per lr, seeds that left
+// the plateau and their final loss.
+StudyJson selection_study(const Budget& b, const std::vector<std::pair<int, double>>& per_lr) {
+  StudyJson s = {{"runs", StudyJson::array()}};
+  for (size_t k = 0; k < b.init_post_sweep.size(); ++k)
+    for (size_t i = 0; i < b.seeds.size(); ++i) {
+      const bool trains = static_cast<int>(i) < per_lr[k].first;
+      s["runs"].push_back({{"name", init_postsel_name(b.init_post_sweep[k], i)},
+                           {"status", "completed"},
+                           {"outcome", {{"trains", trains}, {"val_loss", per_lr[k].second + 0.01 * i}}}});
+    }
+  return s;
+}
+
+}  // namespace
+
+TEST(StudyFollowup, InitPostLnArmsTrainAtTheSelectedLr) {
+  const Budget b = budget_by_name("full");
+  ASSERT_EQ(b.init_post_sweep.size(), 4u);
+  StudyData d;
+  d.dir = "/data";
+  d.vocab_size = 4096;
+  // 2.5e-4: 1 of 3 seeds trains; 5e-4 and 1e-3 train (1e-3 lower); 2e-3 trains but higher.
+  StudyJson s = selection_study(b, {{1, 5.0}, {3, 5.4}, {3, 5.2}, {3, 5.6}});
+  const auto runs = plan_followups({"init"}, b, d, "/o/runs", 1, s);
+  EXPECT_EQ(s["selections"]["init-post"]["lr"], 1e-3);
+  EXPECT_EQ(s["selections"]["init-post"]["candidates"][0]["trained"], 1);
+  ASSERT_EQ(runs.size(), 8u * seeds_of(b, b.init_seed_count).size()) << "every scheme, init's seeds";
+  std::set<std::string> inits;
+  for (const RunSpec& r : runs) {
+    EXPECT_EQ(r.train.model.norm, NormPlacement::post);
+    EXPECT_EQ(r.train.schedule.lr, 1e-3);
+    EXPECT_EQ(r.train.schedule.warmup, std::lround(0.25 * static_cast<double>(b.init.steps)));
+    EXPECT_EQ(r.name.rfind("init-post-", 0), 0u) << r.name;
+    inits.insert(r.variables["init"].get<std::string>());
+  }
+  EXPECT_EQ(inits, (std::set<std::string>{"zero", "normal", "gpt2", "xavier", "he", "small"}));
+  EXPECT_TRUE(plan_followups({"depth"}, b, d, "/o/runs", 1, s).empty()) << "only a study with init";
+}
+
+TEST(StudyFollowup, WaitsForEverySelectionRunAndNeedsOneThatTrains) {
+  const Budget b = budget_by_name("full");
+  StudyData d;
+  StudyJson s = selection_study(b, {{3, 5.0}, {3, 5.4}, {3, 5.2}, {3, 5.6}});
+  s["runs"].back()["status"] = "interrupted";
+  EXPECT_TRUE(plan_followups({"init"}, b, d, "/o", 1, s).empty());
+  EXPECT_FALSE(s.contains("selections")) << "no selection before its runs are in";
+  s = selection_study(b, {{2, 5.0}, {0, 5.4}, {1, 5.2}, {2, 5.6}});
+  EXPECT_TRUE(plan_followups({"init"}, b, d, "/o", 1, s).empty()) << "no lr where every seed trains: no arms";
+  EXPECT_TRUE(s["selections"]["init-post"]["lr"].is_null());
+  EXPECT_EQ(s["selections"]["init-post"]["candidates"].size(), 4u);
+  const Budget tiny = budget_by_name("tiny");
+  StudyJson empty = {{"runs", StudyJson::array()}};
+  EXPECT_TRUE(plan_followups({"init"}, tiny, d, "/o", 1, empty).empty()) << "a budget without the sweep";
+}
