@@ -410,14 +410,26 @@ nlohmann::json shape_json(const StudyShape& s) {
 }  // namespace
 
 const std::vector<std::string>& fluency_prompts() {
-  static const std::vector<std::string> p = {
-      "The state of the Union",   "Mr. Speaker, Mr. Vice President", "My fellow Americans,",
-      "Our economy",              "The Congress",                    "In the year ahead",
-      "We must",                  "Tonight I",                       "The people of this Nation",
-      "Our foreign policy",       "The budget",                      "Peace",
-      "Our Armed Forces",         "The American people",             "Education",
-      "Taxes",                    "The Government",                  "Freedom",
-      "Our children",             "In this century"};
+  static const std::vector<std::string> p = {"The state of the Union",
+                                             "Mr. Speaker, Mr. Vice President",
+                                             "My fellow Americans,",
+                                             "Our economy",
+                                             "The Congress",
+                                             "In the year ahead",
+                                             "We must",
+                                             "Tonight I",
+                                             "The people of this Nation",
+                                             "Our foreign policy",
+                                             "The budget",
+                                             "Peace",
+                                             "Our Armed Forces",
+                                             "The American people",
+                                             "Education",
+                                             "Taxes",
+                                             "The Government",
+                                             "Freedom",
+                                             "Our children",
+                                             "In this century"};
   return p;
 }
 

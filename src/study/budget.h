@@ -92,8 +92,8 @@ struct Budget {
   // embedding scale {none (GPT-2's N(0, 0.02)), sqrt (those x sqrt(d)),
   // unit (N(0, 1/d) tables: Xiong et al.'s unit-scale inputs)}.
   std::vector<int> gai_depths;
-  StudyShape gai;       // n_layer ignored (from gai_depths); steps unused
-  int gai_batches = 4;  // forward/backward passes averaged per model
+  StudyShape gai;          // n_layer ignored (from gai_depths); steps unused
+  int gai_batches = 4;     // forward/backward passes averaged per model
   int gai_seed_count = 0;  // 0: the budget's seeds
 
   EdgeBudget edge;

@@ -106,9 +106,9 @@ StudyJson FinishedRunAnalysis::fluency_samples(const GPT2<float>& model) const {
   double nll = 0, rep = 0;
   int judged = 0;
   for (int i = 0; i < budget_.fluency_samples; ++i) {
-    TextSample s = draw_sample(model, *tokenizer_, prompts[static_cast<size_t>(i) % prompts.size()],
-                               budget_.fluency_tokens, budget_.sample_temperature, budget_.sample_top_k,
-                               budget_.seeds.front() + static_cast<uint64_t>(i));
+    TextSample s =
+        draw_sample(model, *tokenizer_, prompts[static_cast<size_t>(i) % prompts.size()], budget_.fluency_tokens,
+                    budget_.sample_temperature, budget_.sample_top_k, budget_.seeds.front() + static_cast<uint64_t>(i));
     StudyJson j = StudyJson(to_json(s));
     rep += s.quality.repeated_4gram_rate;
     if (judge_ && !s.generated.empty()) {

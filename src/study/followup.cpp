@@ -37,7 +37,9 @@ StudyJson select_init_post_lr(const Budget& b, const StudyJson& study) {
       sum += oc.contains("val_loss") && oc["val_loss"].is_number() ? oc["val_loss"].get<double>() : INFINITY;
     }
     const double mean = sum / static_cast<double>(seeds);
-    candidates.push_back({{"lr", lr}, {"seeds", seeds}, {"trained", trained},
+    candidates.push_back({{"lr", lr},
+                          {"seeds", seeds},
+                          {"trained", trained},
                           {"mean_val_loss", std::isfinite(mean) ? StudyJson(mean) : StudyJson(nullptr)}});
     if (trained == seeds && mean < best) best = mean, best_lr = lr;
   }

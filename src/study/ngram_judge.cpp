@@ -148,6 +148,7 @@ nlohmann::json NgramJudge::calibration(const std::filesystem::path& dir, int pie
   std::sort(order.begin(), order.end(), [&](int a, int b) { return uni_[size_t(a)] > uni_[size_t(b)]; });
   order.resize(std::min<size_t>(order.size(), static_cast<size_t>(std::max(top_k, 1))));
   std::vector<double> w;
+  w.reserve(order.size());
   for (int id : order) w.push_back(std::pow(unigram(id), 1.0 / std::max(temperature, 1e-3f)));
   std::discrete_distribution<size_t> pick(w.begin(), w.end());
   double real = 0, shuffled = 0, noise = 0;

@@ -33,8 +33,8 @@ class NgramJudge {
   // The judge on reference texts from the val split, `pieces` pieces of
   // `tokens` tokens: the real text, the same tokens shuffled, and samples
   // of the unigram distribution at the study's temperature and top-k.
-  nlohmann::json calibration(const std::filesystem::path& dir, int pieces, int tokens, float temperature,
-                             int top_k, uint64_t seed) const;
+  nlohmann::json calibration(const std::filesystem::path& dir, int pieces, int tokens, float temperature, int top_k,
+                             uint64_t seed) const;
 
   long long train_tokens() const { return total_; }
 

@@ -115,10 +115,7 @@ std::vector<RunSpec> plan_norm(const Budget& b, const StudyData& data, const std
         r.preset = "norm";
         r.name = std::string("norm-") + to_string(norm) + "-w" + std::to_string(std::lround(fraction * 100)) + "-lr" +
                  lr_tag(lr);
-        r.variables = {{"norm", to_string(norm)},
-                       {"warmup", w},
-                       {"warmup_fraction", fraction},
-                       {"lr", lr}};
+        r.variables = {{"norm", to_string(norm)}, {"warmup", w}, {"warmup_fraction", fraction}, {"lr", lr}};
         if (b.norm_lrs.empty()) r.variables["lr_level"] = lr == b.norm_lr ? "normal" : "high";
         r.train = base_options(b, b.norm, b.norm.n_layer, norm, InitScheme::gpt2, true, data, threads);
         set_lr(r.train, lr, w);
@@ -145,10 +142,8 @@ void add_init_schemes(std::vector<RunSpec>& runs, const Budget& b, const StudyDa
     r.preset = "init";
     r.name = std::string("init-") + to_string(norm) + "-" + to_string(v.init) +
              (v.scale && v.init != InitScheme::gpt2 ? "-scale" : "");
-    r.variables = {{"norm", to_string(norm)},
-                   {"init", to_string(v.init)},
-                   {"residual_scale", v.scale},
-                   {"depth", b.init.n_layer}};
+    r.variables = {
+        {"norm", to_string(norm)}, {"init", to_string(v.init)}, {"residual_scale", v.scale}, {"depth", b.init.n_layer}};
     r.train = base_options(b, b.init, b.init.n_layer, norm, v.init, v.scale, data, threads);
     set_lr(r.train, lr, warmup);
     add_seeds(runs, r, b, dir, b.init_seed_count);
@@ -167,8 +162,8 @@ std::vector<RunSpec> plan_init(const Budget& b, const StudyData& data, const std
     RunSpec r;
     r.preset = "init";
     r.name = "init-postsel-lr" + lr_tag(lr);
-    r.variables = {{"arm", "select"}, {"norm", "post"}, {"init", "gpt2"}, {"residual_scale", true}, {"lr", lr},
-                   {"depth", b.init.n_layer}};
+    r.variables = {{"arm", "select"},        {"norm", "post"}, {"init", "gpt2"},
+                   {"residual_scale", true}, {"lr", lr},       {"depth", b.init.n_layer}};
     r.train = base_options(b, b.init, b.init.n_layer, NormPlacement::post, InitScheme::gpt2, true, data, threads);
     set_lr(r.train, lr, fraction_of(b.init_post_warmup_fraction, b.init.steps));
     add_seeds(runs, r, b, dir);
@@ -376,7 +371,7 @@ std::vector<EdgeSpec> plan_edges(const Budget& b, const StudyData& data, int thr
                    "-clip" + clip_tag + "-s" + std::to_string(i + 1);
           const long w = fraction_of(fraction, sh.steps);
           e.variables = {{"norm", to_string(norm)}, {"warmup", w},    {"warmup_fraction", fraction}, {"clip", clip},
-                         {"seed", seeds[i]},      {"seed_index", i}};
+                         {"seed", seeds[i]},        {"seed_index", i}};
           e.train = base_options(b, sh, sh.n_layer, norm, InitScheme::gpt2, true, data, threads);
           e.train.seed = seeds[i];
           e.train.grad_clip = clip;

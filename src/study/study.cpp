@@ -26,9 +26,9 @@
 #include "study/edge_search.h"
 #include "study/finished_run.h"
 #include "study/followup.h"
-#include "study/ngram_judge.h"
 #include "study/grad_at_init.h"
 #include "study/jobs.h"
+#include "study/ngram_judge.h"
 #include "study/plan.h"
 #include "study/study_file.h"
 #include "study/translation.h"
@@ -126,28 +126,8 @@ class Study {
       mt_ = ensure_translation_data(o_.data, o_.catalogs, out_ / "translation-data", budget_, o_.threads, log_);
     open_study_file();
 
-    std::vector<WorkItem> items;
     int searches = 0;
-    for (const auto& p : o_.presets) {
-      if (p == "lr-edge") {
-        for (EdgeSpec& e : plan_edges(budget_, data_, run_threads_)) {
-          items.emplace_back(std::move(e));
-          ++searches;
-        }
-      } else if (p == "translation") {
-        for (RunSpec& r : plan_translation(budget_, mt_->pairs, mt_->corpus, (out_ / "runs").string(), run_threads_))
-          items.emplace_back(std::move(r));
-      } else {
-        for (RunSpec& r : plan_preset(p, budget_, data_, (out_ / "runs").string(), run_threads_))
-          items.emplace_back(std::move(r));
-      }
-      if (p == "atlas")
-        for (EdgeSpec& e : plan_atlas_edges(budget_, data_, run_threads_)) {
-          items.emplace_back(std::move(e));
-          ++searches;
-        }
-      summary_.planned = static_cast<int>(items.size());
-    }
+    const std::vector<WorkItem> items = plan_items(&searches);
     log_("study: budget " + budget_.name + ", " + std::to_string(items.size() - searches) + " runs" +
          (searches ? " and " + std::to_string(searches) + " stability-edge searches" : std::string()) + ", " +
          std::to_string(budget_.seeds.size()) + " seeds (" + join_presets() + ") into " + out_.string() +
@@ -172,6 +152,33 @@ class Study {
         log_("study: no report: " + summary_.report_message);
     }
     return summary_;
+  }
+
+  // Every preset's work items in preset order; *searches counts the lr-edge
+  // searches among them.
+  std::vector<WorkItem> plan_items(int* searches) {
+    std::vector<WorkItem> items;
+    for (const auto& p : o_.presets) {
+      if (p == "lr-edge") {
+        for (EdgeSpec& e : plan_edges(budget_, data_, run_threads_)) {
+          items.emplace_back(std::move(e));
+          ++*searches;
+        }
+      } else if (p == "translation") {
+        for (RunSpec& r : plan_translation(budget_, mt_->pairs, mt_->corpus, (out_ / "runs").string(), run_threads_))
+          items.emplace_back(std::move(r));
+      } else {
+        for (RunSpec& r : plan_preset(p, budget_, data_, (out_ / "runs").string(), run_threads_))
+          items.emplace_back(std::move(r));
+      }
+      if (p == "atlas")
+        for (EdgeSpec& e : plan_atlas_edges(budget_, data_, run_threads_)) {
+          items.emplace_back(std::move(e));
+          ++*searches;
+        }
+      summary_.planned = static_cast<int>(items.size());
+    }
+    return items;
   }
 
   // The runs planned from earlier results (study/followup.h), once those
@@ -262,7 +269,8 @@ class Study {
       {
         const std::lock_guard lock(mutex_);
         const auto outcome = [&](double lr) { return probe_outcome(study_, edge_probe(e, lr, runs_dir).name); };
-        const EdgeSearch s = e.exhaustive ? scan_grid(e.grid, outcome) : search_edge(e.grid, e.start, e.refine, outcome);
+        const EdgeSearch s =
+            e.exhaustive ? scan_grid(e.grid, outcome) : search_edge(e.grid, e.start, e.refine, outcome);
         record_edge(e, s);
         next = s.next;
       }
