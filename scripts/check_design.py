@@ -74,7 +74,8 @@ def check_file_sizes(text, bad):
             with open(path, encoding="utf-8") as f:
                 n = sum(1 for _ in f)
             if n > limit:
-                bad.append(f"{os.path.relpath(path, ROOT)} has {n} lines; design.md says no file in src/ is over {limit}")
+                bad.append(f"{os.path.relpath(path, ROOT)} has {n} lines; "
+                           f"design.md says no file in src/ is over {limit}")
 
 
 def check_layers(text, bad):

@@ -41,6 +41,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     del sys.path[0]
 
+
 def print_rules(args):
     """--rules [FILE]: needs no matplotlib (the study runs it when it
     creates study.json), so it is handled before the import."""
@@ -89,7 +90,6 @@ from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, fluency, sam
 from report.stats import GROWS, SPIKE_JUMP, SPIKE_WINDOW  # noqa: E402
 
 
-
 def shown_path(path, out):
     """A path as the report shows it: relative to the study folder when it
     lies inside it, else its last two components (a report must not carry
@@ -103,7 +103,6 @@ def shown_path(path, out):
     return os.path.join(*parts[-2:]) + " (outside the study folder)"
 
 
-
 def shown_command(command, out):
     """The study's command with its paths as the report shows them: --out
     as the study folder itself (.), --data by shown_path."""
@@ -114,6 +113,7 @@ def shown_command(command, out):
         elif words[i - 1] == "--data":
             words[i] = shown_path(words[i], out).replace(" (outside the study folder)", "")
     return " ".join(words)
+
 
 def jobs_text(s):
     """The runs' own thread count when the study ran several at once: run
@@ -138,6 +138,7 @@ def budget_rows(budget, prefix=""):
         else:
             rows.append((name, str(value)))
     return rows
+
 
 # What a study.json with missing or odd fields raises while a section reads it.
 DATA_ERRORS = (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError)
@@ -202,9 +203,9 @@ def rules_note(st):
     rules, the version-1 rules for a study written before registration, or
     none registered."""
     changed = [v for v in st.verdicts.values() if v.changed]
+    pairs = ", ".join(f"{v.registered_rule} → {v.rule}" for v in changed)
     tail = (" A rule changed after the runs is shown under both: the registered rule's verdict first, then the "
-            "current one's, marked 'changed after the runs' (" + ", ".join(f"{v.registered_rule} → {v.rule}"
-                                                                         for v in changed) + ").") if changed else ""
+            "current one's, marked 'changed after the runs' (" + pairs + ").") if changed else ""
     if "rules" not in st.s:
         return ("This study predates registered verdict rules: it counts as registered under version 1 of each "
                 "claim's rule (tools/report/verdicts.py, RULE_VERSIONS)." + tail)
@@ -238,7 +239,8 @@ def main():
     title = "gpt2lab study report"
     doc.h(1, title)
     doc.p(f"Budget '{st.budget.get('name', '?')}', {len(runs)} runs ({', '.join(s.get('presets', []))}), "
-          f"{s.get('threads', '?')} threads{jobs_text(s)}, {secs / 60:.1f} minutes of run time; data {shown_path(data.get('dir'), out)} "
+          f"{s.get('threads', '?')} threads{jobs_text(s)}, {secs / 60:.1f} minutes of run time; "
+          f"data {shown_path(data.get('dir'), out)} "
           f"(tokenizer {data.get('tokenizer_identity', '?')}, vocabulary {data.get('vocab_size', '?')}). "
           f"Study created {s.get('created', '?')}, last updated {s.get('updated', '?')}.")
     if s.get("command"):

@@ -19,8 +19,8 @@ def layer_norm_series(m):
     for row in m["diag"]:
         g = row["grad_norms"]
         L = len(g["attn.c_attn"])
-        vals = [math.sqrt(sum(g[k][l] ** 2 for k in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj",
-                                                     "ln_1", "ln_2"))) for l in range(L)]
+        vals = [math.sqrt(sum(g[k][layer] ** 2 for k in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj",
+                                                         "ln_1", "ln_2"))) for layer in range(L)]
         steps.append(row["step"])
         per_layer.append(vals)
     return steps, per_layer
@@ -73,10 +73,10 @@ def draw(doc, st, findings):
             steps, per_layer = layer_norm_series(st.metrics[r["name"]])
             if per_layer:
                 L = len(per_layer[0])
-                for l in range(L):
-                    ys = [max(v[l], 1e-12) for v in per_layer]
-                    ax.plot(steps, ys, color=plt.get_cmap("viridis")(l / max(1, L - 1)), lw=1,
-                            label=f"layer {l + 1}" if j == 0 else None)
+                for layer in range(L):
+                    ys = [max(v[layer], 1e-12) for v in per_layer]
+                    ax.plot(steps, ys, color=plt.get_cmap("viridis")(layer / max(1, L - 1)), lw=1,
+                            label=f"layer {layer + 1}" if j == 0 else None)
             ax.set_yscale("log")
             ax.set_title(f"{norm}-LN, {k[1]}", fontsize=9)
             ax.set_xlabel("step", fontsize=8)

@@ -194,7 +194,7 @@ def draw(doc, st, findings):
     bumpy = [e for e in every if non_monotone(e)]
     f.append(f"{len(bumpy)} of {len(every)} searches are non-monotone (a larger lr trained where a smaller one did "
              "not)" + (": " + ", ".join(f"{e['setting'].get('norm')}-LN {edge_label(*edge_key(e))} seed "
-                                       f"{seed_of(e)}" for e in bumpy) + "." if bumpy else "."))
+                                        f"{seed_of(e)}" for e in bumpy) + "." if bumpy else "."))
     nothing = [e for e in every if not isinstance(e.get("edge"), (int, float))]
     top = [e for e in every if isinstance(e.get("edge"), (int, float)) and e.get("failed") is None]
     if nothing or top:
