@@ -9,11 +9,15 @@ naming the statement, when
   under include/gpt2lab/ (the generated version.h aside);
 - a file in src/ is longer than the limit it states ("No file in `src/` is
   over N lines");
+- a Python function in tools/ is longer than the limit it states ("no
+  function in `tools/` is over N lines": from its first decorator or `def`
+  to its last line, docstring and nested functions included);
 - its layer order ("core < dist, model < ...") differs from the one
   scripts/check_layers.py enforces.
 
 Run by scripts/test.sh.
 """
+import ast
 import glob
 import importlib.util
 import itertools
@@ -74,7 +78,31 @@ def check_file_sizes(text, bad):
             with open(path, encoding="utf-8") as f:
                 n = sum(1 for _ in f)
             if n > limit:
-                bad.append(f"{os.path.relpath(path, ROOT)} has {n} lines; design.md says no file in src/ is over {limit}")
+                bad.append(f"{os.path.relpath(path, ROOT)} has {n} lines; "
+                           f"design.md says no file in src/ is over {limit}")
+
+
+def function_sizes(path):
+    """(name, first line, lines) of every function in a Python file, nested ones too."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            yield node.name, first, node.end_lineno - first + 1
+
+
+def check_function_sizes(text, bad):
+    m = re.search(r"[Nn]o\s+function\s+in\s+`tools/`\s+is\s+over\s+(\d+)\s+lines", text)
+    if not m:
+        bad.append("design.md: no 'no function in `tools/` is over N lines' statement")
+        return
+    limit = int(m.group(1))
+    for path in sorted(glob.glob(os.path.join(ROOT, "tools", "**", "*.py"), recursive=True)):
+        for name, line, n in function_sizes(path):
+            if n > limit:
+                bad.append(f"{os.path.relpath(path, ROOT)}:{line}: {name} has {n} lines; "
+                           f"design.md says no function in tools/ is over {limit}")
 
 
 def check_layers(text, bad):
@@ -94,13 +122,13 @@ def main():
     with open(os.path.join(ROOT, "docs", "design.md"), encoding="utf-8") as f:
         text = f.read()
     bad = []
-    for check in (check_paths, check_public_headers, check_file_sizes, check_layers):
+    for check in (check_paths, check_public_headers, check_file_sizes, check_function_sizes, check_layers):
         check(text, bad)
     for b in bad:
         print("check_design: " + b, file=sys.stderr)
     if bad:
         return 1
-    print("check_design: docs/design.md's paths, public headers, file sizes and layers hold")
+    print("check_design: docs/design.md's paths, public headers, file and function sizes and layers hold")
     return 0
 
 

@@ -17,6 +17,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libtcmalloc-minimal4
   clang libclang-rt-14-dev clang-format clang-tidy
+  flake8
 )
 
 missing=()

@@ -41,6 +41,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0] or os.curdir) == _HERE:
     del sys.path[0]
 
+
 def print_rules(args):
     """--rules [FILE]: needs no matplotlib (the study runs it when it
     creates study.json), so it is handled before the import."""
@@ -89,7 +90,6 @@ from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, fluency, sam
 from report.stats import GROWS, SPIKE_JUMP, SPIKE_WINDOW  # noqa: E402
 
 
-
 def shown_path(path, out):
     """A path as the report shows it: relative to the study folder when it
     lies inside it, else its last two components (a report must not carry
@@ -103,7 +103,6 @@ def shown_path(path, out):
     return os.path.join(*parts[-2:]) + " (outside the study folder)"
 
 
-
 def shown_command(command, out):
     """The study's command with its paths as the report shows them: --out
     as the study folder itself (.), --data by shown_path."""
@@ -114,6 +113,7 @@ def shown_command(command, out):
         elif words[i - 1] == "--data":
             words[i] = shown_path(words[i], out).replace(" (outside the study folder)", "")
     return " ".join(words)
+
 
 def jobs_text(s):
     """The runs' own thread count when the study ran several at once: run
@@ -138,6 +138,7 @@ def budget_rows(budget, prefix=""):
         else:
             rows.append((name, str(value)))
     return rows
+
 
 # What a study.json with missing or odd fields raises while a section reads it.
 DATA_ERRORS = (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError)
@@ -202,9 +203,9 @@ def rules_note(st):
     rules, the version-1 rules for a study written before registration, or
     none registered."""
     changed = [v for v in st.verdicts.values() if v.changed]
+    pairs = ", ".join(f"{v.registered_rule} → {v.rule}" for v in changed)
     tail = (" A rule changed after the runs is shown under both: the registered rule's verdict first, then the "
-            "current one's, marked 'changed after the runs' (" + ", ".join(f"{v.registered_rule} → {v.rule}"
-                                                                         for v in changed) + ").") if changed else ""
+            "current one's, marked 'changed after the runs' (" + pairs + ").") if changed else ""
     if "rules" not in st.s:
         return ("This study predates registered verdict rules: it counts as registered under version 1 of each "
                 "claim's rule (tools/report/verdicts.py, RULE_VERSIONS)." + tail)
@@ -216,43 +217,24 @@ def rules_note(st):
     return ("Each claim's rule was registered in study.json when the study was created, before its runs." + tail)
 
 
-def main():
-    args = sys.argv[1:]
-    figures = "--no-figures" not in args
-    args = [a for a in args if a != "--no-figures"]
-    if len(args) != 1 or args[0].startswith("-"):
-        sys.stderr.write("usage: report OUT [--no-figures] (OUT: a folder with study.json; --no-figures: the "
-                         "text only, faster)\n")
-        return 2
-    out = args[0]
-    try:
-        st = Study(out)
-    except (OSError, ValueError, KeyError) as e:
-        sys.stderr.write(f"report: cannot read {os.path.join(out, 'study.json')}: {e}\n")
-        return 2
-    doc = Doc(out, figures)
+def header(doc, st, out, title):
+    """The title, the study's budget, runs, data and dates, and its command."""
     s = st.s
     data = s.get("data", {})
     runs = st.runs
     secs = sum(r.get("seconds", 0) or r.get("result", {}).get("seconds", 0) for r in runs)
-    title = "gpt2lab study report"
     doc.h(1, title)
     doc.p(f"Budget '{st.budget.get('name', '?')}', {len(runs)} runs ({', '.join(s.get('presets', []))}), "
-          f"{s.get('threads', '?')} threads{jobs_text(s)}, {secs / 60:.1f} minutes of run time; data {shown_path(data.get('dir'), out)} "
+          f"{s.get('threads', '?')} threads{jobs_text(s)}, {secs / 60:.1f} minutes of run time; "
+          f"data {shown_path(data.get('dir'), out)} "
           f"(tokenizer {data.get('tokenizer_identity', '?')}, vocabulary {data.get('vocab_size', '?')}). "
           f"Study created {s.get('created', '?')}, last updated {s.get('updated', '?')}.")
     if s.get("command"):
         doc.pre(shown_command(s["command"], out))
-    findings = {}
-    not_run = [section.PRESET for section in PRESET_SECTIONS
-               if section.PRESET not in st.presets or not st.has(section.PRESET)]
-    try:
-        st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st), verdicts.registered_rules(st.s))}
-    except DATA_ERRORS as e:  # a hand-edited or partial study.json
-        sys.stderr.write(f"report: the verdicts could not be computed ({type(e).__name__}: {e})\n")
-        st.verdicts = {}
-    verdict_table(doc, st, not_run)
-    summary_at = len(doc.blocks)
+
+
+def draw_sections(doc, st, not_run, findings):
+    """The presets' sections in the study's order, then samples, fluency and divergence."""
     if not_run:
         # One line, not an empty section per preset.
         doc.p(f"Not run in this study: {', '.join(not_run)} (gpt2lab study --preset NAME --out STUDY, with this "
@@ -273,6 +255,10 @@ def main():
     guarded(doc, fluency, st, findings)
     doc.h(2, "Divergence and loss spikes")
     guarded(doc, divergence, st, findings)
+
+
+def method(doc, st):
+    """The Method section and the budget table."""
     doc.h(2, "Method")
     doc.bullets([
         "Train loss curves are trailing moving averages over 1/40 of a run; validation points are the "
@@ -323,7 +309,9 @@ def main():
     doc.p("The budget, every number the runs used:")
     doc.table(["setting", "value"], [[k, v] for k, v in budget_rows(st.budget)])
 
-    # The summary goes near the top but is assembled last.
+
+def insert_summary(doc, findings, summary_at):
+    """The summary of findings: it goes near the top (at block summary_at) but is assembled last."""
     summary = []
     for key in (*BY_PRESET, "samples", "fluency", "divergence"):
         if findings.get(key):
@@ -333,6 +321,37 @@ def main():
                     summary.append(f"[{key}] " + extra)
     doc.blocks[summary_at:summary_at] = [("h", 2, "Summary of findings"), ("ul", summary)]
 
+
+def main():
+    args = sys.argv[1:]
+    figures = "--no-figures" not in args
+    args = [a for a in args if a != "--no-figures"]
+    if len(args) != 1 or args[0].startswith("-"):
+        sys.stderr.write("usage: report OUT [--no-figures] (OUT: a folder with study.json; --no-figures: the "
+                         "text only, faster)\n")
+        return 2
+    out = args[0]
+    try:
+        st = Study(out)
+    except (OSError, ValueError, KeyError) as e:
+        sys.stderr.write(f"report: cannot read {os.path.join(out, 'study.json')}: {e}\n")
+        return 2
+    doc = Doc(out, figures)
+    title = "gpt2lab study report"
+    header(doc, st, out, title)
+    findings = {}
+    not_run = [section.PRESET for section in PRESET_SECTIONS
+               if section.PRESET not in st.presets or not st.has(section.PRESET)]
+    try:
+        st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st), verdicts.registered_rules(st.s))}
+    except DATA_ERRORS as e:  # a hand-edited or partial study.json
+        sys.stderr.write(f"report: the verdicts could not be computed ({type(e).__name__}: {e})\n")
+        st.verdicts = {}
+    verdict_table(doc, st, not_run)
+    summary_at = len(doc.blocks)
+    draw_sections(doc, st, not_run, findings)
+    method(doc, st)
+    insert_summary(doc, findings, summary_at)
     doc.write(title)
     print(f"report: wrote {os.path.join(out, 'report.md')}, report.html and {len(doc.figures)} figures"
           + ("" if doc.draw else " (--no-figures)"))

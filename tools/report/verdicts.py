@@ -285,7 +285,8 @@ def gai_setting(post, pre):
     return "neither", d
 
 
-EMBEDDING_WORDS = {"none": "GPT-2's embeddings (N(0, 0.02))", "sqrt": "embeddings ×√d (the original Transformer's input scale)",
+EMBEDDING_WORDS = {"none": "GPT-2's embeddings (N(0, 0.02))",
+                   "sqrt": "embeddings ×√d (the original Transformer's input scale)",
                    "unit": "unit-scale embeddings (N(0, 1/d) tables ×√d, the original Transformer's)"}
 
 
@@ -614,8 +615,8 @@ def plateau_verdict(plateau):
         verdict = CONTRADICTED
     else:
         verdict = NOT_OBSERVED
-    numbers = "left the plateau (seeds), no warmup → longest warmup: " + ("; ".join(parts) if parts else FEW if signs
-                                                                         else "no lr with both warmups")
+    numbers = "left the plateau (seeds), no warmup → longest warmup: " + (
+        "; ".join(parts) if parts else FEW if signs else "no lr with both warmups")
     return verdict, numbers, details
 
 
@@ -1437,8 +1438,8 @@ def _one(f, key):
 
 RULE_FUNCTIONS = {
     "stable-gradients/1": lambda i, why: stable_gradients_verdict(i.get("profiles") or [], i.get("edges") or [], why),
-    "stable-gradients/2": lambda i, why: stable_gradients_slope_verdict(i.get("gai_slopes") or [],
-                                                                       i.get("edges") or [], why),
+    "stable-gradients/2": lambda i, why: stable_gradients_slope_verdict(
+        i.get("gai_slopes") or [], i.get("edges") or [], why),
     "no-warmup/1": lambda i, why: no_warmup_verdict(i.get("edges") or [], i.get("plateau") or [], why),
     "faster/1": _one(faster_verdict, "times"),
     "faster/2": _one(faster_val_verdict, "val_times"),

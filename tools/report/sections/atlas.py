@@ -62,7 +62,8 @@ def final_loss_figure(doc, st, g, variants, depths):
         for d in depths:
             if any(st.diverged(r) for r in g.get((v, d), [])) and ms:
                 ax.plot([d], [max(ms) + 0.1], "x", color=color(v), ms=11, mew=2.5)
-    depth_loss_axes(ax, st, depths, "mean ± 1 sd over seeds (a diverged seed counts as ln V); × a seed diverged", fontsize=9)
+    depth_loss_axes(ax, st, depths, "mean ± 1 sd over seeds (a diverged seed counts as ln V); × a seed diverged",
+                    fontsize=9)
     doc.figure(fig, "atlas_final_loss.png", "Final validation loss against depth per variant, mean ± sd over seeds")
 
 

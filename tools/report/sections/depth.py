@@ -19,20 +19,8 @@ def variant(norm, scale):
     return f"{norm}-LN, " + ("scale" if scale else "no scale")
 
 
-def draw(doc, st, findings):
-    g = depth_groups(st)
-    runs = [r for rs in g.values() for r in rs]
-    depths = sorted({k[2] for k in g})
-    variants = []
-    for (norm, scale, _) in g:
-        if (norm, scale) not in variants:
-            variants.append((norm, scale))
-    cfg = runs[0]["config"]
-    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}), n_embd {cfg['model']['n_embd']}, depths "
-          f"{', '.join(map(str, depths))}, {cfg['steps']} steps at a fixed lr {fmt_lr(cfg['lr'])} with no warmup; "
-          "'scale' is GPT-2's init, 'no scale' the same normal(0.02) without the 1/√(2L) residual scaling. A "
-          "diverged seed counts as ln V in the means below.")
-
+def draw_final_loss(doc, st, g, depths, variants):
+    """The figure of final validation loss against depth, one line per variant."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for (norm, scale) in variants:
         color, style = STYLES.get(variant(norm, scale), ("k", "-o"))
@@ -52,6 +40,9 @@ def draw(doc, st, findings):
     doc.figure(fig, "depth_final_loss.png", "Final validation loss against depth, mean ± sd over seeds; diverged "
                                             "seeds marked ×")
 
+
+def draw_curves(doc, st, g, depths, variants):
+    """The figure of training loss, one panel per depth."""
     fig, axes = plt.subplots(1, len(depths), figsize=(3.8 * len(depths), 3.4), squeeze=False, sharey=True)
     for ax, d in zip(axes[0], depths):
         lows = []
@@ -68,10 +59,9 @@ def draw(doc, st, findings):
     doc.figure(fig, "depth_loss.png", "Training loss per depth, mean over seeds with a ±1 sd band (circles: "
                                       "validation; ×: divergence)")
 
-    target = train_target(st, runs)
-    header, rows = setting_table(st, g, target, lambda k, rs: f"L{k[2]}, {variant(k[0], k[1])}")
-    doc.table(header, rows)
 
+def variant_findings(st, g, depths, variants):
+    """Per variant: divergence and final loss by depth; per placement: divergence, spikes, the plateau."""
     f = []
     for (norm, scale) in variants:
         div = [d for d in depths if any(st.diverged(r) for r in g.get((norm, scale, d), []))]
@@ -92,7 +82,12 @@ def draw(doc, st, findings):
                             lambda k, rs: f"{k[2]}L {'scale' if k[1] else 'no scale'}")
         if line and n:
             f.append(f"{'Post' if norm == 'post' else 'Pre'}-LN: " + line[0].lower() + line[1:])
-    # Pre vs Post at the deepest depth, each with its better scale setting.
+    return f
+
+
+def deepest_findings(st, g, depths):
+    """Pre vs Post at the deepest depth, each with its better scale setting."""
+    f = []
     deep = depths[-1]
     best = {}
     for norm in ("pre", "post"):
@@ -112,6 +107,28 @@ def draw(doc, st, findings):
         else:
             f.append(f"At {deep} layers Pre-LN and Post-LN end within seed noise of each other ({d.text()}); Xiong "
                      "et al. (2020) expect deep Post-LN without warmup to train worse.")
+    return f
+
+
+def draw(doc, st, findings):
+    g = depth_groups(st)
+    runs = [r for rs in g.values() for r in rs]
+    depths = sorted({k[2] for k in g})
+    variants = []
+    for (norm, scale, _) in g:
+        if (norm, scale) not in variants:
+            variants.append((norm, scale))
+    cfg = runs[0]["config"]
+    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}), n_embd {cfg['model']['n_embd']}, depths "
+          f"{', '.join(map(str, depths))}, {cfg['steps']} steps at a fixed lr {fmt_lr(cfg['lr'])} with no warmup; "
+          "'scale' is GPT-2's init, 'no scale' the same normal(0.02) without the 1/√(2L) residual scaling. A "
+          "diverged seed counts as ln V in the means below.")
+    draw_final_loss(doc, st, g, depths, variants)
+    draw_curves(doc, st, g, depths, variants)
+    target = train_target(st, runs)
+    header, rows = setting_table(st, g, target, lambda k, rs: f"L{k[2]}, {variant(k[0], k[1])}")
+    doc.table(header, rows)
+    f = variant_findings(st, g, depths, variants) + deepest_findings(st, g, depths)
     v = st.verdicts.get("scale-depth") if st.verdicts else None
     if v:
         f += v.lines(PRESET)

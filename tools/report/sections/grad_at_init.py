@@ -34,11 +34,8 @@ def mean_profile(results, key):
     return means, sds
 
 
-def draw(doc, st, findings):
-    g = gai_groups(st)
-    embs = [e for e in EMB_ORDER if any(k[0] == e for k in g)] + sorted({k[0] for k in g} - set(EMB_ORDER))
-    depths = sorted({k[1] for k in g})
-    inits = [i for i in INIT_ORDER if any(k[2] == i for k in g)] + sorted({k[2] for k in g} - set(INIT_ORDER))
+def describe(doc, st, g, embs, depths):
+    """The runs and what is measured, before the figures."""
     runs = [r for r in st.preset_runs(PRESET) if r.get("status") == "completed" and "result" in r]
     cfg = runs[0].get("config", {})
     seeds = sorted({len(v) for v in g.values()})
@@ -55,6 +52,9 @@ def draw(doc, st, findings):
           (" 'unit' draws wte and wpe from N(0, 1/d) and multiplies their sum by √d: each table contributes an "
            "input of unit RMS, the setting Xiong et al. measured (fairseq's)." if "unit" in embs else ""))
 
+
+def draw_profiles(doc, g, embs, depths, inits):
+    """The figure of per-layer FFN gradient norms, absolute and relative to layer 1."""
     rows_per_emb = 2
     fig, axes = plt.subplots(rows_per_emb * len(embs), len(depths),
                              figsize=(4.2 * len(depths), 3.3 * rows_per_emb * len(embs)), squeeze=False)
@@ -95,6 +95,9 @@ def draw(doc, st, findings):
                "the output, Xiong et al.'s Post-LN pattern), per embedding setting; Post-LN solid, Pre-LN dashed; "
                "mean over seeds, band ±1 sd")
 
+
+def draw_residual(doc, g, embs, depths, inits):
+    """The figure of the residual stream's RMS per layer."""
     fig, axes = plt.subplots(len(embs), len(depths), figsize=(4.2 * len(depths), 3.4 * len(embs)), squeeze=False)
     for e, emb in enumerate(embs):
         for ax, d in zip(axes[e], depths):
@@ -114,6 +117,9 @@ def draw(doc, st, findings):
     axes[0][0].legend(fontsize=7, ncol=2)
     doc.figure(fig, "grad_at_init_residual.png", "Residual-stream RMS per layer at initialization (mean over seeds)")
 
+
+def slope_tables(doc, st, embs, depths, inits):
+    """The slope tables per (embedding, init); returns verdicts.gai_slope_cells."""
     slopes = gai_slopes(st)
     cells = gai_slope_cells(slopes)
     by_key = {(x["embedding"], x["depth"], x["init"]): x for x in slopes}
@@ -147,7 +153,11 @@ def draw(doc, st, findings):
             doc.table(["depth", "placement", "seeds"] +
                       [f"{label} slope (mean ± {CI_LEVEL:.0%} CI)" for _, label in GAI_SHOWN] +
                       ["FFN last/first (mean ± sd)", "Xiong pattern (W¹; W²)"], rows)
+    return cells
 
+
+def pattern_findings(embs, depths, inits, cells):
+    """Per embedding setting: where Xiong et al.'s pattern holds, and Post-LN's steepest growth."""
     f = []
     for emb in embs:
         words = EMBEDDING_WORDS.get(emb, f"embedding setting {emb}")
@@ -174,7 +184,12 @@ def draw(doc, st, findings):
                  "settings, with " + ", ".join(got) + " (each init on its own; no other init was measured).")
         f.append(f"With {words}, Post-LN's largest growth toward the output, first layer → last (e^(slope·(L−1)) "
                  "of the mean slope, where it grows): " + "; ".join(steep) + ".")
-    # Each other embedding setting against GPT-2's, setting by setting.
+    return f
+
+
+def embedding_findings(embs, cells):
+    """Each other embedding setting against GPT-2's, setting by setting."""
+    f = []
     for emb in [e for e in embs if e != "none"]:
         short = EMB_SHORT.get(emb, f"embedding {emb}")
         a = {(init, r[0], r[1]): r for (e, init), rs in cells.items() if e == "none" for r in rs}
@@ -191,7 +206,12 @@ def draw(doc, st, findings):
                  f"{short} only in {only_b}, with GPT-2's only in {only_none}; Post-LN's slope is "
                  f"higher with {short} in {higher}, lower in {lower}, within seed noise (or fewer than "
                  f"{MIN_SEEDS} seeds) in {len(both) - higher - lower}.")
-    # Xiong et al.: Pre-LN gradients scale like 1/sqrt(L).
+    return f
+
+
+def scaling_findings(g, embs, depths, inits):
+    """Xiong et al.: Pre-LN gradients scale like 1/sqrt(L)."""
+    f = []
     if len(depths) >= 2:
         d0, d1 = depths[0], depths[-1]
         for emb in embs:
@@ -209,7 +229,12 @@ def draw(doc, st, findings):
                          f"; Xiong et al.'s 1/√L scaling predicts ×{math.sqrt(d0 / d1):.2f}. It falls beyond seed "
                          f"noise for {n_fall} of {len(falls)} inits" +
                          ("." if n_fall * 2 > len(falls) else ", unlike the paper."))
-    # Residual growth in Pre-LN.
+    return f
+
+
+def residual_findings(g, embs, depths, inits):
+    """Residual growth in Pre-LN, against Post-LN."""
+    f = []
     for emb in embs:
         pre = g.get((emb, depths[-1], "gpt2", "pre")) or g.get((emb, depths[-1], inits[0], "pre"))
         post = g.get((emb, depths[-1], "gpt2", "post")) or g.get((emb, depths[-1], inits[0], "post"))
@@ -219,10 +244,29 @@ def draw(doc, st, findings):
             f.append(f"Embedding {emb}, {depths[-1]} layers: the Pre-LN residual stream's RMS grows from {rp[0]:.3g} "
                      f"at the input to {rp[-1]:.3g} after the last layer (nothing normalizes it); Post-LN's stays at "
                      f"{rq[-1]:.3g} (each layer ends in a LayerNorm).")
+    return f
+
+
+def add_verdict(st, f):
+    """Adds the stable-gradients verdict's lines for this preset to the findings f."""
     v = st.verdicts.get("stable-gradients") if st.verdicts else None
     if v:
         f += [x for x in v.details.get(PRESET, []) if x not in f]
         if v.changed and v.registered is not None:
             f += [f"Under the registered rule {v.registered_rule}: {x}" for x in v.registered.details.get(PRESET, [])]
         f += v.registered_lines() + [v.line()]
+
+
+def draw(doc, st, findings):
+    g = gai_groups(st)
+    embs = [e for e in EMB_ORDER if any(k[0] == e for k in g)] + sorted({k[0] for k in g} - set(EMB_ORDER))
+    depths = sorted({k[1] for k in g})
+    inits = [i for i in INIT_ORDER if any(k[2] == i for k in g)] + sorted({k[2] for k in g} - set(INIT_ORDER))
+    describe(doc, st, g, embs, depths)
+    draw_profiles(doc, g, embs, depths, inits)
+    draw_residual(doc, g, embs, depths, inits)
+    cells = slope_tables(doc, st, embs, depths, inits)
+    f = (pattern_findings(embs, depths, inits, cells) + embedding_findings(embs, cells)
+         + scaling_findings(g, embs, depths, inits) + residual_findings(g, embs, depths, inits))
+    add_verdict(st, f)
     add_findings(doc, findings, PRESET, f)

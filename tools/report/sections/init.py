@@ -19,8 +19,8 @@ def layer_norm_series(m):
     for row in m["diag"]:
         g = row["grad_norms"]
         L = len(g["attn.c_attn"])
-        vals = [math.sqrt(sum(g[k][l] ** 2 for k in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj",
-                                                     "ln_1", "ln_2"))) for l in range(L)]
+        vals = [math.sqrt(sum(g[k][layer] ** 2 for k in ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj",
+                                                         "ln_1", "ln_2"))) for layer in range(L)]
         steps.append(row["step"])
         per_layer.append(vals)
     return steps, per_layer
@@ -32,18 +32,8 @@ def last_ratio(st, r):
     return per_layer[-1][-1] / per_layer[-1][0] if per_layer and per_layer[-1][0] > 0 else None
 
 
-def draw(doc, st, findings):
-    g = init_groups(st)
-    runs = [r for rs in g.values() for r in rs]
-    norms = [n for n in ("pre", "post") if any(k[0] == n for k in g)]
-    cfg = runs[0]["config"]
-    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}) of a {cfg['model']['n_layer']}-layer, n_embd "
-          f"{cfg['model']['n_embd']} model, {cfg['steps']} steps at lr {fmt_lr(cfg['lr'])} with {cfg['warmup']} "
-          "warmup steps; the schemes differ only in how the Linear weights are drawn (embeddings N(0, 0.02) in all). "
-          "'+scale' multiplies the residual projections by 1/√(2L), as GPT-2 does; gpt2 = normal + scale. Curves: "
-          "mean over seeds, band ±1 sd.")
-    target = train_target(st, runs)
-
+def draw_loss(doc, st, g, norms):
+    """The figure of training loss per init scheme, one panel per placement."""
     fig, axes = plt.subplots(1, len(norms), figsize=(6.5 * len(norms), 4), squeeze=False)
     cmap = plt.get_cmap("tab10")
     for ax, norm in zip(axes[0], norms):
@@ -59,6 +49,9 @@ def draw(doc, st, findings):
     doc.figure(fig, "init_loss.png", "Training loss per init scheme, mean over seeds with a ±1 sd band (circles: "
                                      "validation)")
 
+
+def draw_layer_norms(doc, st, g, norms):
+    """The figure of per-layer gradient norms over training, first seed of each scheme."""
     firsts = {k: rs[0] for k, rs in g.items()}
     cols = max(sum(k[0] == n for k in g) for n in norms)
     fig, axes = plt.subplots(len(norms), cols, figsize=(2.9 * cols, 2.6 * len(norms)), squeeze=False, sharey=True)
@@ -73,10 +66,10 @@ def draw(doc, st, findings):
             steps, per_layer = layer_norm_series(st.metrics[r["name"]])
             if per_layer:
                 L = len(per_layer[0])
-                for l in range(L):
-                    ys = [max(v[l], 1e-12) for v in per_layer]
-                    ax.plot(steps, ys, color=plt.get_cmap("viridis")(l / max(1, L - 1)), lw=1,
-                            label=f"layer {l + 1}" if j == 0 else None)
+                for layer in range(L):
+                    ys = [max(v[layer], 1e-12) for v in per_layer]
+                    ax.plot(steps, ys, color=plt.get_cmap("viridis")(layer / max(1, L - 1)), lw=1,
+                            label=f"layer {layer + 1}" if j == 0 else None)
             ax.set_yscale("log")
             ax.set_title(f"{norm}-LN, {k[1]}", fontsize=9)
             ax.set_xlabel("step", fontsize=8)
@@ -88,6 +81,9 @@ def draw(doc, st, findings):
                "Per-layer gradient norm over training, all of a layer's parameters, first seed of each scheme "
                "(dark: first layer, light: last layer)")
 
+
+def draw_symmetry(doc, g):
+    """The figure of the first layer's hidden-unit symmetry, where runs recorded it."""
     sym = {k: [r["symmetry"][0] for r in rs if r.get("symmetry")] for k, rs in g.items()}
     sym = {k: v for k, v in sym.items() if v}
     if sym:
@@ -107,6 +103,9 @@ def draw(doc, st, findings):
             ax.set_title("layer 1 MLP, after training (bar: mean, dots: seeds)", fontsize=10)
         doc.figure(fig, "init_symmetry.png", "Symmetry of the first layer's MLP hidden units after training")
 
+
+def tables(doc, st, g, target):
+    """The table per setting and the hidden-unit symmetry table."""
     header, rows = setting_table(st, g, target, lambda k, rs: f"{k[0]}-LN, {k[1]}")
     doc.table(header, rows)
     srows = []
@@ -123,6 +122,9 @@ def draw(doc, st, findings):
           "all units identical).")
     doc.table(["setting", "layer", "distinct units (per seed)", "spread", "weight RMS", "spread / RMS"], srows)
 
+
+def placement_findings(st, g, norms):
+    """Per placement: zero init's symmetry, the ranking, the residual scale, the gradient profile."""
     f = []
     for norm in norms:
         group = {k[1]: rs for k, rs in g.items() if k[0] == norm}
@@ -182,8 +184,12 @@ def draw(doc, st, findings):
         if ratios:
             f.append(f"{norm}-LN, last/first layer gradient-norm ratio at each run's last diagnostic step (median over "
                      "seeds): " + ", ".join(f"{n} {fmt_ratio(x)}" for n, x in ratios) + ".")
-    # Xiong et al.'s Post-LN pattern, looked for during training rather
-    # than at initialization.
+    return f
+
+
+def training_pattern_findings(st, g, norms):
+    """Xiong et al.'s Post-LN pattern, looked for during training rather than at initialization."""
+    f = []
     med = {}
     for norm in norms:
         rs = [x for k, runs_ in g.items() if k[0] == norm and k[1] != "zero"
@@ -200,6 +206,25 @@ def draw(doc, st, findings):
             f.append(f"During training the last/first layer gradient ratio is {fmt_ratio(med['post'])}× under Post-LN "
                      f"and {fmt_ratio(med['pre'])}× under Pre-LN (median over the non-zero schemes and seeds); Xiong "
                      "et al.'s Post-LN pattern does not appear here.")
+    return f
+
+
+def draw(doc, st, findings):
+    g = init_groups(st)
+    runs = [r for rs in g.values() for r in rs]
+    norms = [n for n in ("pre", "post") if any(k[0] == n for k in g)]
+    cfg = runs[0]["config"]
+    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}) of a {cfg['model']['n_layer']}-layer, n_embd "
+          f"{cfg['model']['n_embd']} model, {cfg['steps']} steps at lr {fmt_lr(cfg['lr'])} with {cfg['warmup']} "
+          "warmup steps; the schemes differ only in how the Linear weights are drawn (embeddings N(0, 0.02) in all). "
+          "'+scale' multiplies the residual projections by 1/√(2L), as GPT-2 does; gpt2 = normal + scale. Curves: "
+          "mean over seeds, band ±1 sd.")
+    target = train_target(st, runs)
+    draw_loss(doc, st, g, norms)
+    draw_layer_norms(doc, st, g, norms)
+    draw_symmetry(doc, g)
+    tables(doc, st, g, target)
+    f = placement_findings(st, g, norms) + training_pattern_findings(st, g, norms)
     v = st.verdicts.get("gpt2-init") if st.verdicts else None
     if v:
         f += v.lines(PRESET)

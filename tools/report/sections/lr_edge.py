@@ -69,16 +69,10 @@ def geo_text(es):
     return f"no mean ({', '.join(out)})"
 
 
-def draw(doc, st, findings):
-    g = edge_groups(st)
-    scans = two_edges(st)
-    if scans:
-        draw_two_edges(doc, st, scans)
-    settings = sorted({(w, c) for (_, w, c) in g})
+def describe(doc, st, g, scans, grid):
+    """The searches and how an edge is read, before the table."""
     runs = finished(st, PRESET)
     lr_budget = st.budget.get("lr_edge", {}) if isinstance(st.budget.get("lr_edge"), dict) else {}
-    grid = sorted({lr for es in g.values() for e in es for lr in (e.get("grid") or [])} or
-                  {p["lr"] for es in g.values() for e in es for p in e.get("probes", [])})
     cfg = runs[0]["config"] if runs else {}
     model = cfg.get("model", {})
     seeds = sorted({len(v) for v in g.values()})
@@ -97,6 +91,9 @@ def draw(doc, st, findings):
           + (" For the exhaustive scans above, this table's 'max stable lr' is the largest lr that trained; the "
              "verdicts compare their stability edges." if scans else ""))
 
+
+def edge_table(doc, g, settings):
+    """The table of max stable lr per setting."""
     rows = []
     for (wf, clip) in settings:
         for norm in ("pre", "post"):
@@ -111,7 +108,9 @@ def draw(doc, st, findings):
     doc.table(["placement", "warmup", "clipping", "seeds", "max stable lr (geometric mean)", "sd (octaves)",
                "per seed", "searches complete"], rows)
 
-    # Max stable lr per setting: per-seed points and mean ± sd.
+
+def draw_edges(doc, g, settings, grid):
+    """The figure of max stable lr per setting: per-seed points, mean ± sd."""
     fig, ax = plt.subplots(figsize=(max(6.0, 1.9 * len(settings) + 2), 4.2))
     xt, xl = [], []
     for i, (wf, clip) in enumerate(settings):
@@ -142,7 +141,9 @@ def draw(doc, st, findings):
     ax.legend(fontsize=8)
     doc.figure(fig, "lr_edge.png", "Max stable learning rate per placement, warmup and clipping (log scale)")
 
-    # Every probe: lr against outcome, one row per (placement, seed).
+
+def draw_probes(doc, g, settings):
+    """The figure of every probe: lr against outcome, one row per (placement, seed)."""
     fig, axes = plt.subplots(1, max(1, len(settings)), figsize=(4.0 * max(1, len(settings)), 3.6), squeeze=False,
                              sharey=True)
     ylabels = []
@@ -168,6 +169,10 @@ def draw(doc, st, findings):
         ax.set_yticklabels(ylabels, fontsize=7)
     doc.figure(fig, "lr_edge_probes.png", "Every probe: ● trained, × did not (| the search's edge); one row per "
                                           "placement and seed")
+
+
+def probe_table(doc, g, settings):
+    """The table of every probe, in lr order."""
     prow = []
     for (wf, clip) in settings:
         for norm in ("pre", "post"):
@@ -179,6 +184,9 @@ def draw(doc, st, findings):
     doc.p("Every probe (✓ trained, ✗ did not), in lr order:")
     doc.table(["placement", "setting", "seed", "probes", "max stable lr", "non-monotone"], prow)
 
+
+def edge_findings(g, settings):
+    """The edges per placement, non-monotone searches, searches outside the grid."""
     f = []
     for norm in ("pre", "post"):
         parts = []
@@ -194,13 +202,18 @@ def draw(doc, st, findings):
     bumpy = [e for e in every if non_monotone(e)]
     f.append(f"{len(bumpy)} of {len(every)} searches are non-monotone (a larger lr trained where a smaller one did "
              "not)" + (": " + ", ".join(f"{e['setting'].get('norm')}-LN {edge_label(*edge_key(e))} seed "
-                                       f"{seed_of(e)}" for e in bumpy) + "." if bumpy else "."))
+                                        f"{seed_of(e)}" for e in bumpy) + "." if bumpy else "."))
     nothing = [e for e in every if not isinstance(e.get("edge"), (int, float))]
     top = [e for e in every if isinstance(e.get("edge"), (int, float)) and e.get("failed") is None]
     if nothing or top:
         f.append(f"Searches outside the grid: nothing trained in {len(nothing)}, everything trained in {len(top)} "
                  f"of {len(every)}.")
-    # Warmup and clipping, per placement.
+    return f
+
+
+def warmup_clip_findings(g, settings):
+    """Warmup and clipping, per placement."""
+    f = []
     warmups = sorted({w for w, _ in settings})
     clips = sorted({c for _, c in settings})
     for norm in ("post", "pre"):
@@ -216,6 +229,11 @@ def draw(doc, st, findings):
                     parts.append(f"{edge_label(*b)} vs {edge_label(*a)}: {d.text(log2_text, octaves)}{word}")
             if parts:
                 f.append(f"{NAME[norm]}, effect of {what} on the max stable lr: " + "; ".join(parts) + ".")
+    return f
+
+
+def add_verdicts(st, f):
+    """Adds the stable-gradients and no-warmup verdicts' lines to the findings f."""
     disagree = False
     v = st.verdicts.get("stable-gradients") if st.verdicts else None
     if v:
@@ -229,6 +247,23 @@ def draw(doc, st, findings):
         f.append("Xiong et al. (2020) find Pre-LN trainable at larger learning rates and without warmup; where a "
                  "verdict above is 'not observed', 'mixed' or 'contradicted', this study does not show that. " +
                  artefact_line(st, artefact_checks(st)))
+
+
+def draw(doc, st, findings):
+    g = edge_groups(st)
+    scans = two_edges(st)
+    if scans:
+        draw_two_edges(doc, st, scans)
+    settings = sorted({(w, c) for (_, w, c) in g})
+    grid = sorted({lr for es in g.values() for e in es for lr in (e.get("grid") or [])} or
+                  {p["lr"] for es in g.values() for e in es for p in e.get("probes", [])})
+    describe(doc, st, g, scans, grid)
+    edge_table(doc, g, settings)
+    draw_edges(doc, g, settings, grid)
+    draw_probes(doc, g, settings)
+    probe_table(doc, g, settings)
+    f = edge_findings(g, settings) + warmup_clip_findings(g, settings)
+    add_verdicts(st, f)
     f = two_edge_findings(st) + f
     add_findings(doc, findings, PRESET, f)
 

@@ -19,27 +19,8 @@ def label(key, runs=None):
     return f"{NAME.get(norm, norm)}, {warmup_label(wf)}, lr {fmt_lr(lr)}"
 
 
-def draw(doc, st, findings):
-    g = norm_groups(st)
-    runs = [r for rs in g.values() for r in rs]
-    lrs = sorted({k[2] for k in g})
-    warmups = sorted({k[1] for k in g})
-    cfg = runs[0]["config"]
-    clip = cfg.get("grad_clip")
-    window = cfg.get("max_loss_window")
-    rule = (f"a loss above {cfg['max_loss']:.2f} for {window} consecutive steps" if window else
-            f"a loss above {cfg['max_loss']:.2f}") if isinstance(cfg.get("max_loss"), (int, float)) else "a loss guard"
-    levels = {k[2]: rs[0]["variables"].get("lr_level") for k, rs in g.items()}
-    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}) of a {cfg['model']['n_layer']}-layer, n_embd "
-          f"{cfg['model']['n_embd']} GPT-2 (GPT-2 init), {cfg['steps']} steps of {cfg['batch_size']}×{cfg['seq_len']} "
-          f"tokens, cosine decay, gradient clipping {'off' if not clip else clip}; warmup "
-          f"{', '.join(f'{w:.0%}' for w in warmups)} of the steps; lr "
-          f"{', '.join(fmt_lr(lr) + (f' ({levels[lr]})' if levels.get(lr) else '') for lr in lrs)}. A run diverged "
-          f"when its loss was not finite or on {rule} (the trainer's rule; a loss that went above the threshold and "
-          "came back is a spike). Curves: mean over seeds, band ±1 sd; circles: mean validation loss; ×: a seed "
-          "that diverged.")
-    target = train_target(st, runs)
-
+def draw_curves(doc, st, g, warmups, lrs):
+    """The figures of training loss and gradient norm, one panel per (warmup, lr)."""
     for key_, fname, caption in (
             ("loss", "norm_loss.png", "Training loss per setting, mean over seeds with a ±1 sd band (circles: "
                                       "validation; ×: divergence)"),
@@ -67,9 +48,9 @@ def draw(doc, st, findings):
                 ax.legend(fontsize=8)
         doc.figure(fig, fname, caption)
 
-    header, rows = setting_table(st, g, target, lambda k, rs: label(k))
-    doc.table(header, rows)
 
+def divergence_findings(st, g, warmups, lrs):
+    """Divergence and spikes per placement and warmup; which settings left the plateau, seed by seed."""
     f = []
     # Divergence and spikes per placement and warmup.
     for norm in ("post", "pre"):
@@ -90,7 +71,12 @@ def draw(doc, st, findings):
             parts.append(f"{label(k)} {left}/{len(rs)}")
         f.append(f"Seeds that left the unigram plateau (final validation loss below {st.unigram:.3f} − 0.1): "
                  + "; ".join(parts) + ".")
-    # Pre vs Post at equal settings, and warmup's effect on each placement.
+    return f
+
+
+def comparison_findings(st, g, warmups, lrs):
+    """Pre vs Post at equal settings, and warmup's effect on each placement."""
+    f = []
     pre_better = post_better = same = 0
     for w in warmups:
         for lr in lrs:
@@ -117,6 +103,11 @@ def draw(doc, st, findings):
             if parts:
                 f.append(f"{NAME[norm]}, final validation loss without warmup → with {warmup_label(warmups[-1])}: "
                          + "; ".join(parts) + ".")
+    return f
+
+
+def add_verdicts(st, f):
+    """Adds the no-warmup, faster and better-final verdicts' lines to the findings f."""
     disagree = False
     for key in ("no-warmup", "faster", "better-final"):
         v = st.verdicts.get(key) if st.verdicts else None
@@ -126,9 +117,43 @@ def draw(doc, st, findings):
     if disagree:
         f.append("Where a verdict above is 'not observed', 'mixed' or 'contradicted', this disagrees with (or does "
                  "not show) Xiong et al. (2020)'s result. " + artefact_line(st, artefact_checks(st)))
+
+
+def best_findings(st, g):
+    """The best setting by validation loss, where every seed has one."""
+    f = []
     done = [(k, [st.val_loss(r) for r in rs]) for k, rs in g.items() if all(st.val_loss(r) is not None for r in rs)]
     if done:
         k, vals = min(done, key=lambda kv: statistics.mean(kv[1]))
         f.append(f"Best setting: {label(k)}, validation loss {fmt_msd(vals)} (perplexity "
                  f"{math.exp(statistics.mean(vals)):.1f}).")
+    return f
+
+
+def draw(doc, st, findings):
+    g = norm_groups(st)
+    runs = [r for rs in g.values() for r in rs]
+    lrs = sorted({k[2] for k in g})
+    warmups = sorted({k[1] for k in g})
+    cfg = runs[0]["config"]
+    clip = cfg.get("grad_clip")
+    window = cfg.get("max_loss_window")
+    rule = (f"a loss above {cfg['max_loss']:.2f} for {window} consecutive steps" if window else
+            f"a loss above {cfg['max_loss']:.2f}") if isinstance(cfg.get("max_loss"), (int, float)) else "a loss guard"
+    levels = {k[2]: rs[0]["variables"].get("lr_level") for k, rs in g.items()}
+    doc.p(f"{len(runs)} training runs ({seeds_note(st, g)}) of a {cfg['model']['n_layer']}-layer, n_embd "
+          f"{cfg['model']['n_embd']} GPT-2 (GPT-2 init), {cfg['steps']} steps of {cfg['batch_size']}×{cfg['seq_len']} "
+          f"tokens, cosine decay, gradient clipping {'off' if not clip else clip}; warmup "
+          f"{', '.join(f'{w:.0%}' for w in warmups)} of the steps; lr "
+          f"{', '.join(fmt_lr(lr) + (f' ({levels[lr]})' if levels.get(lr) else '') for lr in lrs)}. A run diverged "
+          f"when its loss was not finite or on {rule} (the trainer's rule; a loss that went above the threshold and "
+          "came back is a spike). Curves: mean over seeds, band ±1 sd; circles: mean validation loss; ×: a seed "
+          "that diverged.")
+    target = train_target(st, runs)
+    draw_curves(doc, st, g, warmups, lrs)
+    header, rows = setting_table(st, g, target, lambda k, rs: label(k))
+    doc.table(header, rows)
+    f = divergence_findings(st, g, warmups, lrs) + comparison_findings(st, g, warmups, lrs)
+    add_verdicts(st, f)
+    f += best_findings(st, g)
     add_findings(doc, findings, PRESET, f)

@@ -25,7 +25,8 @@ def draw(doc, st, findings):
     prompt = with_sample[0]["sample"]["prompt"] if with_sample else ""
     sb = st.budget.get("sample", {})
     doc.p(f"Each run's final checkpoint continues the prompt \"{prompt}\" (after <|endoftext|>) for up to "
-          f"{sb.get('tokens', '?')} tokens, temperature {fmt_num(sb.get('temperature'))}, top-k {sb.get('top_k', '?')}, "
+          f"{sb.get('tokens', '?')} tokens, temperature {fmt_num(sb.get('temperature'))}, "
+          f"top-k {sb.get('top_k', '?')}, "
           f"a fixed seed. distinct-n: unique word n-grams / all (shown, not a measure of fluency: over the v2 "
           "study's runs it rose with perplexity; Fluency has the judge's measure); rep-4: share of word 4-grams "
           "already seen earlier in the sample (higher = more looping)."

@@ -387,8 +387,8 @@ def xiong_line(st, g):
         return []
     init = first_init(g)
     ws = warmups_of(g, "scratch")
-    here = "; ".join(f"{NAME[n]} " + " → ".join(fmt_msd(scores(g.get(("scratch", init, n, w), []), "bleu"), 2)
-                                                  for w in ws) for n in ("post", "pre"))
+    here = "; ".join(f"{NAME[n]} " + " → ".join(
+        fmt_msd(scores(g.get(("scratch", init, n, w), []), "bleu"), 2) for w in ws) for n in ("post", "pre"))
     v = combine([x.verdict for x in vs])  # two claims as two measures of one result: both must agree
     word = ("this matches Xiong et al.'s pattern (confirmed)" if v == CONFIRMED else
             f"whether it reproduces is not tested ({FEW})" if v == NOT_TESTED else
