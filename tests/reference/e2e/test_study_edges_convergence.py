@@ -164,6 +164,28 @@ expect(v.verdict == C and "Pre-LN's best lr is at the edge of its sweep" in v.nu
        "better-final: a best lr at the sweep's edge is said to be one (a better one may lie beyond)")
 
 
+# ------------------------------------------------------------ init's Post-LN selection in the report
+
+from report.sections import init as init_section  # noqa: E402
+
+
+class WithSelection:
+    def __init__(self, sel):
+        self.s = {"selections": {"init-post": sel}} if sel is not None else {}
+
+
+cands = [{"lr": 5e-4, "seeds": 3, "trained": 1, "mean_val_loss": 6.4}, {"lr": 1e-3, "seeds": 3, "trained": 3,
+                                                                         "mean_val_loss": 5.2}]
+f = init_section.selection_findings(WithSelection({"lr": 1e-3, "warmup_fraction": 0.25, "rule": "R",
+                                                   "candidates": cands}))
+expect(len(f) == 1 and "train at lr 1e-3 with 25% warmup" in f[0] and "lr 5e-4: 1/3 seeds left the plateau" in f[0],
+       "init: the report says where Post-LN's arms train and which lrs were candidates")
+f = init_section.selection_findings(WithSelection({"lr": None, "candidates": cands[:1]}))
+expect(len(f) == 1 and "no scheme is compared under Post-LN" in f[0],
+       "init: no lr trains -> the report says no scheme is compared under Post-LN, and why")
+expect(init_section.selection_findings(WithSelection(None)) == [], "init: a study without the selection says nothing")
+
+
 # ------------------------------------------------------------ two real models on the same batches
 
 def real_pair(tmp):

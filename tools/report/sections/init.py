@@ -209,6 +209,24 @@ def training_pattern_findings(st, g, norms):
     return f
 
 
+def selection_findings(st):
+    """Where Post-LN's arms trained, as study.json's selection recorded it
+    (study/followup.h), or why there are none."""
+    sel = (st.s.get("selections") or {}).get("init-post")
+    if not isinstance(sel, dict):
+        return []
+    cands = "; ".join(
+        f"lr {fmt_lr(c['lr'])}: {c.get('trained')}/{c.get('seeds')} seeds left the plateau"
+        + (f", mean final loss {c['mean_val_loss']:.3f}" if isinstance(c.get("mean_val_loss"), (int, float)) else "")
+        for c in sel.get("candidates", []) if isinstance(c, dict) and isinstance(c.get("lr"), (int, float)))
+    if not isinstance(sel.get("lr"), (int, float)):
+        return [f"Post-LN's arms: GPT-2's init under Post-LN left the plateau with every seed at no lr of its sweep "
+                f"({cands}), so no scheme is compared under Post-LN: models that never trained say nothing about "
+                "their init."]
+    return [f"Post-LN's arms train at lr {fmt_lr(sel['lr'])} with {sel.get('warmup_fraction', 0):.0%} warmup, "
+            f"chosen before they ran by the rule '{sel.get('rule', '?')}' ({cands})."]
+
+
 def draw(doc, st, findings):
     g = init_groups(st)
     runs = [r for rs in g.values() for r in rs]
@@ -224,7 +242,7 @@ def draw(doc, st, findings):
     draw_layer_norms(doc, st, g, norms)
     draw_symmetry(doc, g)
     tables(doc, st, g, target)
-    f = placement_findings(st, g, norms) + training_pattern_findings(st, g, norms)
+    f = selection_findings(st) + placement_findings(st, g, norms) + training_pattern_findings(st, g, norms)
     v = st.verdicts.get("gpt2-init") if st.verdicts else None
     if v:
         f += v.lines(PRESET)
