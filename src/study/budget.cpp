@@ -62,6 +62,11 @@ AtlasBudget full_atlas() {
   a.grid = doubling_grid(2.5e-5, 14);  // 2.5e-5 .. 0.2048
   a.start = 6;                         // 1.6e-3
   a.refine = 0;
+  // Study v3: each variant at its own lr (ReZero was compared at 1/25 of
+  // its own edge in v2), DeepNorm also with warmup (DeepNet trains with it).
+  a.select_lrs = doubling_grid(2.5e-4, 6);  // 2.5e-4 .. 8e-3
+  a.select_depth = 12;
+  a.deepnorm_warmup_fraction = 0.1;
   return a;
 }
 
@@ -514,7 +519,10 @@ nlohmann::json to_json(const Budget& b) {
             {"edge_shape", shape_json(b.atlas.edge_shape)},
             {"grid", b.atlas.grid},
             {"start", b.atlas.grid.empty() ? 0.0 : b.atlas.grid[b.atlas.start]},
-            {"refine", b.atlas.refine}}},
+            {"refine", b.atlas.refine},
+            {"select_lrs", b.atlas.select_lrs},
+            {"select_depth", b.atlas.select_depth},
+            {"deepnorm_warmup_fraction", b.atlas.deepnorm_warmup_fraction}}},
           {"grad_clip", b.grad_clip},
           {"max_loss_over_uniform", b.max_loss_over_uniform},
           {"max_loss_window_fraction", b.max_loss_window_fraction},

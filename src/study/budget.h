@@ -79,6 +79,13 @@ struct AtlasBudget {
   std::vector<double> grid;
   size_t start = 0;
   int refine = 0;
+  // Study v3: each variant's depth sweep at its own lr, the best of these
+  // at select_depth (study/followup.h); empty: every variant at `lr`.
+  std::vector<double> select_lrs;
+  int select_depth = 12;
+  // DeepNorm also with the warmup its paper trains with (a fraction of the
+  // steps), as a variant of its own; 0: none.
+  double deepnorm_warmup_fraction = 0;
 };
 
 struct Budget {

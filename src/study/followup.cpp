@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+#include <utility>
 
 namespace gpt2lab {
 
@@ -11,6 +11,11 @@ namespace {
 constexpr const char* kInitPostRule =
     "the lr of init_post_sweep where every seed of GPT-2's init under Post-LN left the unigram plateau, with the "
     "lowest mean final validation loss; none trains: no Post-LN arms";
+constexpr const char* kAtlasRule =
+    "per variant, the lr of select_lrs at select_depth where every seed left the unigram plateau, with the lowest "
+    "mean final validation loss; none trains: the lowest mean loss all the same (\"trains\": false)";
+
+using NamesByLr = std::vector<std::pair<double, std::vector<std::string>>>;
 
 const StudyJson* find_run(const StudyJson& study, const std::string& name) {
   if (!study.contains("runs") || !study["runs"].is_array()) return nullptr;
@@ -19,45 +24,102 @@ const StudyJson* find_run(const StudyJson& study, const std::string& name) {
   return nullptr;
 }
 
+// One lr's runs (one a seed): {"lr", "seeds", "trained", "mean_val_loss"}
+// (a diverged seed's loss is infinite), or null while one has not finished.
+StudyJson candidate(const StudyJson& study, double lr, const std::vector<std::string>& names) {
+  size_t trained = 0;
+  double sum = 0;
+  for (const std::string& name : names) {
+    const StudyJson* r = find_run(study, name);
+    const std::string status = r ? r->value("status", "") : "";
+    if (status != "completed" && status != "diverged") return StudyJson(nullptr);
+    const StudyJson oc = r->value("outcome", StudyJson::object());
+    const bool loss = status == "completed" && oc.contains("val_loss") && oc["val_loss"].is_number();
+    if (loss && oc.value("trains", false)) ++trained;
+    sum += loss ? oc["val_loss"].get<double>() : INFINITY;
+  }
+  const double mean = sum / static_cast<double>(names.size());
+  return {{"lr", lr},
+          {"seeds", names.size()},
+          {"trained", trained},
+          {"mean_val_loss", std::isfinite(mean) ? StudyJson(mean) : StudyJson(nullptr)}};
+}
+
+// The lr where every seed left the plateau with the lowest mean final loss;
+// with `fallback`, where none does, the lowest mean loss ("trains": false).
+// Null while a run has not finished.
+StudyJson select_lr(const StudyJson& study, const NamesByLr& names_by_lr, bool fallback) {
+  StudyJson candidates = StudyJson::array();
+  double best_lr = 0, best = INFINITY, any_lr = 0, any = INFINITY;
+  for (const auto& [lr, names] : names_by_lr) {
+    StudyJson c = candidate(study, lr, names);
+    if (c.is_null()) return c;
+    const double mean = c["mean_val_loss"].is_number() ? c["mean_val_loss"].get<double>() : INFINITY;
+    if (c["trained"].get<size_t>() == names.size() && mean < best) best = mean, best_lr = lr;
+    if (mean < any) any = mean, any_lr = lr;
+    candidates.push_back(std::move(c));
+  }
+  const double lr = best_lr > 0 ? best_lr : fallback ? any_lr : 0;
+  return {{"candidates", candidates}, {"trains", best_lr > 0}, {"lr", lr > 0 ? StudyJson(lr) : StudyJson(nullptr)}};
+}
+
+void put_selection(StudyJson& study, const std::string& key, StudyJson selection) {
+  if (!study.contains("selections") || !study["selections"].is_object()) study["selections"] = StudyJson::object();
+  study["selections"][key] = std::move(selection);
+}
+
+std::vector<RunSpec> atlas_followups(const Budget& b, const StudyData& data, const std::string& dir, int threads,
+                                     StudyJson& study) {
+  std::vector<RunSpec> runs;
+  std::vector<std::pair<AtlasVariant, StudyJson>> chosen;
+  for (const AtlasVariant& v : atlas_sweep_variants(b)) {
+    NamesByLr names;
+    for (double lr : b.atlas.select_lrs) {
+      names.push_back({lr, {}});
+      for (size_t i = 0; i < b.seeds.size(); ++i) names.back().second.push_back(atlas_select_name(v, lr, i));
+    }
+    StudyJson sel = select_lr(study, names, true);
+    if (sel.is_null()) return {};  // every variant's selection first: the sweep compares them
+    sel["rule"] = kAtlasRule;
+    sel["depth"] = b.atlas.select_depth;
+    chosen.emplace_back(v, std::move(sel));
+  }
+  for (auto& [v, sel] : chosen) {
+    for (RunSpec& r : plan_atlas_variant(b, data, dir, threads, v, sel["lr"].get<double>()))
+      runs.push_back(std::move(r));
+    put_selection(study, "atlas-" + v.name, std::move(sel));
+  }
+  return runs;
+}
+
 }  // namespace
 
 StudyJson select_init_post_lr(const Budget& b, const StudyJson& study) {
-  StudyJson candidates = StudyJson::array();
-  double best_lr = 0, best = std::numeric_limits<double>::infinity();
-  const size_t seeds = b.seeds.size();
+  NamesByLr names;
   for (double lr : b.init_post_sweep) {
-    size_t trained = 0;
-    double sum = 0;
-    for (size_t i = 0; i < seeds; ++i) {
-      const StudyJson* r = find_run(study, init_postsel_name(lr, i));
-      const std::string status = r ? r->value("status", "") : "";
-      if (status != "completed" && status != "diverged") return StudyJson(nullptr);
-      const StudyJson& oc = (*r)["outcome"];
-      if (status == "completed" && oc.value("trains", false)) ++trained;
-      sum += oc.contains("val_loss") && oc["val_loss"].is_number() ? oc["val_loss"].get<double>() : INFINITY;
-    }
-    const double mean = sum / static_cast<double>(seeds);
-    candidates.push_back({{"lr", lr},
-                          {"seeds", seeds},
-                          {"trained", trained},
-                          {"mean_val_loss", std::isfinite(mean) ? StudyJson(mean) : StudyJson(nullptr)}});
-    if (trained == seeds && mean < best) best = mean, best_lr = lr;
+    names.push_back({lr, {}});
+    for (size_t i = 0; i < b.seeds.size(); ++i) names.back().second.push_back(init_postsel_name(lr, i));
   }
-  return {{"rule", kInitPostRule},
-          {"warmup_fraction", b.init_post_warmup_fraction},
-          {"candidates", candidates},
-          {"lr", best_lr > 0 ? StudyJson(best_lr) : StudyJson(nullptr)}};
+  StudyJson sel = select_lr(study, names, false);
+  if (sel.is_null()) return sel;
+  sel["rule"] = kInitPostRule;
+  sel["warmup_fraction"] = b.init_post_warmup_fraction;
+  return sel;
 }
 
 std::vector<RunSpec> plan_followups(const std::vector<std::string>& presets, const Budget& b, const StudyData& data,
                                     const std::string& runs_dir, int threads, StudyJson& study) {
   std::vector<RunSpec> runs;
-  if (std::find(presets.begin(), presets.end(), "init") == presets.end() || b.init_post_sweep.empty()) return runs;
-  const StudyJson selection = select_init_post_lr(b, study);
-  if (selection.is_null()) return runs;
-  if (!study.contains("selections") || !study["selections"].is_object()) study["selections"] = StudyJson::object();
-  study["selections"]["init-post"] = selection;
-  if (selection["lr"].is_number()) runs = plan_init_post(b, data, runs_dir, threads, selection["lr"].get<double>());
+  auto has = [&](const char* p) { return std::find(presets.begin(), presets.end(), p) != presets.end(); };
+  if (has("init") && !b.init_post_sweep.empty()) {
+    const StudyJson selection = select_init_post_lr(b, study);
+    if (!selection.is_null()) {
+      put_selection(study, "init-post", selection);
+      if (selection["lr"].is_number()) runs = plan_init_post(b, data, runs_dir, threads, selection["lr"].get<double>());
+    }
+  }
+  if (has("atlas") && !b.atlas.select_lrs.empty())
+    for (RunSpec& r : atlas_followups(b, data, runs_dir, threads, study)) runs.push_back(std::move(r));
   return runs;
 }
 

@@ -8,8 +8,17 @@
 // (outcome.trains) with the lowest mean final validation loss, and the
 // second stage is every init scheme under Post-LN at it (plan_init_post).
 // When no lr of the sweep trains, there is no second stage: comparing
-// schemes none of which trains says nothing about them. The selection,
-// its candidates and its rule are recorded in study.json ("selections").
+// schemes none of which trains says nothing about them.
+//
+// atlas (study v3): each variant's depth sweep at its own lr. The first
+// stage trains every variant at select_depth at each lr of select_lrs
+// (plan_atlas); once all have finished, each variant's lr is the one where
+// every seed left the plateau with the lowest mean final loss, or, where
+// none does (plain Post-LN may not), the lowest mean loss all the same, so
+// that the claims about variants that fail to train can still be checked.
+//
+// Each selection, its candidates and its rule are recorded in study.json
+// ("selections").
 #pragma once
 
 #include <string>

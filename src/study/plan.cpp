@@ -199,7 +199,7 @@ TrainOptions atlas_options(const Budget& b, const StudyShape& s, int depth, cons
   TrainOptions o = base_options(b, s, depth, v.norm, v.init, v.init == InitScheme::gpt2, data, threads);
   o.model.norm_type = v.norm_type;
   o.model.validate();
-  set_lr(o, lr, 0);
+  set_lr(o, lr, fraction_of(v.warmup_fraction, s.steps));
   return o;
 }
 
@@ -320,16 +320,52 @@ const std::vector<AtlasVariant>& atlas_variants() {
   return v;
 }
 
+std::vector<AtlasVariant> atlas_sweep_variants(const Budget& b) {
+  std::vector<AtlasVariant> v = atlas_variants();
+  if (b.atlas.deepnorm_warmup_fraction > 0)
+    v.push_back({"deepnorm-warmup", NormPlacement::deepnorm, NormType::layernorm, InitScheme::xavier,
+                 b.atlas.deepnorm_warmup_fraction});
+  return v;
+}
+
+std::string atlas_select_name(const AtlasVariant& v, double lr, size_t seed_index) {
+  return "atlas-sel-" + v.name + "-lr" + lr_tag(lr) + "-s" + std::to_string(seed_index + 1);
+}
+
+std::vector<RunSpec> plan_atlas_variant(const Budget& b, const StudyData& data, const std::string& dir, int threads,
+                                        const AtlasVariant& v, double lr) {
+  const AtlasBudget& a = b.atlas;
+  std::vector<RunSpec> runs;
+  for (int depth : a.depths) {
+    RunSpec r;
+    r.preset = "atlas";
+    r.name = "atlas-" + v.name + "-L" + std::to_string(depth);
+    r.variables = atlas_variables(v, "depth", depth);
+    r.variables["lr"] = lr;
+    r.train = atlas_options(b, a.shape, depth, v, lr, data, threads);
+    add_seeds(runs, r, b, dir);
+  }
+  return runs;
+}
+
+// The depth sweep at the budget's lr; or (select_lrs) the selection runs
+// whose results choose each variant's lr for it (study/followup.h).
 std::vector<RunSpec> plan_atlas(const Budget& b, const StudyData& data, const std::string& dir, int threads) {
   const AtlasBudget& a = b.atlas;
   std::vector<RunSpec> runs;
-  for (int depth : a.depths)
-    for (const AtlasVariant& v : atlas_variants()) {
+  if (a.select_lrs.empty()) {
+    for (const AtlasVariant& v : atlas_sweep_variants(b))
+      for (RunSpec& r : plan_atlas_variant(b, data, dir, threads, v, a.lr)) runs.push_back(std::move(r));
+    return runs;
+  }
+  for (const AtlasVariant& v : atlas_sweep_variants(b))
+    for (double lr : a.select_lrs) {
       RunSpec r;
       r.preset = "atlas";
-      r.name = "atlas-" + v.name + "-L" + std::to_string(depth);
-      r.variables = atlas_variables(v, "depth", depth);
-      r.train = atlas_options(b, a.shape, depth, v, a.lr, data, threads);
+      r.name = "atlas-sel-" + v.name + "-lr" + lr_tag(lr);  // + -s<i>: atlas_select_name
+      r.variables = atlas_variables(v, "select", a.select_depth);
+      r.variables["lr"] = lr;
+      r.train = atlas_options(b, a.shape, a.select_depth, v, lr, data, threads);
       add_seeds(runs, r, b, dir);
     }
   return runs;

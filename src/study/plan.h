@@ -80,10 +80,21 @@ struct AtlasVariant {
   NormPlacement norm;
   NormType norm_type;
   InitScheme init;
+  double warmup_fraction = 0;  // the atlas trains without warmup, but for DeepNorm's own
 };
 
 // The atlas's variants, each there for one of its claims (plan.cpp says which).
 const std::vector<AtlasVariant>& atlas_variants();
+// Those of a budget's depth sweep: the variants, and DeepNorm with its
+// paper's warmup where the budget asks for it.
+std::vector<AtlasVariant> atlas_sweep_variants(const Budget& budget);
+
+// The name of the atlas selection run of variant v at `lr`, seed index i.
+std::string atlas_select_name(const AtlasVariant& v, double lr, size_t seed_index);
+
+// The atlas depth sweep of one variant at `lr` (its selection's, study/followup.h).
+std::vector<RunSpec> plan_atlas_variant(const Budget& budget, const StudyData& data, const std::string& runs_dir,
+                                        int threads, const AtlasVariant& v, double lr);
 
 // The atlas preset: per variant, the depth sweep (runs) and the stability
 // edge at one depth (searches, as lr-edge's; their probes are atlas runs).

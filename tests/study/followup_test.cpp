@@ -3,6 +3,7 @@
 // every selection run has finished, and not at all when none trains.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "study/budget.h"
@@ -67,4 +68,44 @@ TEST(StudyFollowup, WaitsForEverySelectionRunAndNeedsOneThatTrains) {
   const Budget tiny = budget_by_name("tiny");
   StudyJson empty = {{"runs", StudyJson::array()}};
   EXPECT_TRUE(plan_followups({"init"}, tiny, d, "/o", 1, empty).empty()) << "a budget without the sweep";
+}
+
+// The atlas (study v3): every variant, DeepNorm with its paper's warmup
+// among them, is swept over depth at the lr its own selection runs chose;
+// a variant that trains at no lr still gets its sweep, at its lowest loss.
+TEST(StudyFollowup, AtlasVariantsSweepDepthAtTheirOwnLr) {
+  const Budget b = budget_by_name("full");
+  StudyData d;
+  d.vocab_size = 4096;
+  const auto variants = atlas_sweep_variants(b);
+  ASSERT_EQ(variants.size(), atlas_variants().size() + 1);
+  EXPECT_EQ(variants.back().name, "deepnorm-warmup");
+  const auto first = plan_preset("atlas", b, d, "/o/runs", 1);
+  EXPECT_EQ(first.size(), variants.size() * b.atlas.select_lrs.size() * b.seeds.size()) << "the selection runs";
+  StudyJson s = {{"runs", StudyJson::array()}};
+  for (const RunSpec& r : first) {
+    EXPECT_EQ(r.train.model.n_layer, b.atlas.select_depth);
+    const double lr = r.train.schedule.lr;
+    const std::string v = r.variables["variant"];
+    // Each variant trains best at its own lr; post-ln trains nowhere, its loss lowest at 5e-4.
+    const bool post = v == "post-ln";
+    const double best = v == "rezero" ? 4e-3 : 1e-3;
+    const double loss = post ? 6.6 + std::abs(std::log2(lr / 5e-4)) * 0.01 : 5.0 + std::abs(std::log2(lr / best));
+    s["runs"].push_back({{"name", r.name}, {"status", "completed"},
+                         {"outcome", {{"trains", !post}, {"val_loss", loss}}}});
+  }
+  StudyJson waiting = s;
+  waiting["runs"].erase(waiting["runs"].size() - 1);
+  EXPECT_TRUE(plan_followups({"atlas"}, b, d, "/o/runs", 1, waiting).empty()) << "every selection run first";
+  const auto runs = plan_followups({"atlas"}, b, d, "/o/runs", 1, s);
+  EXPECT_EQ(runs.size(), variants.size() * b.atlas.depths.size() * b.seeds.size());
+  for (const RunSpec& r : runs) {
+    const std::string v = r.variables["variant"];
+    EXPECT_EQ(r.variables["arm"], "depth");
+    EXPECT_EQ(r.train.schedule.lr, v == "rezero" ? 4e-3 : v == "post-ln" ? 5e-4 : 1e-3) << r.name;
+    EXPECT_EQ(r.train.schedule.warmup, v == "deepnorm-warmup" ? std::lround(0.1 * r.train.steps) : 0) << r.name;
+  }
+  EXPECT_EQ(s["selections"]["atlas-rezero"]["lr"], 4e-3);
+  EXPECT_EQ(s["selections"]["atlas-post-ln"]["trains"], false);
+  EXPECT_EQ(s["selections"]["atlas-post-ln"]["lr"], 5e-4);
 }

@@ -186,6 +186,17 @@ expect(len(f) == 1 and "no scheme is compared under Post-LN" in f[0],
 expect(init_section.selection_findings(WithSelection(None)) == [], "init: a study without the selection says nothing")
 
 
+from report.sections import atlas as atlas_section  # noqa: E402
+
+sel = {"atlas-rezero": {"lr": 4e-3, "trains": True, "depth": 12},
+       "atlas-post-ln": {"lr": 5e-4, "trains": False, "depth": 12}}
+st = WithSelection(None)
+st.s = {"selections": sel}
+f = atlas_section.selection_findings(st)
+expect(len(f) == 1 and "rezero 4e-3" in f[0] and "post-ln 5e-4 (no lr trained: its lowest loss)" in f[0],
+       "atlas: the report names each variant's selected lr and says where none trained")
+
+
 # ------------------------------------------------------------ two real models on the same batches
 
 def real_pair(tmp):

@@ -168,6 +168,21 @@ def edge_table(doc, eg, variants):
     doc.table(["variant", "seeds", "max stable lr (geometric mean)", "sd (octaves)", "per seed"], rows)
 
 
+def selection_findings(st):
+    """Each variant's lr where the study chose it (study/followup.h): the
+    depth sweep above ran there, not at one fixed lr."""
+    sels = {k[len("atlas-"):]: v for k, v in (st.s.get("selections") or {}).items()
+            if k.startswith("atlas-") and isinstance(v, dict) and isinstance(v.get("lr"), (int, float))}
+    if not sels:
+        return []
+    parts = [f"{name} {fmt_lr(sel['lr'])}" + ("" if sel.get("trains") else " (no lr trained: its lowest loss)")
+             for name, sel in sels.items()]
+    depth = next(iter(sels.values())).get("depth", "?")
+    return [f"Each variant's depth sweep ran at its own lr, the best of its selection runs at {depth} layers "
+            f"(every seed off the plateau, lowest mean final loss; the rule is fixed in code): " + ", ".join(parts)
+            + ". The intro's lr is the first run's; the sweep table's rows differ in lr."]
+
+
 def draw(doc, st, findings):
     g = atlas_groups(st)
     eg = atlas_edge_groups(st)
@@ -195,7 +210,7 @@ def draw(doc, st, findings):
         edge_table(doc, eg, variants)
     residual_figure(doc, g, variants, depths)
     grad_figure(doc, st, g, variants, depths)
-    f = []
+    f = selection_findings(st)
     line = plateau_line(st, g, lambda k, rs: f"{k[0]} L{k[1]}")
     if line:
         f.append(line)
