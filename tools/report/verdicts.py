@@ -1093,7 +1093,7 @@ def rezero_verdict(atlas, why=None):
     against Post-LN; the majority of the (depth, rival) comparisons decides
     (fewer tokens: faster)."""
     cells, depths = atlas_cells(atlas)
-    details, signs = [], []
+    details, signs, by_rival = [], [], {"Pre-LN": [], "Post-LN": []}
     for d in depths:
         rz = cells.get(("rezero", d))
         for rival, name in (("pre-ln", "Pre-LN"), ("post-ln", "Post-LN")):
@@ -1101,14 +1101,18 @@ def rezero_verdict(atlas, why=None):
             if rz and other and rz["tokens"] and other["tokens"]:
                 diff = Diff(rz["tokens"], other["tokens"])
                 signs.append(diff.sign if diff.enough else None)
+                by_rival[name].append(signs[-1])
                 details.append(f"{d} layers, tokens to loss ≤ {rz['target']:.2f}, ReZero vs {name}: "
                                f"{diff.text(fmt_tokens)}.")
     if not details:
         return Verdict("rezero-faster", NOT_TESTED, why or "no atlas runs of ReZero with a train target")
     verdict = majority(signs, claimed=-1)
     tested = [x for x in signs if x is not None]
+    # The majority over (depth, rival) hides a split by rival: shown as such.
+    split = "; ".join(f"vs {name}: faster at {sum(x == -1 for x in xs)}, slower at {sum(x == 1 for x in xs)} of "
+                      f"{sum(x is not None for x in xs)} depths" for name, xs in by_rival.items() if xs)
     return Verdict("rezero-faster", verdict, f"faster in {sum(x == -1 for x in tested)}, slower in "
-                   f"{sum(x == 1 for x in tested)} of {len(tested)} (depth, rival) comparisons", details)
+                   f"{sum(x == 1 for x in tested)} of {len(tested)} (depth, rival) comparisons ({split})", details)
 
 
 def sandwich_end_verdict(atlas, why=None):

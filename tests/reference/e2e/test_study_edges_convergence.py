@@ -197,6 +197,23 @@ expect(len(f) == 1 and "rezero 4e-3" in f[0] and "post-ln 5e-4 (no lr trained: i
        "atlas: the report names each variant's selected lr and says where none trained")
 
 
+# ReZero against each rival: the split the majority hides is shown.
+def cell(tokens):
+    return {"tokens": tokens, "target": 6.0}
+
+
+cells = {"cells": [dict(variant=v, depth=d, **cell(t)) for d in (6, 12, 24, 48) for v, t in
+                   (("rezero", [100, 101, 99]), ("pre-ln", [50, 51, 49]),
+                    ("post-ln", [200, 201, 199] if d >= 24 else [100, 101, 99]))]}
+try:
+    v = V.rezero_verdict(cells)
+    expect("vs Pre-LN: faster at 0, slower at 4 of 4 depths" in v.numbers and
+           "vs Post-LN: faster at 2, slower at 0 of 4 depths" in v.numbers,
+           f"rezero-faster: the split by rival is in the numbers ({v.numbers})")
+except (KeyError, TypeError) as e:
+    expect(False, f"rezero-faster: synthetic atlas cells accepted ({e!r})")
+
+
 # ------------------------------------------------------------ two real models on the same batches
 
 def real_pair(tmp):
