@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 #include <string>
 
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/inference.h"
+#include "gpt2lab/sample/options.h"
 
 namespace gpt2lab {
 
@@ -75,18 +75,8 @@ int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& r
 }
 
 void validate(const SamplingOptions& o) {
-  auto shown = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return std::string(buf);
-  };
-  check(o.max_new_tokens >= 0, "--max-new-tokens must be >= 0 (got " + std::to_string(o.max_new_tokens) + ")");
-  check(o.top_k >= 0, "--top-k must be >= 0 (got " + std::to_string(o.top_k) + ")");
-  check(o.top_p > 0.0f && o.top_p <= 1.0f, "--top-p must be in (0, 1] (got " + shown(o.top_p) + ")");
-  check(o.temperature >= 0.0f && std::isfinite(o.temperature),
-        "--temperature must be a finite number >= 0 (got " + shown(o.temperature) + ")");
-  check(o.repetition_penalty > 0.0f && std::isfinite(o.repetition_penalty),
-        "--repetition-penalty must be a finite number > 0 (got " + shown(o.repetition_penalty) + ")");
+  // The real fields are floats: compared with the bounds as floats.
+  for (const SamplingOptionSpec& s : sampling_option_table()) check_sampling_value(s, s.get(o), s.flag, !s.integer);
 }
 
 void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o) {

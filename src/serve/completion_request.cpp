@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <random>
 
 #include "gpt2lab/core/error.h"
+#include "gpt2lab/sample/options.h"
 #include "serve/request_fields.h"
 #include "tokenizer/stream_decoder.h"
 
@@ -119,21 +119,29 @@ void refuse_unsupported(const json& body, RequestProblem& problem) {
   neutral("best_of", 1);
 }
 
+// One of sampling_option_table()'s rows: the default when absent, else
+// checked with the table's range, in the words of `gpt2lab sample` and the
+// Python module.
+void read_table_field(const json& body, const char* key, const SamplingOptionSpec& spec, SamplingOptions& s) {
+  const auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return;
+  const bool number = spec.integer ? it->is_number_integer() : it->is_number();
+  check(number, std::string(key) + " must be " + range_text(spec) + ", got " + shown(*it));
+  const double v = it->get<double>();
+  check_sampling_value(spec, v, key);
+  spec.set(s, v);
+}
+
 void read_sampling(const json& body, RequestProblem& problem, CompletionRequest& r) {
   SamplingOptions& s = r.sampling;
-  problem.param = "temperature";
-  s.temperature = static_cast<float>(field_real(body, "temperature", 0, 1e6, 1.0));
-  problem.param = "top_p";
-  const double top_p = field_real(body, "top_p", 0, 1, 1.0);
-  check(top_p > 0, "top_p must be in (0, 1], got 0");
-  // A top_p below float's range keeps only the most likely token, as the
-  // smallest positive float does (that token's probability is >= 1/vocab).
-  s.top_p = std::max(static_cast<float>(top_p), std::numeric_limits<float>::min());
-  problem.param = "top_k";
-  s.top_k = static_cast<int>(field_int(body, "top_k", 0, 1 << 24, 0));
+  // `s` starts as the server's base: the table's defaults.
+  for (const char* key : {"temperature", "top_p", "top_k"}) {
+    problem.param = key;
+    read_table_field(body, key, sampling_option(key), s);
+  }
   // llama.cpp's name for the CTRL repetition penalty (1 = off).
   problem.param = "repeat_penalty";
-  s.repetition_penalty = static_cast<float>(field_real(body, "repeat_penalty", 1e-3, 1e3, 1.0));
+  read_table_field(body, "repeat_penalty", sampling_option("repetition_penalty"), s);
   problem.param = "seed";
   s.seed = field_uint64(body, "seed", std::random_device{}() * uint64_t{4294967296} + std::random_device{}());
   check(s.seed <= UINT64_MAX - static_cast<uint64_t>(r.n - 1),

@@ -25,8 +25,10 @@ enum class ContextPolicy {
   slide,  // keep the most recent 3/4 of the window, re-encode it, go on
 };
 
+// The numeric options' defaults, ranges and help are described once, in
+// sample/options.h; these initializers are their defaults.
 struct SamplingOptions {
-  int max_new_tokens = 64;
+  int max_new_tokens = 128;
   float temperature = 1.0f;         // 0 = greedy (argmax)
   int top_k = 0;                    // 0 = off
   float top_p = 1.0f;               // 1 = off
@@ -41,9 +43,8 @@ struct SamplingOptions {
   std::shared_ptr<const DecodeWeights> packed;
 };
 
-// The ranges `gpt2lab sample` accepts, and with it the Python module's
-// generate and stream (validate() below is looser: the server takes what
-// OpenAI's API allows).
+// The ranges of the sampling options (sample/options.h's table): the same
+// for `gpt2lab sample`, the Python module and the server.
 inline constexpr int kMaxNewTokens = 1 << 24;
 inline constexpr int kMaxTopK = 1 << 24;
 inline constexpr double kMaxTemperature = 1e6;
@@ -62,7 +63,8 @@ int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& r
 std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
                                           std::span<const int> history);
 
-// Throws Error naming the flag when an option is out of range (NaN included).
+// Throws Error naming the flag when an option is out of its range in
+// sample/options.h's table (NaN included).
 void validate(const SamplingOptions& o);
 
 // Everything generate() checks before its first token: the options, and a
