@@ -123,10 +123,13 @@ std::string sampling_keys() {
 // then seed, stop_at_eot and weights.
 SamplingOptions sampling(Model& m, const py::kwargs& kw, const std::string& call) {
   SamplingOptions o;
+  // Without a seed each call draws its own, as Hugging Face's generate does:
+  // the same call twice gives two samples, not the same one.
+  o.seed = fresh_seed();
   for (const auto& [k, v] : kw) {
     const std::string key = str_arg(k, call + ": a keyword");
     if (key == "seed") {
-      o.seed = seed_arg(v, "seed");
+      if (!v.is_none()) o.seed = seed_arg(v, "seed");
     } else if (key == "stop_at_eot") {
       o.stop_at_eot = bool_arg(v, "stop_at_eot");
     } else if (key == "weights") {
@@ -157,7 +160,8 @@ std::string sampling_doc(const std::string& head) {
     doc += "  " + std::string(s.key) + ": " + s.help + "; " + range_text(s) + " (default " + shown + ")\n";
   }
   doc +=
-      "  seed: an integer in [0, 18446744073709551615] (default 1337)\n"
+      "  seed: an integer in [0, 18446744073709551615]; the same seed, the same tokens (default None: a fresh "
+      "one each call)\n"
       "  stop_at_eot: stop at <|endoftext|> (default False)\n"
       "  weights: what decode steps read, \"f32\", \"bf16\" or \"int8\" (default \"f32\")\n";
   return doc;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 #include <string>
 
 #include "gpt2lab/core/error.h"
@@ -72,6 +73,11 @@ int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& r
     if (u < cum) return static_cast<int>(i);
   }
   return last_nonzero;  // rounding left u just above the total
+}
+
+uint64_t fresh_seed() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) ^ rd();
 }
 
 void validate(const SamplingOptions& o) {

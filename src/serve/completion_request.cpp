@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <random>
 
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/options.h"
@@ -143,7 +142,7 @@ void read_sampling(const json& body, RequestProblem& problem, CompletionRequest&
   problem.param = "repeat_penalty";
   read_table_field(body, "repeat_penalty", sampling_option("repetition_penalty"), s);
   problem.param = "seed";
-  s.seed = field_uint64(body, "seed", std::random_device{}() * uint64_t{4294967296} + std::random_device{}());
+  s.seed = field_uint64(body, "seed", fresh_seed());
   check(s.seed <= UINT64_MAX - static_cast<uint64_t>(r.n - 1),
         "seed " + std::to_string(s.seed) + " with n " + std::to_string(r.n) +
             " runs past the largest seed (choices use seed, seed+1, ...)");

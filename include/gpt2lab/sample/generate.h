@@ -63,6 +63,10 @@ int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& r
 std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
                                           std::span<const int> history);
 
+// A seed from the system's entropy source, for a caller given none that
+// should not repeat itself (the server, Python's generate): 64 bits.
+uint64_t fresh_seed();
+
 // Throws Error naming the flag when an option is out of its range in
 // sample/options.h's table (NaN included).
 void validate(const SamplingOptions& o);
