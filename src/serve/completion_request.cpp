@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/options.h"
@@ -102,6 +105,50 @@ std::vector<std::string> read_stops(const json& body) {
   return stops;
 }
 
+// Every field read_completion_request reads (OpenAI's, llama.cpp's top_k and
+// repeat_penalty), with `user`, which OpenAI takes for its own records and
+// which changes nothing in a completion.
+constexpr const char* kKnownFields[] = {"model",
+                                        "prompt",
+                                        "suffix",
+                                        "max_tokens",
+                                        "temperature",
+                                        "top_p",
+                                        "top_k",
+                                        "repeat_penalty",
+                                        "n",
+                                        "stream",
+                                        "stream_options",
+                                        "logprobs",
+                                        "echo",
+                                        "stop",
+                                        "presence_penalty",
+                                        "frequency_penalty",
+                                        "best_of",
+                                        "logit_bias",
+                                        "seed",
+                                        "user"};
+
+// A field this server does not apply (llama.cpp's min_p or mirostat, a
+// misspelt temperature) is refused, naming every such field, rather than
+// silently ignored: the text would not be what was asked for.
+void refuse_unknown(const json& body, RequestProblem& problem) {
+  std::vector<std::string> unknown;
+  for (const auto& [key, value] : body.items())
+    if (std::none_of(std::begin(kKnownFields), std::end(kKnownFields), [&](const char* k) { return key == k; }))
+      unknown.push_back(key);
+  if (unknown.empty()) return;
+  problem.param = unknown.front();
+  std::string names;
+  for (size_t i = 0; i < unknown.size() && i < 5; ++i) names += (i ? ", '" : "'") + unknown[i].substr(0, 40) + "'";
+  if (unknown.size() > 5) names += " and " + std::to_string(unknown.size() - 5) + " more";
+  std::string known;
+  for (const char* k : kKnownFields) known += (known.empty() ? "" : ", ") + std::string(k);
+  throw Error(std::string(unknown.size() == 1 ? "unknown field " : "unknown fields ") + names +
+              ": gpt2lab serve does not apply " + (unknown.size() == 1 ? "it; leave it out" : "them; leave them out") +
+              " (the fields it takes: " + known + ")");
+}
+
 // Fields OpenAI defines that this server cannot honour: refused unless they
 // hold their neutral value, rather than silently ignored.
 void refuse_unsupported(const json& body, RequestProblem& problem) {
@@ -167,6 +214,7 @@ CompletionRequest read_completion_request(const json& body, const ModelConfig& c
   const auto model = body.find("model");
   if (model != body.end() && !model->is_string() && !model->is_null())
     throw Error("model must be a string, got " + shown(*model));
+  refuse_unknown(body, problem);
   refuse_unsupported(body, problem);
   problem.param = "max_tokens";
   r.max_tokens = static_cast<int>(field_int(body, "max_tokens", 0, c.block_size, 16));
