@@ -12,10 +12,29 @@
 
 namespace gpt2lab {
 
+namespace {
+
+bool has_penalties(const SamplingOptions& o) {
+  return o.repetition_penalty != 1.0f || o.presence_penalty != 0.0f || o.frequency_penalty != 0.0f;
+}
+
+// OpenAI's presence and frequency penalties on the tokens drawn so far.
+void apply_openai_penalties(std::vector<double>& z, const SamplingOptions& o, std::span<const int> drawn) {
+  if (o.presence_penalty == 0.0f && o.frequency_penalty == 0.0f) return;
+  std::vector<int> count(z.size(), 0);
+  for (int id : drawn)
+    if (id >= 0 && static_cast<size_t>(id) < z.size()) ++count[static_cast<size_t>(id)];
+  for (size_t i = 0; i < z.size(); ++i)
+    if (count[i] > 0) z[i] -= double{o.frequency_penalty} * count[i] + double{o.presence_penalty};
+}
+
+}  // namespace
+
 std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
-                                          std::span<const int> history) {
+                                          std::span<const int> history, std::span<const int> drawn) {
   const size_t V = logits.size();
   std::vector<double> z(logits.begin(), logits.end());
+  apply_openai_penalties(z, o, drawn);
   if (o.repetition_penalty != 1.0f) {
     // CTRL (Keskar et al. 2019) as Hugging Face applies it: once per seen id.
     std::vector<char> seen(V, 0);
@@ -59,10 +78,11 @@ std::vector<double> sampling_distribution(std::span<const float> logits, const S
   return p;
 }
 
-int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history) {
-  if (o.temperature <= 0.0f && o.repetition_penalty == 1.0f)
+int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history,
+                 std::span<const int> drawn) {
+  if (o.temperature <= 0.0f && !has_penalties(o))
     return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-  const std::vector<double> p = sampling_distribution(logits, o, history);
+  const std::vector<double> p = sampling_distribution(logits, o, history, drawn);
   const double u = rng.uniform();
   double cum = 0;
   int last_nonzero = 0;
@@ -156,7 +176,10 @@ std::optional<int> Generator::next() {
                 std::to_string(session_->position() - 1) +
                 " is not finite (NaN or inf): the weights hold non-finite values (is this the model of a"
                 " diverged run?)");
-  const int tok = sample_token(std::span<const float>(logits_, V), o_, rng_, seq_);
+  // The tokens drawn so far are the context's last drawn_ (a slide re-encodes
+  // the end of seq_ but keeps it whole).
+  const std::span<const int> drawn = std::span<const int>(seq_).last(static_cast<size_t>(drawn_));
+  const int tok = sample_token(std::span<const float>(logits_, V), o_, rng_, seq_, drawn);
   seq_.push_back(tok);
   ++drawn_;
   return tok;

@@ -31,6 +31,12 @@ std::vector<SamplingOptionSpec> make_sampling_table() {
       {"top_p", "--top-p", "Nucleus sampling mass (1 = off)", false, kMinTopP, 1, SAMPLING_FIELD(top_p)},
       {"repetition_penalty", "--repetition-penalty", "CTRL repetition penalty (1 = off)", false, kMinRepetitionPenalty,
        kMaxRepetitionPenalty, SAMPLING_FIELD(repetition_penalty)},
+      {"presence_penalty", "--presence-penalty",
+       "OpenAI's presence penalty: subtracted once from the logit of every token drawn so far (0 = off)", false,
+       -kMaxOpenAIPenalty, kMaxOpenAIPenalty, SAMPLING_FIELD(presence_penalty)},
+      {"frequency_penalty", "--frequency-penalty",
+       "OpenAI's frequency penalty: subtracted from a token's logit per time it was drawn so far (0 = off)", false,
+       -kMaxOpenAIPenalty, kMaxOpenAIPenalty, SAMPLING_FIELD(frequency_penalty)},
   };
 }
 

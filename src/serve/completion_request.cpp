@@ -159,8 +159,6 @@ void refuse_unsupported(const json& body, RequestProblem& problem) {
           std::string(key) + " is not supported by gpt2lab serve (leave it out, or send " + ok.dump() + ")");
   };
   neutral("suffix", "");
-  neutral("presence_penalty", 0);
-  neutral("frequency_penalty", 0);
   neutral("logit_bias", json::object());
   neutral("best_of", 1);
 }
@@ -181,7 +179,7 @@ void read_table_field(const json& body, const char* key, const SamplingOptionSpe
 void read_sampling(const json& body, RequestProblem& problem, CompletionRequest& r) {
   SamplingOptions& s = r.sampling;
   // `s` starts as the server's base: the table's defaults.
-  for (const char* key : {"temperature", "top_p", "top_k"}) {
+  for (const char* key : {"temperature", "top_p", "top_k", "presence_penalty", "frequency_penalty"}) {
     problem.param = key;
     read_table_field(body, key, sampling_option(key), s);
   }

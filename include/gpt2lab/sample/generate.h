@@ -33,6 +33,9 @@ struct SamplingOptions {
   int top_k = 0;                    // 0 = off
   float top_p = 1.0f;               // 1 = off
   float repetition_penalty = 1.0f;  // 1 = off; CTRL-style, on logits of seen tokens
+  // OpenAI's, on the logits of the tokens drawn so far (not the prompt's):
+  // minus frequency_penalty per time drawn, minus presence_penalty once.
+  float presence_penalty = 0.0f, frequency_penalty = 0.0f;  // 0 = off
   uint64_t seed = 1337;
   bool stop_at_eot = false;
   int eot_id = 50256;  // ignored when outside the vocab
@@ -50,18 +53,23 @@ inline constexpr int kMaxTopK = 1 << 24;
 inline constexpr double kMaxTemperature = 1e6;
 inline constexpr double kMinTopP = 1e-6;
 inline constexpr double kMinRepetitionPenalty = 1e-3, kMaxRepetitionPenalty = 1e3;
+inline constexpr double kMaxOpenAIPenalty = 2;  // presence and frequency: [-2, 2], as OpenAI's API
 
 // Draws the next token from raw logits (V of them) of one position. `history`
-// holds the ids the repetition penalty applies to. Follows the reference
-// definitions: temperature divides the logits; top-k keeps the k largest
+// holds the ids the repetition penalty applies to, `drawn` the ids drawn so
+// far (the presence and frequency penalties'). Follows the reference
+// definitions: OpenAI's penalties, logit[j] -= frequency_penalty * count[j]
+// + presence_penalty * (count[j] > 0), and the repetition penalty change
+// the raw logits; temperature divides them; top-k keeps the k largest
 // (ties at the k-th value kept); top-p keeps the smallest prefix of the
 // probability-sorted vocabulary whose mass reaches p (at least one token).
-int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history);
+int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history,
+                 std::span<const int> drawn = {});
 
-// The probabilities sample_token draws from (after temperature, penalty,
-// top-k, top-p, renormalized); exposed for tests.
+// The probabilities sample_token draws from (after the penalties,
+// temperature, top-k, top-p, renormalized); exposed for tests.
 std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
-                                          std::span<const int> history);
+                                          std::span<const int> history, std::span<const int> drawn = {});
 
 // A seed from the system's entropy source, for a caller given none that
 // should not repeat itself (the server, Python's generate): 64 bits.

@@ -28,7 +28,8 @@ struct SamplingOptionSpec {
   void (*set)(SamplingOptions&, double);  // of a value check_sampling_value passed
 };
 
-// max_new_tokens, temperature, top_k, top_p, repetition_penalty.
+// max_new_tokens, temperature, top_k, top_p, repetition_penalty,
+// presence_penalty, frequency_penalty.
 const std::vector<SamplingOptionSpec>& sampling_option_table();
 const SamplingOptionSpec& sampling_option(std::string_view key);
 
