@@ -2,6 +2,7 @@
 // loss, generation (whole or token by token) and the per-layer gradient
 // norms of a batch, each the library's own.
 #include <cstdio>
+#include <limits>
 #include <mutex>
 
 #include "bindings.h"
@@ -109,7 +110,22 @@ std::vector<int> prompt_ids(Model& m, const py::handle& prompt) {
 }
 
 // The keywords of generate and stream other than the table's rows.
-constexpr const char* kOtherSamplingKeys[] = {"seed", "stop_at_eot", "weights"};
+constexpr const char* kOtherSamplingKeys[] = {"seed", "stop_at_eot", "weights", "logit_bias"};
+
+// OpenAI's logit_bias: {token id: bias in [-100, 100]} (None: none); ids are
+// checked against the vocabulary with the prompt.
+std::vector<std::pair<int, float>> logit_bias_arg(const py::handle& v) {
+  std::vector<std::pair<int, float>> out;
+  if (v.is_none()) return out;
+  if (!py::isinstance<py::dict>(v))
+    throw Error("logit_bias must be a dict of token ids to biases, got " + py::repr(v).cast<std::string>());
+  for (const auto& [id, bias] : py::reinterpret_borrow<py::dict>(v)) {
+    const int64_t i = int_arg(id, "logit_bias: a token id", 0, std::numeric_limits<int>::max());
+    out.emplace_back(static_cast<int>(i), static_cast<float>(real_arg(bias, "logit_bias of token " + std::to_string(i),
+                                                                      -kMaxLogitBias, kMaxLogitBias)));
+  }
+  return out;
+}
 
 std::string sampling_keys() {
   std::string keys;
@@ -134,6 +150,8 @@ SamplingOptions sampling(Model& m, const py::kwargs& kw, const std::string& call
       o.stop_at_eot = bool_arg(v, "stop_at_eot");
     } else if (key == "weights") {
       o.weights = parse_weight_type(str_arg(v, "weights"));
+    } else if (key == "logit_bias") {
+      o.logit_bias = logit_bias_arg(v);
     } else {
       const SamplingOptionSpec* spec = nullptr;
       for (const SamplingOptionSpec& s : sampling_option_table())
@@ -163,7 +181,8 @@ std::string sampling_doc(const std::string& head) {
       "  seed: an integer in [0, 18446744073709551615]; the same seed, the same tokens (default None: a fresh "
       "one each call)\n"
       "  stop_at_eot: stop at <|endoftext|> (default False)\n"
-      "  weights: what decode steps read, \"f32\", \"bf16\" or \"int8\" (default \"f32\")\n";
+      "  weights: what decode steps read, \"f32\", \"bf16\" or \"int8\" (default \"f32\")\n"
+      "  logit_bias: OpenAI's, {token id: bias in [-100, 100]} added to those raw logits (default None)\n";
   return doc;
 }
 

@@ -2,6 +2,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "cli/command.h"
@@ -34,7 +35,7 @@ struct SampleFlags {
   // The text of each sampling_option_table() flag, as given.
   std::vector<std::string> sampling_text = std::vector<std::string>(sampling_option_table().size());
   std::vector<CLI::Option*> sampling_flags;
-  std::vector<std::string> stop;
+  std::vector<std::string> stop, logit_bias;
   int num_samples = 1, threads = 0;
   bool quiet = false;
   CLI::Option *prompt_flag = nullptr, *prompt_file_flag = nullptr, *prompt_ids_flag = nullptr;
@@ -112,9 +113,24 @@ void apply_sampling_flags(SampleFlags& o) {
   }
 }
 
+// --logit-bias ID=BIAS, OpenAI's logit_bias (ids checked against the
+// vocabulary once the model is loaded).
+void apply_logit_bias(SampleFlags& o) {
+  for (const std::string& item : o.logit_bias) {
+    const size_t eq = item.find('=');
+    check(eq != std::string::npos, "--logit-bias: '" + item + "' is not ID=BIAS (e.g. 50256=-100)");
+    const int id = static_cast<int>(parse_int(std::string_view(item).substr(0, eq), "--logit-bias: the token id", 0,
+                                              std::numeric_limits<int>::max()));
+    o.s.logit_bias.emplace_back(id,
+                                static_cast<float>(parse_double(std::string_view(item).substr(eq + 1),
+                                                                "--logit-bias: the bias of " + std::to_string(id))));
+  }
+}
+
 void run_sample(SampleFlags& o) {
   set_threads(o.threads);
   apply_sampling_flags(o);
+  apply_logit_bias(o);
   check(o.prompt_flag->count() + o.prompt_file_flag->count() + o.prompt_ids_flag->count() == 1,
         "give the prompt with --prompt, --prompt-file or --prompt-ids");
   o.s.context = o.context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
@@ -171,6 +187,9 @@ void add_flags(CLI::App* sub, SampleFlags& f) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   sub->add_flag("--stop-at-eot", o->s.stop_at_eot, "Stop at <|endoftext|>");
+  sub->add_option("--logit-bias", o->logit_bias,
+                  "ID=BIAS (repeatable): add BIAS, in [-100, 100], to token ID's logit (OpenAI's logit_bias)")
+      ->take_all();
   add_weights_flag(sub, o->s.weights);
   sub->add_option("--tokenizer", o->tokenizer,
                   "gpt2 or a directory with encoder.json + vocab.bpe (default: the one recorded with the model)");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <random>
 #include <string>
@@ -14,8 +15,16 @@ namespace gpt2lab {
 
 namespace {
 
-bool has_penalties(const SamplingOptions& o) {
-  return o.repetition_penalty != 1.0f || o.presence_penalty != 0.0f || o.frequency_penalty != 0.0f;
+std::string bias_text(float bias) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(bias));
+  return buf;
+}
+
+// Anything that changes the raw logits before temperature.
+bool adjusts_logits(const SamplingOptions& o) {
+  return o.repetition_penalty != 1.0f || o.presence_penalty != 0.0f || o.frequency_penalty != 0.0f ||
+         !o.logit_bias.empty();
 }
 
 // OpenAI's presence and frequency penalties on the tokens drawn so far.
@@ -34,6 +43,8 @@ std::vector<double> sampling_distribution(std::span<const float> logits, const S
                                           std::span<const int> history, std::span<const int> drawn) {
   const size_t V = logits.size();
   std::vector<double> z(logits.begin(), logits.end());
+  for (const auto& [id, bias] : o.logit_bias)
+    if (id >= 0 && static_cast<size_t>(id) < V) z[static_cast<size_t>(id)] += bias;
   apply_openai_penalties(z, o, drawn);
   if (o.repetition_penalty != 1.0f) {
     // CTRL (Keskar et al. 2019) as Hugging Face applies it: once per seen id.
@@ -80,7 +91,7 @@ std::vector<double> sampling_distribution(std::span<const float> logits, const S
 
 int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history,
                  std::span<const int> drawn) {
-  if (o.temperature <= 0.0f && !has_penalties(o))
+  if (o.temperature <= 0.0f && !adjusts_logits(o))
     return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   const std::vector<double> p = sampling_distribution(logits, o, history, drawn);
   const double u = rng.uniform();
@@ -103,10 +114,17 @@ uint64_t fresh_seed() {
 void validate(const SamplingOptions& o) {
   // The real fields are floats: compared with the bounds as floats.
   for (const SamplingOptionSpec& s : sampling_option_table()) check_sampling_value(s, s.get(o), s.flag, !s.integer);
+  for (const auto& [id, bias] : o.logit_bias)
+    check(std::isfinite(bias) && std::abs(bias) <= kMaxLogitBias,
+          "logit_bias of token " + std::to_string(id) + " = " + bias_text(bias) +
+              " is out of range: it must be a finite number >= -100 and <= 100");
 }
 
 void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o) {
   validate(o);
+  for (const auto& [id, bias] : o.logit_bias)
+    check(id >= 0 && id < c.vocab_size, "logit_bias names token " + std::to_string(id) +
+                                            ", outside the model's vocabulary of " + std::to_string(c.vocab_size));
   check(!prompt.empty(), "generate: the prompt must hold at least one token");
   for (size_t i = 0; i < prompt.size(); ++i)
     check(prompt[i] >= 0 && prompt[i] < c.vocab_size,

@@ -1,7 +1,10 @@
 #include "serve/completion_request.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -159,7 +162,6 @@ void refuse_unsupported(const json& body, RequestProblem& problem) {
           std::string(key) + " is not supported by gpt2lab serve (leave it out, or send " + ok.dump() + ")");
   };
   neutral("suffix", "");
-  neutral("logit_bias", json::object());
   neutral("best_of", 1);
 }
 
@@ -191,6 +193,29 @@ void read_sampling(const json& body, RequestProblem& problem, CompletionRequest&
   check(s.seed <= UINT64_MAX - static_cast<uint64_t>(r.n - 1),
         "seed " + std::to_string(s.seed) + " with n " + std::to_string(r.n) +
             " runs past the largest seed (choices use seed, seed+1, ...)");
+}
+
+// OpenAI's logit_bias: {"ID": BIAS}, the ids decimal strings inside the
+// vocabulary, the biases numbers in [-100, 100].
+void read_logit_bias(const json& body, const ModelConfig& c, SamplingOptions& s, RequestProblem& problem) {
+  const auto it = body.find("logit_bias");
+  if (it == body.end() || it->is_null()) return;
+  problem.param = "logit_bias";
+  check(it->is_object(), "logit_bias must be an object of token ids to biases, got " + shown(*it));
+  for (const auto& [key, value] : it->items()) {
+    int id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    check(!key.empty() && ec == std::errc() && end == key.data() + key.size() && id >= 0 && id < c.vocab_size,
+          "logit_bias keys must be token ids in [0, " + std::to_string(c.vocab_size) + "), got " + shown(json(key)));
+    const std::string name = "logit_bias of token " + key, range = "a finite number >= -100 and <= 100";
+    check(value.is_number(), name + " must be " + range + ", got " + shown(value));
+    const double bias = value.get<double>();
+    char shown_bias[32];
+    std::snprintf(shown_bias, sizeof shown_bias, "%g", bias);
+    check(std::isfinite(bias) && std::abs(bias) <= kMaxLogitBias,
+          name + " = " + shown_bias + " is out of range: it must be " + range);
+    s.logit_bias.emplace_back(id, static_cast<float>(bias));
+  }
 }
 
 void check_context(const CompletionRequest& r, const ModelConfig& c, RequestProblem& problem) {
@@ -233,6 +258,7 @@ CompletionRequest read_completion_request(const json& body, const ModelConfig& c
   problem.param = "stop";
   r.stop = read_stops(body);
   read_sampling(body, problem, r);
+  read_logit_bias(body, c, r.sampling, problem);
   problem.param = "prompt";
   read_prompts(body, tok, c, limits, r, problem);
   r.sampling.max_new_tokens = r.max_tokens;

@@ -36,6 +36,10 @@ struct SamplingOptions {
   // OpenAI's, on the logits of the tokens drawn so far (not the prompt's):
   // minus frequency_penalty per time drawn, minus presence_penalty once.
   float presence_penalty = 0.0f, frequency_penalty = 0.0f;  // 0 = off
+  // OpenAI's logit_bias: (id, bias) pairs, each bias in [-100, 100] added to
+  // that id's raw logit before anything else (-100 bans it in practice,
+  // +100 all but forces it).
+  std::vector<std::pair<int, float>> logit_bias;
   uint64_t seed = 1337;
   bool stop_at_eot = false;
   int eot_id = 50256;  // ignored when outside the vocab
@@ -54,11 +58,12 @@ inline constexpr double kMaxTemperature = 1e6;
 inline constexpr double kMinTopP = 1e-6;
 inline constexpr double kMinRepetitionPenalty = 1e-3, kMaxRepetitionPenalty = 1e3;
 inline constexpr double kMaxOpenAIPenalty = 2;  // presence and frequency: [-2, 2], as OpenAI's API
+inline constexpr double kMaxLogitBias = 100;    // logit_bias values: [-100, 100], as OpenAI's API
 
 // Draws the next token from raw logits (V of them) of one position. `history`
 // holds the ids the repetition penalty applies to, `drawn` the ids drawn so
 // far (the presence and frequency penalties'). Follows the reference
-// definitions: OpenAI's penalties, logit[j] -= frequency_penalty * count[j]
+// definitions: OpenAI's logit_bias is added first, then its penalties, logit[j] -= frequency_penalty * count[j]
 // + presence_penalty * (count[j] > 0), and the repetition penalty change
 // the raw logits; temperature divides them; top-k keeps the k largest
 // (ties at the k-th value kept); top-p keeps the smallest prefix of the
@@ -79,8 +84,9 @@ uint64_t fresh_seed();
 // sample/options.h's table (NaN included).
 void validate(const SamplingOptions& o);
 
-// Everything generate() checks before its first token: the options, and a
-// prompt of ids inside the vocabulary that fits the context (or slides).
+// Everything generate() checks before its first token: the options (the
+// logit_bias ids inside the vocabulary), and a prompt of ids inside the
+// vocabulary that fits the context (or slides).
 // Callers that print the prompt first call it before they print.
 void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o);
 
