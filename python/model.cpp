@@ -1,11 +1,14 @@
 // gpt2lab.Model: a GPT-2 in memory. Loading, saving, the forward pass, the
 // loss, generation (whole or token by token) and the per-layer gradient
 // norms of a batch, each the library's own.
+#include <cstdio>
+#include <limits>
 #include <mutex>
 
 #include "bindings.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "gpt2lab/sample/generate.h"
+#include "gpt2lab/sample/options.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "gpt2lab/train/grad_norms.h"
 
@@ -106,25 +109,81 @@ std::vector<int> prompt_ids(Model& m, const py::handle& prompt) {
   return m.tokenizer().encode(text, /*allow_special=*/true);
 }
 
-// The sampling keywords, each checked against `gpt2lab sample`'s range.
-struct SamplingArgs {
-  py::handle max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights;
-};
+// The keywords of generate and stream other than the table's rows.
+constexpr const char* kOtherSamplingKeys[] = {"seed", "stop_at_eot", "weights", "logit_bias"};
 
-SamplingOptions sampling(Model& m, const SamplingArgs& a) {
+// OpenAI's logit_bias: {token id: bias in [-100, 100]} (None: none); ids are
+// checked against the vocabulary with the prompt.
+std::vector<std::pair<int, float>> logit_bias_arg(const py::handle& v) {
+  std::vector<std::pair<int, float>> out;
+  if (v.is_none()) return out;
+  if (!py::isinstance<py::dict>(v))
+    throw Error("logit_bias must be a dict of token ids to biases, got " + py::repr(v).cast<std::string>());
+  for (const auto& [id, bias] : py::reinterpret_borrow<py::dict>(v)) {
+    const int64_t i = int_arg(id, "logit_bias: a token id", 0, std::numeric_limits<int>::max());
+    out.emplace_back(static_cast<int>(i), static_cast<float>(real_arg(bias, "logit_bias of token " + std::to_string(i),
+                                                                      -kMaxLogitBias, kMaxLogitBias)));
+  }
+  return out;
+}
+
+std::string sampling_keys() {
+  std::string keys;
+  for (const SamplingOptionSpec& s : sampling_option_table()) keys += std::string(keys.empty() ? "" : ", ") + s.key;
+  for (const char* k : kOtherSamplingKeys) keys += std::string(", ") + k;
+  return keys;
+}
+
+// The sampling keywords: sampling_option_table()'s rows, each checked with
+// its range (as `gpt2lab sample` checks its flag and the server its field),
+// then seed, stop_at_eot and weights.
+SamplingOptions sampling(Model& m, const py::kwargs& kw, const std::string& call) {
   SamplingOptions o;
-  o.max_new_tokens = static_cast<int>(int_arg(a.max_new_tokens, "max_new_tokens", 0, kMaxNewTokens));
-  o.temperature = static_cast<float>(real_arg(a.temperature, "temperature", 0, kMaxTemperature));
-  o.top_k = static_cast<int>(int_arg(a.top_k, "top_k", 0, kMaxTopK));
-  o.top_p = static_cast<float>(real_arg(a.top_p, "top_p", kMinTopP, 1));
-  o.seed = seed_arg(a.seed, "seed");
-  o.repetition_penalty = static_cast<float>(
-      real_arg(a.repetition_penalty, "repetition_penalty", kMinRepetitionPenalty, kMaxRepetitionPenalty));
-  o.stop_at_eot = bool_arg(a.stop_at_eot, "stop_at_eot");
-  o.weights = parse_weight_type(str_arg(a.weights, "weights"));
+  // Without a seed each call draws its own, as Hugging Face's generate does:
+  // the same call twice gives two samples, not the same one.
+  o.seed = fresh_seed();
+  for (const auto& [k, v] : kw) {
+    const std::string key = str_arg(k, call + ": a keyword");
+    if (key == "seed") {
+      if (!v.is_none()) o.seed = seed_arg(v, "seed");
+    } else if (key == "stop_at_eot") {
+      o.stop_at_eot = bool_arg(v, "stop_at_eot");
+    } else if (key == "weights") {
+      o.weights = parse_weight_type(str_arg(v, "weights"));
+    } else if (key == "logit_bias") {
+      o.logit_bias = logit_bias_arg(v);
+    } else {
+      const SamplingOptionSpec* spec = nullptr;
+      for (const SamplingOptionSpec& s : sampling_option_table())
+        if (key == s.key) spec = &s;
+      check(spec != nullptr, call + ": unknown keyword '" + key + "' (known: " + sampling_keys() + ")");
+      spec->set(o, spec->integer ? static_cast<double>(int_arg(v, key, static_cast<int64_t>(spec->min),
+                                                               static_cast<int64_t>(spec->max)))
+                                 : real_arg(v, key, spec->min, spec->max));
+    }
+  }
   if (o.stop_at_eot) o.eot_id = m.tokenizer().eot_id();
   validate(o);
   return o;
+}
+
+// The keywords as the docstring lists them: the table's help, range and
+// default, the same text `gpt2lab sample --help` shows.
+std::string sampling_doc(const std::string& head) {
+  std::string doc = head + "\n\nKeywords (all optional):\n";
+  const SamplingOptions defaults;
+  for (const SamplingOptionSpec& s : sampling_option_table()) {
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", s.get(defaults));
+    doc += "  " + std::string(s.key) + ": " + s.help + "; " + range_text(s) + " (default " + shown + ")\n";
+  }
+  doc +=
+      "  seed: an integer in [0, 18446744073709551615]; the same seed, the same tokens (default None: a fresh "
+      "one each call)\n"
+      "  stop_at_eot: stop at <|endoftext|> (default False)\n"
+      "  weights: what decode steps read, \"f32\", \"bf16\" or \"int8\" (default \"f32\")\n"
+      "  logit_bias: OpenAI's, {token id: bias in [-100, 100]} added to those raw logits (default None)\n";
+  return doc;
 }
 
 // Model.stream(): the tokens one at a time, as Generator draws them.
@@ -142,37 +201,30 @@ class Stream {
   std::unique_ptr<Generator> gen_;
 };
 
-#define SAMPLING_ARGS                                                                                   \
-  py::kw_only(), py::arg("max_new_tokens") = 64, py::arg("temperature") = 1.0f, py::arg("top_k") = 0,   \
-                 py::arg("top_p") = 1.0f, py::arg("seed") = 1337, py::arg("repetition_penalty") = 1.0f, \
-                 py::arg("stop_at_eot") = false, py::arg("weights") = "f32"
-
 void add_generation(py::class_<Model, std::shared_ptr<Model>>& c) {
+  // pybind11 keeps a copy of each docstring.
+  const std::string generate_doc = sampling_doc(
+      "New token ids after the prompt (ids), or the new text (a str prompt); as `gpt2lab sample` draws them");
+  const std::string stream_doc =
+      sampling_doc("An iterator over the new token ids, each drawn when asked for (same tokens as generate)");
   c.def(
       "generate",
-      [](Model& m, const py::handle& prompt, py::handle max_new_tokens, py::handle temperature, py::handle top_k,
-         py::handle top_p, py::handle seed, py::handle repetition_penalty, py::handle stop_at_eot,
-         py::handle weights) -> py::object {
-        const SamplingOptions o =
-            sampling(m, {max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights});
+      [](Model& m, const py::handle& prompt, const py::kwargs& kw) -> py::object {
+        const SamplingOptions o = sampling(m, kw, "Model.generate");
         const std::vector<int> ids = prompt_ids(m, prompt);
         std::vector<int> out =
             without_gil([&] { return generate(m.model, ids, o, [](int) { return !stop_requested(); }); });
         if (!py::isinstance<py::str>(prompt)) return py::cast(out);
         return py::bytes(m.tokenizer().decode(out)).attr("decode")("utf-8", "replace");
       },
-      py::arg("prompt"), SAMPLING_ARGS,
-      "New token ids after the prompt (ids), or the new text (a str prompt); as `gpt2lab sample` draws them");
+      py::arg("prompt"), generate_doc.c_str());
   c.def(
       "stream",
-      [](Model& m, const py::handle& prompt, py::handle max_new_tokens, py::handle temperature, py::handle top_k,
-         py::handle top_p, py::handle seed, py::handle repetition_penalty, py::handle stop_at_eot, py::handle weights) {
-        const SamplingOptions o =
-            sampling(m, {max_new_tokens, temperature, top_k, top_p, seed, repetition_penalty, stop_at_eot, weights});
+      [](Model& m, const py::handle& prompt, const py::kwargs& kw) {
+        const SamplingOptions o = sampling(m, kw, "Model.stream");
         return std::make_unique<Stream>(m, prompt_ids(m, prompt), o);
       },
-      py::arg("prompt"), SAMPLING_ARGS, py::keep_alive<0, 1>(),
-      "An iterator over the new token ids, each drawn when asked for (same tokens as generate)");
+      py::arg("prompt"), py::keep_alive<0, 1>(), stream_doc.c_str());
 }
 
 // Model.save: the weights and the tokenizer's files are staged together and

@@ -86,7 +86,8 @@ py::object from_json(const nlohmann::json& j) { return py::module_::import("json
 
 }  // namespace gpt2lab::python
 
-PYBIND11_MODULE(gpt2lab, m) {
+// The extension inside the package gpt2lab (python/gpt2lab/__init__.py).
+PYBIND11_MODULE(_gpt2lab, m) {
   namespace py = pybind11;
   m.doc() = "GPT-2 training, inference and research engine (docs/python.md)";
   m.attr("__version__") = GPT2LAB_VERSION;

@@ -43,8 +43,8 @@ b=$("$scratch/generate_pc" "$scratch/ckpt" "The model" 8)
 echo "$a" | head -1
 # The Python module is installed beside it when it was built (pybind11
 # present): it imports from the prefix and generates from the checkpoint.
-if compgen -G "$BUILD/python/gpt2lab.*.so" > /dev/null; then
-  site=$(dirname "$(find "$prefix" -name 'gpt2lab.*.so' | head -1)")
+if compgen -G "$BUILD/python/gpt2lab/_gpt2lab.*.so" > /dev/null; then
+  site=$(dirname "$(dirname "$(find "$prefix" -name '_gpt2lab.*.so' | head -1)")")
   PYTHONPATH=$site /usr/bin/python3 -c "import gpt2lab, sys; print('python:', gpt2lab.Model.load(sys.argv[1]).generate([1, 2], max_new_tokens=4, seed=1))" "$scratch/ckpt"
 fi
 echo "check_package: PASS (installed headers, find_package and pkg-config builds of examples/ run)"

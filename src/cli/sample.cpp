@@ -1,6 +1,8 @@
 // gpt2lab sample: generate text from a checkpoint or a Hugging Face GPT-2.
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "cli/command.h"
@@ -11,6 +13,7 @@
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "gpt2lab/sample/generate.h"
+#include "gpt2lab/sample/options.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "sample/stop_text.h"
 #include "tokenizer/stream_decoder.h"
@@ -29,7 +32,10 @@ std::vector<int> parse_ids(const std::string& text) {
 struct SampleFlags {
   std::string model, prompt, prompt_file, prompt_ids, tokenizer, context = "stop", format = "text";
   SamplingOptions s;
-  std::vector<std::string> stop;
+  // The text of each sampling_option_table() flag, as given.
+  std::vector<std::string> sampling_text = std::vector<std::string>(sampling_option_table().size());
+  std::vector<CLI::Option*> sampling_flags;
+  std::vector<std::string> stop, logit_bias;
   int num_samples = 1, threads = 0;
   bool quiet = false;
   CLI::Option *prompt_flag = nullptr, *prompt_file_flag = nullptr, *prompt_ids_flag = nullptr;
@@ -93,8 +99,38 @@ void write_samples(const SampleFlags& o, const GPT2<float>& model, const Tokeniz
   }
 }
 
+// Each sampling flag given, checked against the table's range (the same
+// check and words as Python's keywords and the server's fields).
+void apply_sampling_flags(SampleFlags& o) {
+  const auto& table = sampling_option_table();
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (o.sampling_flags[i]->count() == 0) continue;
+    const std::string& text = o.sampling_text[i];
+    double v = 0;  // the strict number check (cli/app.cpp) passed it: a decimal number
+    std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::general);
+    check_sampling_value(table[i], v, table[i].flag);
+    table[i].set(o.s, v);
+  }
+}
+
+// --logit-bias ID=BIAS, OpenAI's logit_bias (ids checked against the
+// vocabulary once the model is loaded).
+void apply_logit_bias(SampleFlags& o) {
+  for (const std::string& item : o.logit_bias) {
+    const size_t eq = item.find('=');
+    check(eq != std::string::npos, "--logit-bias: '" + item + "' is not ID=BIAS (e.g. 50256=-100)");
+    const int id = static_cast<int>(parse_int(std::string_view(item).substr(0, eq), "--logit-bias: the token id", 0,
+                                              std::numeric_limits<int>::max()));
+    o.s.logit_bias.emplace_back(id,
+                                static_cast<float>(parse_double(std::string_view(item).substr(eq + 1),
+                                                                "--logit-bias: the bias of " + std::to_string(id))));
+  }
+}
+
 void run_sample(SampleFlags& o) {
   set_threads(o.threads);
+  apply_sampling_flags(o);
+  apply_logit_bias(o);
   check(o.prompt_flag->count() + o.prompt_file_flag->count() + o.prompt_ids_flag->count() == 1,
         "give the prompt with --prompt, --prompt-file or --prompt-ids");
   o.s.context = o.context == "slide" ? ContextPolicy::slide : ContextPolicy::stop;
@@ -136,21 +172,14 @@ void add_flags(CLI::App* sub, SampleFlags& f) {
   auto* p3 = sub->add_option("--prompt-ids", o->prompt_ids, "Prompt as token ids separated by spaces");
   p1->excludes(p2)->excludes(p3);
   p2->excludes(p3);
-  sub->add_option("--max-new-tokens", o->s.max_new_tokens, "Tokens to generate")
-      ->check(CLI::Range(0, kMaxNewTokens))
-      ->capture_default_str();
-  sub->add_option("--temperature", o->s.temperature, "Softmax temperature; 0 = greedy")
-      ->check(CLI::Range(0.0, kMaxTemperature))
-      ->capture_default_str();
-  sub->add_option("--top-k", o->s.top_k, "Keep the k most likely tokens (0 = off)")
-      ->check(CLI::Range(0, kMaxTopK))
-      ->capture_default_str();
-  sub->add_option("--top-p", o->s.top_p, "Nucleus sampling mass (1 = off)")
-      ->check(CLI::Range(kMinTopP, 1.0))
-      ->capture_default_str();
-  sub->add_option("--repetition-penalty", o->s.repetition_penalty, "CTRL repetition penalty (1 = off)")
-      ->check(CLI::Range(kMinRepetitionPenalty, kMaxRepetitionPenalty))
-      ->capture_default_str();
+  for (size_t i = 0; i < sampling_option_table().size(); ++i) {
+    const SamplingOptionSpec& spec = sampling_option_table()[i];
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", spec.get(o->s));
+    o->sampling_flags.push_back(sub->add_option(spec.flag, o->sampling_text[i], spec.help)
+                                    ->type_name(spec.integer ? "INT" : "FLOAT")
+                                    ->default_str(shown));
+  }
   sub->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")
       ->check(uint64_text())
       ->capture_default_str();
@@ -158,6 +187,9 @@ void add_flags(CLI::App* sub, SampleFlags& f) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   sub->add_flag("--stop-at-eot", o->s.stop_at_eot, "Stop at <|endoftext|>");
+  sub->add_option("--logit-bias", o->logit_bias,
+                  "ID=BIAS (repeatable): add BIAS, in [-100, 100], to token ID's logit (OpenAI's logit_bias)")
+      ->take_all();
   add_weights_flag(sub, o->s.weights);
   sub->add_option("--tokenizer", o->tokenizer,
                   "gpt2 or a directory with encoder.json + vocab.bpe (default: the one recorded with the model)");
@@ -178,7 +210,6 @@ void add_flags(CLI::App* sub, SampleFlags& f) {
 
 void add(CLI::App& app) {
   auto o = std::make_shared<SampleFlags>();
-  o->s.max_new_tokens = 128;
   auto* sub = app.add_subcommand("sample", "Generate text (KV cache; temperature, top-k, top-p sampling)");
   add_flags(sub, *o);
   sub->callback([o] { run_sample(*o); });

@@ -4,17 +4,48 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <random>
 #include <string>
 
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/inference.h"
+#include "gpt2lab/sample/options.h"
 
 namespace gpt2lab {
 
+namespace {
+
+std::string bias_text(float bias) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(bias));
+  return buf;
+}
+
+// Anything that changes the raw logits before temperature.
+bool adjusts_logits(const SamplingOptions& o) {
+  return o.repetition_penalty != 1.0f || o.presence_penalty != 0.0f || o.frequency_penalty != 0.0f ||
+         !o.logit_bias.empty();
+}
+
+// OpenAI's presence and frequency penalties on the tokens drawn so far.
+void apply_openai_penalties(std::vector<double>& z, const SamplingOptions& o, std::span<const int> drawn) {
+  if (o.presence_penalty == 0.0f && o.frequency_penalty == 0.0f) return;
+  std::vector<int> count(z.size(), 0);
+  for (int id : drawn)
+    if (id >= 0 && static_cast<size_t>(id) < z.size()) ++count[static_cast<size_t>(id)];
+  for (size_t i = 0; i < z.size(); ++i)
+    if (count[i] > 0) z[i] -= double{o.frequency_penalty} * count[i] + double{o.presence_penalty};
+}
+
+}  // namespace
+
 std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
-                                          std::span<const int> history) {
+                                          std::span<const int> history, std::span<const int> drawn) {
   const size_t V = logits.size();
   std::vector<double> z(logits.begin(), logits.end());
+  for (const auto& [id, bias] : o.logit_bias)
+    if (id >= 0 && static_cast<size_t>(id) < V) z[static_cast<size_t>(id)] += bias;
+  apply_openai_penalties(z, o, drawn);
   if (o.repetition_penalty != 1.0f) {
     // CTRL (Keskar et al. 2019) as Hugging Face applies it: once per seen id.
     std::vector<char> seen(V, 0);
@@ -58,10 +89,11 @@ std::vector<double> sampling_distribution(std::span<const float> logits, const S
   return p;
 }
 
-int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history) {
-  if (o.temperature <= 0.0f && o.repetition_penalty == 1.0f)
+int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history,
+                 std::span<const int> drawn) {
+  if (o.temperature <= 0.0f && !adjusts_logits(o))
     return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-  const std::vector<double> p = sampling_distribution(logits, o, history);
+  const std::vector<double> p = sampling_distribution(logits, o, history, drawn);
   const double u = rng.uniform();
   double cum = 0;
   int last_nonzero = 0;
@@ -74,23 +106,25 @@ int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& r
   return last_nonzero;  // rounding left u just above the total
 }
 
+uint64_t fresh_seed() {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) ^ rd();
+}
+
 void validate(const SamplingOptions& o) {
-  auto shown = [](double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return std::string(buf);
-  };
-  check(o.max_new_tokens >= 0, "--max-new-tokens must be >= 0 (got " + std::to_string(o.max_new_tokens) + ")");
-  check(o.top_k >= 0, "--top-k must be >= 0 (got " + std::to_string(o.top_k) + ")");
-  check(o.top_p > 0.0f && o.top_p <= 1.0f, "--top-p must be in (0, 1] (got " + shown(o.top_p) + ")");
-  check(o.temperature >= 0.0f && std::isfinite(o.temperature),
-        "--temperature must be a finite number >= 0 (got " + shown(o.temperature) + ")");
-  check(o.repetition_penalty > 0.0f && std::isfinite(o.repetition_penalty),
-        "--repetition-penalty must be a finite number > 0 (got " + shown(o.repetition_penalty) + ")");
+  // The real fields are floats: compared with the bounds as floats.
+  for (const SamplingOptionSpec& s : sampling_option_table()) check_sampling_value(s, s.get(o), s.flag, !s.integer);
+  for (const auto& [id, bias] : o.logit_bias)
+    check(std::isfinite(bias) && std::abs(bias) <= kMaxLogitBias,
+          "logit_bias of token " + std::to_string(id) + " = " + bias_text(bias) +
+              " is out of range: it must be a finite number >= -100 and <= 100");
 }
 
 void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o) {
   validate(o);
+  for (const auto& [id, bias] : o.logit_bias)
+    check(id >= 0 && id < c.vocab_size, "logit_bias names token " + std::to_string(id) +
+                                            ", outside the model's vocabulary of " + std::to_string(c.vocab_size));
   check(!prompt.empty(), "generate: the prompt must hold at least one token");
   for (size_t i = 0; i < prompt.size(); ++i)
     check(prompt[i] >= 0 && prompt[i] < c.vocab_size,
@@ -160,7 +194,10 @@ std::optional<int> Generator::next() {
                 std::to_string(session_->position() - 1) +
                 " is not finite (NaN or inf): the weights hold non-finite values (is this the model of a"
                 " diverged run?)");
-  const int tok = sample_token(std::span<const float>(logits_, V), o_, rng_, seq_);
+  // The tokens drawn so far are the context's last drawn_ (a slide re-encodes
+  // the end of seq_ but keeps it whole).
+  const std::span<const int> drawn = std::span<const int>(seq_).last(static_cast<size_t>(drawn_));
+  const int tok = sample_token(std::span<const float>(logits_, V), o_, rng_, seq_, drawn);
   seq_.push_back(tok);
   ++drawn_;
   return tok;

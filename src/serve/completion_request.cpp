@@ -1,11 +1,16 @@
 #include "serve/completion_request.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
-#include <limits>
-#include <random>
+#include <cstdio>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "gpt2lab/core/error.h"
+#include "gpt2lab/sample/options.h"
 #include "serve/request_fields.h"
 #include "tokenizer/stream_decoder.h"
 
@@ -103,6 +108,50 @@ std::vector<std::string> read_stops(const json& body) {
   return stops;
 }
 
+// Every field read_completion_request reads (OpenAI's, llama.cpp's top_k and
+// repeat_penalty), with `user`, which OpenAI takes for its own records and
+// which changes nothing in a completion.
+constexpr const char* kKnownFields[] = {"model",
+                                        "prompt",
+                                        "suffix",
+                                        "max_tokens",
+                                        "temperature",
+                                        "top_p",
+                                        "top_k",
+                                        "repeat_penalty",
+                                        "n",
+                                        "stream",
+                                        "stream_options",
+                                        "logprobs",
+                                        "echo",
+                                        "stop",
+                                        "presence_penalty",
+                                        "frequency_penalty",
+                                        "best_of",
+                                        "logit_bias",
+                                        "seed",
+                                        "user"};
+
+// A field this server does not apply (llama.cpp's min_p or mirostat, a
+// misspelt temperature) is refused, naming every such field, rather than
+// silently ignored: the text would not be what was asked for.
+void refuse_unknown(const json& body, RequestProblem& problem) {
+  std::vector<std::string> unknown;
+  for (const auto& [key, value] : body.items())
+    if (std::none_of(std::begin(kKnownFields), std::end(kKnownFields), [&](const char* k) { return key == k; }))
+      unknown.push_back(key);
+  if (unknown.empty()) return;
+  problem.param = unknown.front();
+  std::string names;
+  for (size_t i = 0; i < unknown.size() && i < 5; ++i) names += (i ? ", '" : "'") + unknown[i].substr(0, 40) + "'";
+  if (unknown.size() > 5) names += " and " + std::to_string(unknown.size() - 5) + " more";
+  std::string known;
+  for (const char* k : kKnownFields) known += (known.empty() ? "" : ", ") + std::string(k);
+  throw Error(std::string(unknown.size() == 1 ? "unknown field " : "unknown fields ") + names +
+              ": gpt2lab serve does not apply " + (unknown.size() == 1 ? "it; leave it out" : "them; leave them out") +
+              " (the fields it takes: " + known + ")");
+}
+
 // Fields OpenAI defines that this server cannot honour: refused unless they
 // hold their neutral value, rather than silently ignored.
 void refuse_unsupported(const json& body, RequestProblem& problem) {
@@ -113,32 +162,60 @@ void refuse_unsupported(const json& body, RequestProblem& problem) {
           std::string(key) + " is not supported by gpt2lab serve (leave it out, or send " + ok.dump() + ")");
   };
   neutral("suffix", "");
-  neutral("presence_penalty", 0);
-  neutral("frequency_penalty", 0);
-  neutral("logit_bias", json::object());
   neutral("best_of", 1);
+}
+
+// One of sampling_option_table()'s rows: the default when absent, else
+// checked with the table's range, in the words of `gpt2lab sample` and the
+// Python module.
+void read_table_field(const json& body, const char* key, const SamplingOptionSpec& spec, SamplingOptions& s) {
+  const auto it = body.find(key);
+  if (it == body.end() || it->is_null()) return;
+  const bool number = spec.integer ? it->is_number_integer() : it->is_number();
+  check(number, std::string(key) + " must be " + range_text(spec) + ", got " + shown(*it));
+  const double v = it->get<double>();
+  check_sampling_value(spec, v, key);
+  spec.set(s, v);
 }
 
 void read_sampling(const json& body, RequestProblem& problem, CompletionRequest& r) {
   SamplingOptions& s = r.sampling;
-  problem.param = "temperature";
-  s.temperature = static_cast<float>(field_real(body, "temperature", 0, 1e6, 1.0));
-  problem.param = "top_p";
-  const double top_p = field_real(body, "top_p", 0, 1, 1.0);
-  check(top_p > 0, "top_p must be in (0, 1], got 0");
-  // A top_p below float's range keeps only the most likely token, as the
-  // smallest positive float does (that token's probability is >= 1/vocab).
-  s.top_p = std::max(static_cast<float>(top_p), std::numeric_limits<float>::min());
-  problem.param = "top_k";
-  s.top_k = static_cast<int>(field_int(body, "top_k", 0, 1 << 24, 0));
+  // `s` starts as the server's base: the table's defaults.
+  for (const char* key : {"temperature", "top_p", "top_k", "presence_penalty", "frequency_penalty"}) {
+    problem.param = key;
+    read_table_field(body, key, sampling_option(key), s);
+  }
   // llama.cpp's name for the CTRL repetition penalty (1 = off).
   problem.param = "repeat_penalty";
-  s.repetition_penalty = static_cast<float>(field_real(body, "repeat_penalty", 1e-3, 1e3, 1.0));
+  read_table_field(body, "repeat_penalty", sampling_option("repetition_penalty"), s);
   problem.param = "seed";
-  s.seed = field_uint64(body, "seed", std::random_device{}() * uint64_t{4294967296} + std::random_device{}());
+  s.seed = field_uint64(body, "seed", fresh_seed());
   check(s.seed <= UINT64_MAX - static_cast<uint64_t>(r.n - 1),
         "seed " + std::to_string(s.seed) + " with n " + std::to_string(r.n) +
             " runs past the largest seed (choices use seed, seed+1, ...)");
+}
+
+// OpenAI's logit_bias: {"ID": BIAS}, the ids decimal strings inside the
+// vocabulary, the biases numbers in [-100, 100].
+void read_logit_bias(const json& body, const ModelConfig& c, SamplingOptions& s, RequestProblem& problem) {
+  const auto it = body.find("logit_bias");
+  if (it == body.end() || it->is_null()) return;
+  problem.param = "logit_bias";
+  check(it->is_object(), "logit_bias must be an object of token ids to biases, got " + shown(*it));
+  for (const auto& [key, value] : it->items()) {
+    int id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    check(!key.empty() && ec == std::errc() && end == key.data() + key.size() && id >= 0 && id < c.vocab_size,
+          "logit_bias keys must be token ids in [0, " + std::to_string(c.vocab_size) + "), got " + shown(json(key)));
+    const std::string name = "logit_bias of token " + key, range = "a finite number >= -100 and <= 100";
+    check(value.is_number(), name + " must be " + range + ", got " + shown(value));
+    const double bias = value.get<double>();
+    char shown_bias[32];
+    std::snprintf(shown_bias, sizeof shown_bias, "%g", bias);
+    check(std::isfinite(bias) && std::abs(bias) <= kMaxLogitBias,
+          name + " = " + shown_bias + " is out of range: it must be " + range);
+    s.logit_bias.emplace_back(id, static_cast<float>(bias));
+  }
 }
 
 void check_context(const CompletionRequest& r, const ModelConfig& c, RequestProblem& problem) {
@@ -160,6 +237,7 @@ CompletionRequest read_completion_request(const json& body, const ModelConfig& c
   const auto model = body.find("model");
   if (model != body.end() && !model->is_string() && !model->is_null())
     throw Error("model must be a string, got " + shown(*model));
+  refuse_unknown(body, problem);
   refuse_unsupported(body, problem);
   problem.param = "max_tokens";
   r.max_tokens = static_cast<int>(field_int(body, "max_tokens", 0, c.block_size, 16));
@@ -180,6 +258,7 @@ CompletionRequest read_completion_request(const json& body, const ModelConfig& c
   problem.param = "stop";
   r.stop = read_stops(body);
   read_sampling(body, problem, r);
+  read_logit_bias(body, c, r.sampling, problem);
   problem.param = "prompt";
   read_prompts(body, tok, c, limits, r, problem);
   r.sampling.max_new_tokens = r.max_tokens;

@@ -122,15 +122,25 @@ void detokenize(const ServerState& s, const httplib::Request& req, httplib::Resp
   send_json(res, {{"content", d.push(s.model.tok.decode(ids)) + d.flush()}});
 }
 
-json models(const ServerState& s, int64_t created) {
+// The model object of /v1/models and /v1/models/{id}.
+json model_object(const ServerState& s, int64_t created) {
   const ModelConfig& c = s.model.model.config();
   json meta = {{"n_ctx", c.block_size},
                {"n_vocab", c.vocab_size},
                {"n_layer", c.n_layer},
                {"n_head", c.n_head},
                {"n_embd", c.n_embd}};
-  json model = {{"id", s.model.id}, {"object", "model"}, {"created", created}, {"owned_by", "gpt2lab"}, {"meta", meta}};
-  return {{"object", "list"}, {"data", json::array({model})}};
+  return {{"id", s.model.id}, {"object", "model"}, {"created", created}, {"owned_by", "gpt2lab"}, {"meta", meta}};
+}
+
+// GET /v1/models/{id} (the openai client's models.retrieve): the model when
+// the id is the served one, else OpenAI's 404 for a model that does not exist.
+void retrieve_model(const ServerState& s, int64_t created, const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches.size() > 1 ? req.matches[1].str() : std::string();
+  if (id == s.model.id) return send_json(res, model_object(s, created));
+  send_error(res, 404, "invalid_request_error",
+             "the model " + shown(json(id)) + " does not exist: this server serves " + shown(json(s.model.id)), "model",
+             "model_not_found");
 }
 
 }  // namespace
@@ -140,8 +150,13 @@ void add_routes(httplib::Server& server, ServerState& s) {
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   server.Get("/health", [](const httplib::Request&, httplib::Response& res) { send_json(res, {{"status", "ok"}}); });
   for (const char* path : {"/v1/models", "/models"})
-    server.Get(path,
-               [&s, created](const httplib::Request&, httplib::Response& res) { send_json(res, models(s, created)); });
+    server.Get(path, [&s, created](const httplib::Request&, httplib::Response& res) {
+      send_json(res, {{"object", "list"}, {"data", json::array({model_object(s, created)})}});
+    });
+  for (const char* path : {R"(/v1/models/(.+))", R"(/models/(.+))"})
+    server.Get(path, [&s, created](const httplib::Request& req, httplib::Response& res) {
+      retrieve_model(s, created, req, res);
+    });
   for (const char* path : {"/v1/completions", "/completions"})
     server.Post(path, [&s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& r) {
       completions(s, req, res, r);

@@ -23,8 +23,15 @@ namespace gpt2lab::serve {
 namespace {
 
 // What each path answers to; anything else is refused before its body is read.
+bool is_model_path(const std::string& path) {
+  for (const std::string prefix : {"/v1/models/", "/models/"})
+    if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0) return true;
+  return false;
+}
+
 const char* allowed_method(const std::string& path) {
-  if (path == "/health" || path == "/v1/models" || path == "/models" || path == "/metrics") return "GET";
+  if (path == "/health" || path == "/v1/models" || path == "/models" || path == "/metrics" || is_model_path(path))
+    return "GET";
   if (path == "/v1/completions" || path == "/completions" || path == "/tokenize" || path == "/detokenize")
     return "POST";
   return nullptr;
@@ -88,7 +95,8 @@ httplib::Server::HandlerResponse admit(const ServeOptions& o, const httplib::Req
   } else if (!method) {
     send_error(res, 404, "invalid_request_error",
                "no endpoint " + req.path +
-                   " (this server has /v1/completions, /v1/models, /health, /metrics, /tokenize, /detokenize)");
+                   " (this server has /v1/completions, /v1/models, /v1/models/{id}, /health, /metrics, /tokenize, "
+                   "/detokenize)");
   } else if (req.method != method) {
     res.set_header("Allow", method);
     send_error(res, 405, "invalid_request_error", req.path + " takes " + method + ", not " + req.method);

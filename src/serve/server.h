@@ -2,6 +2,7 @@
 // llama.cpp's server made the convention (docs/serve.md):
 //   POST /v1/completions   (and /completions)  text completions, streamed with stream: true
 //   GET  /v1/models        (and /models)       the one model
+//   GET  /v1/models/{id}   (and /models/{id})  it, or a 404 for another id
 //   GET  /health                               {"status": "ok"}, no key needed
 //   POST /tokenize, /detokenize                text <-> token ids
 //   GET  /metrics                              Prometheus counters (serve/stats.h)

@@ -2,7 +2,8 @@
 // pinned in scripts/fetch_data.sh) against a `gpt2lab serve`, for
 // e2e/test_serve.py and bench/serve_load.py.
 //   node openai_client.js OPENAI_DIR BASE_URL API_KEY REQUESTS.json
-// REQUESTS.json: [{"kind": "create" | "stream" | "models", "params": {...}}]
+// REQUESTS.json: [{"kind": "create" | "stream" | "models" | "retrieve", "params": {...}}]
+// ("retrieve": models.retrieve(params.id))
 // Prints one JSON array: per request the response (create), the chunks'
 // choices joined per index with the last chunk's finish_reason and usage
 // (stream), the model list (models), or {"error": {status, ...}}.
@@ -31,6 +32,7 @@ async function one(client, r) {
     if (r.kind === "create") return await client.completions.create(r.params);
     if (r.kind === "stream") return await streamed(client, r.params);
     if (r.kind === "models") return await client.models.list();
+    if (r.kind === "retrieve") return await client.models.retrieve(r.params.id);
     throw new Error("unknown kind " + r.kind);
   } catch (e) {
     if (e.status === undefined) throw e;

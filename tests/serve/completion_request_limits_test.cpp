@@ -46,12 +46,14 @@ std::string repeat(const std::string& s, int n) {
   return out;
 }
 
-TEST(CompletionRequestLimits, TopPBelowFloatRangeIsStillATopP) {
+TEST(CompletionRequestLimits, TopPBelowTheSampleRangeIsRefusedAsSent) {
   Reader r;
-  // 1e-300 is in (0, 1]; as a float it would be 0, which means nothing.
-  const CompletionRequest q = r.read({{"prompt", "a"}, {"top_p", 1e-300}});
-  EXPECT_EQ(q.sampling.top_p, std::numeric_limits<float>::min());
-  EXPECT_NE(r.message({{"top_p", 0}}).find("got 0"), std::string::npos);
+  // The range `gpt2lab sample --top-p` takes (sample/options.h); 1e-300 is
+  // shown as sent, not as the 0 it would be as a float.
+  EXPECT_EQ(r.read({{"prompt", "a"}, {"top_p", 1e-6}}).sampling.top_p, 1e-6f);
+  const std::string m = r.message({{"top_p", 1e-300}});
+  EXPECT_NE(m.find("top_p = 1e-300 is out of range"), std::string::npos) << m;
+  EXPECT_NE(r.message({{"top_p", 0}}).find("top_p = 0 is out of range"), std::string::npos);
 }
 
 TEST(CompletionRequestLimits, OutOfRangeNumbersAreShownAsSent) {

@@ -85,7 +85,7 @@ TEST(CompletionRequest, ErrorsNameTheField) {
   EXPECT_EQ(r.refused({{"prompt", {257}}}), "prompt");
   EXPECT_EQ(r.refused({{"prompt", {-1}}}), "prompt");
   EXPECT_EQ(r.refused({{"prompt", {1.5}}}), "prompt");
-  EXPECT_EQ(r.refused({{"presence_penalty", 0.5}}), "presence_penalty");
+  EXPECT_EQ(r.refused({{"presence_penalty", 2.5}}), "presence_penalty");  // OpenAI's range is [-2, 2]
   EXPECT_EQ(r.refused({{"model", 1}}), "model");
   // Parsed text holds integers >= 0 as unsigned: the lower bound still applies.
   EXPECT_EQ(r.refused(json::parse(R"({"n": 0})")), "n");

@@ -25,12 +25,21 @@ enum class ContextPolicy {
   slide,  // keep the most recent 3/4 of the window, re-encode it, go on
 };
 
+// The numeric options' defaults, ranges and help are described once, in
+// sample/options.h; these initializers are their defaults.
 struct SamplingOptions {
-  int max_new_tokens = 64;
+  int max_new_tokens = 128;
   float temperature = 1.0f;         // 0 = greedy (argmax)
   int top_k = 0;                    // 0 = off
   float top_p = 1.0f;               // 1 = off
   float repetition_penalty = 1.0f;  // 1 = off; CTRL-style, on logits of seen tokens
+  // OpenAI's, on the logits of the tokens drawn so far (not the prompt's):
+  // minus frequency_penalty per time drawn, minus presence_penalty once.
+  float presence_penalty = 0.0f, frequency_penalty = 0.0f;  // 0 = off
+  // OpenAI's logit_bias: (id, bias) pairs, each bias in [-100, 100] added to
+  // that id's raw logit before anything else (-100 bans it in practice,
+  // +100 all but forces it).
+  std::vector<std::pair<int, float>> logit_bias;
   uint64_t seed = 1337;
   bool stop_at_eot = false;
   int eot_id = 50256;  // ignored when outside the vocab
@@ -41,32 +50,43 @@ struct SamplingOptions {
   std::shared_ptr<const DecodeWeights> packed;
 };
 
-// The ranges `gpt2lab sample` accepts, and with it the Python module's
-// generate and stream (validate() below is looser: the server takes what
-// OpenAI's API allows).
+// The ranges of the sampling options (sample/options.h's table): the same
+// for `gpt2lab sample`, the Python module and the server.
 inline constexpr int kMaxNewTokens = 1 << 24;
 inline constexpr int kMaxTopK = 1 << 24;
 inline constexpr double kMaxTemperature = 1e6;
 inline constexpr double kMinTopP = 1e-6;
 inline constexpr double kMinRepetitionPenalty = 1e-3, kMaxRepetitionPenalty = 1e3;
+inline constexpr double kMaxOpenAIPenalty = 2;  // presence and frequency: [-2, 2], as OpenAI's API
+inline constexpr double kMaxLogitBias = 100;    // logit_bias values: [-100, 100], as OpenAI's API
 
 // Draws the next token from raw logits (V of them) of one position. `history`
-// holds the ids the repetition penalty applies to. Follows the reference
-// definitions: temperature divides the logits; top-k keeps the k largest
+// holds the ids the repetition penalty applies to, `drawn` the ids drawn so
+// far (the presence and frequency penalties'). Follows the reference
+// definitions: OpenAI's logit_bias is added first, then its penalties, logit[j] -= frequency_penalty * count[j]
+// + presence_penalty * (count[j] > 0), and the repetition penalty change
+// the raw logits; temperature divides them; top-k keeps the k largest
 // (ties at the k-th value kept); top-p keeps the smallest prefix of the
 // probability-sorted vocabulary whose mass reaches p (at least one token).
-int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history);
+int sample_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::span<const int> history,
+                 std::span<const int> drawn = {});
 
-// The probabilities sample_token draws from (after temperature, penalty,
-// top-k, top-p, renormalized); exposed for tests.
+// The probabilities sample_token draws from (after the penalties,
+// temperature, top-k, top-p, renormalized); exposed for tests.
 std::vector<double> sampling_distribution(std::span<const float> logits, const SamplingOptions& o,
-                                          std::span<const int> history);
+                                          std::span<const int> history, std::span<const int> drawn = {});
 
-// Throws Error naming the flag when an option is out of range (NaN included).
+// A seed from the system's entropy source, for a caller given none that
+// should not repeat itself (the server, Python's generate): 64 bits.
+uint64_t fresh_seed();
+
+// Throws Error naming the flag when an option is out of its range in
+// sample/options.h's table (NaN included).
 void validate(const SamplingOptions& o);
 
-// Everything generate() checks before its first token: the options, and a
-// prompt of ids inside the vocabulary that fits the context (or slides).
+// Everything generate() checks before its first token: the options (the
+// logit_bias ids inside the vocabulary), and a prompt of ids inside the
+// vocabulary that fits the context (or slides).
 // Callers that print the prompt first call it before they print.
 void check_generation(const ModelConfig& c, std::span<const int> prompt, const SamplingOptions& o);
 
