@@ -91,8 +91,8 @@ TEST(StudyFollowup, AtlasVariantsSweepDepthAtTheirOwnLr) {
     const bool post = v == "post-ln";
     const double best = v == "rezero" ? 4e-3 : 1e-3;
     const double loss = post ? 6.6 + std::abs(std::log2(lr / 5e-4)) * 0.01 : 5.0 + std::abs(std::log2(lr / best));
-    s["runs"].push_back({{"name", r.name}, {"status", "completed"},
-                         {"outcome", {{"trains", !post}, {"val_loss", loss}}}});
+    s["runs"].push_back(
+        {{"name", r.name}, {"status", "completed"}, {"outcome", {{"trains", !post}, {"val_loss", loss}}}});
   }
   StudyJson waiting = s;
   waiting["runs"].erase(waiting["runs"].size() - 1);
