@@ -315,6 +315,14 @@ def two_edge_findings(st):
         out.append(f"{NAME.get(norm, norm)}, {edge_label(wf, clip)}: stability edge "
                    f"{edge_values_text(x['stability'])}, trainability edge {edge_values_text(x['trainability'])} "
                    f"(probes: {', '.join(f'{n} {k}' for k, n in counts.items())}).")
+    probes = [c for x in scans.values() for cl in x["classes"] for _, c in cl]
+    thrown = sum(1 for x in scans.values() for cl in x["classes"] for i, (_, c) in enumerate(cl)
+                 if c == "stuck" and any(k in ("trained", "spiked") for _, k in cl[:i]))
+    if probes and "diverged" not in probes and thrown:
+        out.append(f"No probe diverged: above its trainable range a model was thrown back to the unigram plateau "
+                   f"({thrown} probes stuck at an lr above one that trained), so the stability edge is censored at "
+                   "the grid's top and the largest lr that trains (the 'max stable lr' below) is what separates "
+                   "the placements.")
     return out
 
 
