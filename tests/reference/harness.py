@@ -78,6 +78,35 @@ def skip(reason):
 
 # ---------------------------------------------------------------- processes
 
+def gpt2lab_module(need_gpt2_data=True):
+    """The built Python module, imported; a skip (77) where it is not built
+    (pybind11 missing, or a sanitizer build) or, with need_gpt2_data, where
+    data/gpt2 (GPT-2's tokenizer) is missing outside CI."""
+    module_dir = os.environ.get("GPT2LAB_PY_MODULE_DIR", "")
+    data = os.environ.get("GPT2LAB_DATA") or os.path.join(SOURCE, "data")
+    if not module_dir:
+        skip("the Python module is not built here (pybind11 missing, or a sanitizer build)")
+    if need_gpt2_data and not os.path.exists(os.path.join(data, "gpt2")):
+        if os.environ.get("CI"):
+            raise SystemExit("data/gpt2 missing under CI (scripts/setup.sh fetches it)")
+        skip("data/gpt2 (GPT-2's tokenizer) is missing")
+    sys.path.insert(0, module_dir)
+    import gpt2lab
+    return gpt2lab
+
+
+def report_package():
+    """tools/report, imported as `report` the way its entry point does (its
+    verdicts, evidence and load need no matplotlib)."""
+    import importlib.util
+    folder = os.path.join(SOURCE, "tools", "report")
+    spec = importlib.util.spec_from_file_location("report", os.path.join(folder, "__init__.py"),
+                                                  submodule_search_locations=[folder])
+    sys.modules["report"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sys.modules["report"])
+    return sys.modules["report"]
+
+
 def command(cmd, check=False, cwd=None, env=None, timeout=None, input=None, stdin=None, stdout=None, text=True):
     """Runs cmd and returns the CompletedProcess, its output captured
     (stdout goes to `stdout` instead when that is given: a file, DEVNULL).

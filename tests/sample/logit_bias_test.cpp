@@ -9,22 +9,13 @@
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/core/rng.h"
 #include "gpt2lab/sample/generate.h"
+#include "sample/distribution_helpers.h"
 
 namespace gpt2lab {
 namespace {
 
-std::vector<double> softmax(const std::vector<double>& z, double t = 1) {
-  double sum = 0;
-  std::vector<double> p;
-  for (double v : z) sum += std::exp(v / t);
-  for (double v : z) p.push_back(std::exp(v / t) / sum);
-  return p;
-}
-
-void expect_near(const std::vector<double>& got, const std::vector<double>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << "token " << i;
-}
+using test::expect_near;
+using test::softmax;
 
 TEST(LogitBias, AddedToTheRawLogits) {
   SamplingOptions o;

@@ -7,24 +7,14 @@
 
 #include "gpt2lab/core/error.h"
 #include "serve/completion_request.h"
+#include "serve/request_fixture.h"
 
 namespace gpt2lab::serve {
 namespace {
 
 using nlohmann::json;
 
-Tokenizer byte_tokenizer() {
-  std::vector<std::string> tokens;
-  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
-  tokens.emplace_back(Tokenizer::kEndOfText);
-  return Tokenizer::from_vocab(std::move(tokens), {}, "bytes");
-}
-
-struct Reader {
-  Tokenizer tok = byte_tokenizer();
-  ModelConfig c = make_config(1, 2, 16, 32, 257, NormPlacement::pre, InitScheme::gpt2);
-  RequestProblem problem;
-
+struct Reader : test::RequestReader {
   // The message of the error `body` gets ("" when it is accepted).
   std::string message(json body) {
     body["prompt"] = "a";

@@ -7,25 +7,14 @@
 
 #include "gpt2lab/core/error.h"
 #include "serve/completion_request.h"
+#include "serve/request_fixture.h"
 
 namespace gpt2lab::serve {
 namespace {
 
 using nlohmann::json;
 
-// Every byte a token, and the end of text (13 bytes, the longest token).
-Tokenizer byte_tokenizer() {
-  std::vector<std::string> tokens;
-  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
-  tokens.emplace_back(Tokenizer::kEndOfText);
-  return Tokenizer::from_vocab(std::move(tokens), {}, "bytes");
-}
-
-struct Reader {
-  Tokenizer tok = byte_tokenizer();
-  ModelConfig c = make_config(1, 2, 16, 32, 257, NormPlacement::pre, InitScheme::gpt2);  // context 32
-  RequestProblem problem;
-
+struct Reader : test::RequestReader {
   CompletionRequest read(const json& body) {
     return read_completion_request(body, c, tok, SamplingOptions{}, RequestLimits{16}, problem);
   }

@@ -4,26 +4,14 @@
 
 #include "gpt2lab/core/error.h"
 #include "serve/completion_request.h"
+#include "serve/request_fixture.h"
 
 namespace gpt2lab::serve {
 namespace {
 
 using nlohmann::json;
 
-// Every byte a token; no merges: the id of a character is its byte.
-Tokenizer byte_tokenizer() {
-  std::vector<std::string> tokens;
-  tokens.reserve(257);
-  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
-  tokens.emplace_back(Tokenizer::kEndOfText);
-  return Tokenizer::from_vocab(std::move(tokens), {}, "bytes");
-}
-
-struct Reader {
-  Tokenizer tok = byte_tokenizer();
-  ModelConfig c = make_config(1, 2, 16, 32, 257, NormPlacement::pre, InitScheme::gpt2);
-  RequestProblem problem;
-
+struct Reader : test::RequestReader {
   CompletionRequest read(const json& body, size_t max_choices = 16) {
     return read_completion_request(body, c, tok, SamplingOptions{}, RequestLimits{max_choices}, problem);
   }

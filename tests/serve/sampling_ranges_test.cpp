@@ -11,6 +11,7 @@
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/options.h"
 #include "serve/completion_request.h"
+#include "serve/request_fixture.h"
 
 namespace gpt2lab::serve {
 namespace {
@@ -26,19 +27,7 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-// Every byte a token, and the end of text.
-Tokenizer byte_tokenizer() {
-  std::vector<std::string> tokens;
-  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
-  tokens.emplace_back(Tokenizer::kEndOfText);
-  return Tokenizer::from_vocab(std::move(tokens), {}, "bytes");
-}
-
-struct Reader {
-  Tokenizer tok = byte_tokenizer();
-  ModelConfig c = make_config(1, 2, 16, 32, 257, NormPlacement::pre, InitScheme::gpt2);
-  RequestProblem problem;
-
+struct Reader : test::RequestReader {
   // The server's field for a table row (llama.cpp's name for the penalty).
   static std::string field(const SamplingOptionSpec& s) {
     return std::string(s.key) == "repetition_penalty" ? "repeat_penalty" : s.key;

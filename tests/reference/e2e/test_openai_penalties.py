@@ -16,16 +16,7 @@ import harness  # noqa: E402
 from harness import expect  # noqa: E402
 import serve_util  # noqa: E402
 
-MODULE_DIR = os.environ.get("GPT2LAB_PY_MODULE_DIR", "")
-DATA = os.environ.get("GPT2LAB_DATA") or os.path.join(harness.SOURCE, "data")
-if not MODULE_DIR:
-    harness.skip("the Python module is not built here (pybind11 missing, or a sanitizer build)")
-if not os.path.exists(os.path.join(DATA, "gpt2")):
-    if os.environ.get("CI"):
-        raise SystemExit("data/gpt2 missing under CI (scripts/setup.sh fetches it)")
-    harness.skip("data/gpt2 (GPT-2's tokenizer) is missing")
-sys.path.insert(0, MODULE_DIR)
-import gpt2lab  # noqa: E402
+gpt2lab = harness.gpt2lab_module()
 
 PROMPT = "The economy"
 N = 24

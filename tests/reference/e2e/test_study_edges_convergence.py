@@ -6,7 +6,6 @@ the validation curve (faster/2), which depends on the model and says "not
 reached" for a run on the plateau; and no-warmup/2's warmup-benefit measure.
 Each rule is flipped with synthetic inputs; the convergence measure is also
 computed on two real runs that saw the same batches."""
-import importlib.util
 import json
 import math
 import os
@@ -18,10 +17,7 @@ import harness  # noqa: E402
 from harness import expect  # noqa: E402
 
 REPORT = os.path.join(harness.SOURCE, "tools", "report")
-_spec = importlib.util.spec_from_file_location("report", os.path.join(REPORT, "__init__.py"),
-                                               submodule_search_locations=[REPORT])
-sys.modules["report"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sys.modules["report"])
+harness.report_package()
 from report import evidence as E, verdicts as V  # noqa: E402
 from report.stats import Bound  # noqa: E402
 

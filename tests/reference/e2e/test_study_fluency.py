@@ -8,7 +8,6 @@ left the plateau are left out; evidence.fluency_inputs() reads a study's
 fluency records; and the report's Fluency section shows it all, from
 synthetic study folders (synthetic_study.py)."""
 import copy
-import importlib.util
 import json
 import os
 import sys
@@ -23,10 +22,7 @@ import synthetic_study as syn  # noqa: E402
 REPORT = os.path.join(harness.SOURCE, "tools", "report")  # a folder: python3 tools/report OUT
 
 # The report package, imported as `report` the way its entry point does.
-_spec = importlib.util.spec_from_file_location("report", os.path.join(REPORT, "__init__.py"),
-                                               submodule_search_locations=[REPORT])
-sys.modules["report"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sys.modules["report"])
+harness.report_package()
 from report import evidence, verdicts as V  # noqa: E402
 from report.load import Study  # noqa: E402
 

@@ -7,7 +7,6 @@ are checked on hand-computed values, the verdict flips between confirmed,
 not observed, contradicted, mixed and not tested, the registered rule
 stable-gradients/1 is still shown beside it, and a synthetic study's
 report shows the tables and the per-init findings."""
-import importlib.util
 import math
 import os
 import sys
@@ -22,10 +21,7 @@ import synthetic_study as syn  # noqa: E402
 REPORT = os.path.join(harness.SOURCE, "tools", "report")
 
 # The report package, imported as `report` the way its entry point does.
-_spec = importlib.util.spec_from_file_location("report", os.path.join(REPORT, "__init__.py"),
-                                               submodule_search_locations=[REPORT])
-sys.modules["report"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sys.modules["report"])
+harness.report_package()
 from report import evidence, verdicts as V  # noqa: E402
 from report.load import Study  # noqa: E402
 

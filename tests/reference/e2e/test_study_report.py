@@ -8,7 +8,6 @@ as BLEU 0, a skipped fine-tuning is counted)
 (tests/reference/e2e/synthetic_study.py writes it), a study written before seeds (version 1, one run per setting)
 still renders with every comparison "not tested", and a study that ran
 only some presets names the others once."""
-import importlib.util
 import json
 import math
 import os
@@ -25,10 +24,7 @@ import synthetic_study as syn  # noqa: E402
 
 REPORT = os.path.join(harness.SOURCE, "tools", "report")  # a folder: python3 tools/report OUT
 # The report package, imported as `report` the way its entry point does.
-_spec = importlib.util.spec_from_file_location("report", os.path.join(REPORT, "__init__.py"),
-                                               submodule_search_locations=[REPORT])
-sys.modules["report"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sys.modules["report"])
+harness.report_package()
 from report import verdicts as V  # noqa: E402
 
 CLAIMS = len(V.CLAIMS)  # rows of the verdict table

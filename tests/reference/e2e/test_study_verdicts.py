@@ -3,7 +3,6 @@ flips between its values when the numbers behind it change, the seed-noise
 rule (|Δmean| > 2·pooled sd, at least 3 seeds) decides every comparison,
 and the verdict table at the top of the report shows what the same code
 computes from a synthetic "study v2" folder (synthetic_study.py)."""
-import importlib.util
 import os
 import sys
 
@@ -18,10 +17,7 @@ REPORT = os.path.join(harness.SOURCE, "tools", "report")  # a folder: python3 to
 
 # The report package, imported as `report` the way its entry point does
 # (verdicts, evidence and load need no matplotlib).
-_spec = importlib.util.spec_from_file_location("report", os.path.join(REPORT, "__init__.py"),
-                                               submodule_search_locations=[REPORT])
-sys.modules["report"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(sys.modules["report"])
+harness.report_package()
 from report import evidence, verdicts as V  # noqa: E402
 from report.load import Study  # noqa: E402
 
