@@ -137,9 +137,11 @@ constexpr const char* kKnownFields[] = {"model",
 // silently ignored: the text would not be what was asked for.
 void refuse_unknown(const json& body, RequestProblem& problem) {
   std::vector<std::string> unknown;
-  for (const auto& [key, value] : body.items())
+  for (const auto& item : body.items()) {
+    const std::string& key = item.key();
     if (std::none_of(std::begin(kKnownFields), std::end(kKnownFields), [&](const char* k) { return key == k; }))
       unknown.push_back(key);
+  }
   if (unknown.empty()) return;
   problem.param = unknown.front();
   std::string names;
