@@ -17,4 +17,5 @@ fi
 done_runs=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(sum(r.get("status") in ("completed","diverged") or "result" in r for r in s.get("runs",[])))' "$out/study.json")
 git commit -q -m "study: progress of $out, $done_runs runs finished" -- "$out"
 git log --oneline -1
-du -sh "$out" --exclude=data --exclude=runs/*/checkpoint 2>/dev/null | tail -1
+# What the repository holds of it (docs/study/README.md: under 50 MB).
+git ls-files -z -- "$out" | du -ch --files0-from=- | tail -1 | sed 's/total$/committed/'
