@@ -96,6 +96,8 @@ def shown_path(path, out):
     the absolute paths of the machine it was made on)."""
     if not path:
         return "?"
+    if not os.path.isabs(path):  # gpt2lab records paths inside the study folder relative to it
+        return os.path.normpath(path)
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(out))
     if not rel.startswith(".."):
         return rel
