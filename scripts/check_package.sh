@@ -13,6 +13,13 @@ cmake --install "$BUILD" --prefix "$prefix" > "$scratch/install.log"
 test -f "$prefix/include/gpt2lab/train/trainer.h"
 test -f "$prefix/include/gpt2lab/version.h"
 test -d "$prefix/share/gpt2lab/tools/report"
+# The installed tools find their shared metrics reader (tools/metrics_file.py):
+# the installed plot draws a run.
+mkdir -p "$scratch/run"
+printf '%s\n' '{"kind":"train","step":0,"loss":5.5,"lr":0.001,"grad_norm":1.0,"tokens_per_s":100}' \
+  '{"kind":"eval","step":1,"val_loss":5.4}' > "$scratch/run/metrics.jsonl"
+"$prefix/bin/gpt2lab" plot "$scratch/run" --out "$scratch/run.html" > /dev/null
+test -s "$scratch/run.html"
 # GPT-2's tokenizer goes with it once fetched: an installed copy needs no source tree.
 if [ -f data/gpt2/encoder.json ]; then test -f "$prefix/share/gpt2lab/data/gpt2/encoder.json"; fi
 # Internals are not installed: a user's code cannot reach them by accident.
