@@ -8,7 +8,12 @@ significant digits and the fields it does not read dropped, gzipped
 deterministically (no timestamp), so that packing again changes nothing.
 tools/report reads metrics.jsonl.gz where metrics.jsonl is absent.
 
-Usage: python3 tools/study_pack.py OUT
+study.json itself is packed the same way, as study.json.gz (the folder's
+.gitignore keeps the plain file out of git: it grows past what a repository
+should hold). A clone unpacks it before the study carries on:
+
+Usage: python3 tools/study_pack.py OUT           pack (before committing)
+       python3 tools/study_pack.py --unpack OUT  study.json from study.json.gz
 """
 import gzip
 import io
@@ -22,6 +27,7 @@ KEEP = {
     "eval": ("kind", "step", "val_loss"),
 }
 FINISHED = ("completed", "diverged")
+MAX_STUDY_BYTES = 256 << 20
 
 
 def rounded(x):
@@ -47,6 +53,53 @@ def compact(line):
     return json.dumps(rounded(row), separators=(",", ":"), sort_keys=True)
 
 
+def gzip_bytes(data):
+    """data gzipped deterministically (no timestamp, no name)."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9, filename="") as gz:
+        gz.write(data)
+    return buf.getvalue()
+
+
+def write_if_changed(path, data):
+    """Writes data to path atomically unless it holds them already; True
+    when it wrote."""
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            if f.read() == data:
+                return False
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return True
+
+
+def pack_study(out):
+    """study.json.gz beside study.json; True when it wrote one."""
+    with open(os.path.join(out, "study.json"), "rb") as f:
+        return write_if_changed(os.path.join(out, "study.json.gz"), gzip_bytes(f.read()))
+
+
+def unpack_study(out):
+    """study.json from study.json.gz where there is none yet (a fresh clone);
+    a study.json already there is the newer record and is left alone."""
+    plain, packed = os.path.join(out, "study.json"), os.path.join(out, "study.json.gz")
+    if os.path.exists(plain):
+        print(f"study_pack: {plain} is there already; left as it is")
+        return
+    if not os.path.isfile(packed):
+        sys.exit(f"study_pack: {packed} not found")
+    with gzip.open(packed, "rb") as f:
+        data = f.read(MAX_STUDY_BYTES + 1)
+    if len(data) > MAX_STUDY_BYTES:
+        sys.exit(f"study_pack: {packed} inflates to more than {MAX_STUDY_BYTES} bytes")
+    write_if_changed(plain, data)
+    print(f"study_pack: wrote {plain} from {packed}")
+
+
 def pack_run(run_dir):
     """Writes metrics.jsonl.gz beside a finished run's metrics.jsonl;
     returns True when it wrote one."""
@@ -61,29 +114,25 @@ def pack_run(run_dir):
         return False
     with open(src, encoding="utf-8", errors="replace") as f:
         rows = [r for r in (compact(line) for line in f if line.strip()) if r]
-    buf = io.BytesIO()
-    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9) as gz:
-        gz.write(("\n".join(rows) + "\n").encode("utf-8"))
-    data = buf.getvalue()
-    if os.path.exists(dst):
-        with open(dst, "rb") as f:
-            if f.read() == data:
-                return False
-    tmp = dst + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, dst)
-    return True
+    return write_if_changed(dst, gzip_bytes(("\n".join(rows) + "\n").encode("utf-8")))
 
 
 def main(argv):
-    if len(argv) != 2 or not os.path.isdir(os.path.join(argv[1], "runs")):
-        sys.exit("usage: python3 tools/study_pack.py OUT (a study folder with runs/)")
-    runs = os.path.join(argv[1], "runs")
+    args = argv[1:]
+    unpack = args[:1] == ["--unpack"]
+    args = args[1:] if unpack else args
+    if len(args) != 1 or not os.path.isdir(args[0]):
+        sys.exit("usage: python3 tools/study_pack.py [--unpack] OUT (a study folder)")
+    out = args[0]
+    if unpack:
+        unpack_study(out)
+        return
+    if not os.path.isdir(os.path.join(out, "runs")) or not os.path.isfile(os.path.join(out, "study.json")):
+        sys.exit(f"study_pack: {out} has no study.json and runs/: not a study folder")
+    runs = os.path.join(out, "runs")
     written = sum(pack_run(os.path.join(runs, name)) for name in sorted(os.listdir(runs)))
-    print(f"study_pack: {written} runs packed in {runs}")
+    pack_study(out)
+    print(f"study_pack: {written} runs packed in {runs}, study.json in study.json.gz")
 
 
 if __name__ == "__main__":

@@ -335,7 +335,7 @@ def main():
     out = args[0]
     try:
         st = Study(out)
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, EOFError, ValueError, KeyError) as e:
         sys.stderr.write(f"report: cannot read {os.path.join(out, 'study.json')}: {e}\n")
         return 2
     doc = Doc(out, figures)

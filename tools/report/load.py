@@ -1,6 +1,7 @@
 """Reading a study: OUT/study.json, each run's metrics.jsonl, and the token
 shards of its data (for the unigram baseline)."""
 import glob
+import gzip
 import json
 import math
 import os
@@ -28,6 +29,19 @@ def read_text(path, max_bytes=None):
         if max_bytes is not None and st.st_size > max_bytes:
             raise ValueError(f"{path} is {st.st_size} bytes, more than the {max_bytes} expected")
         return f.read().decode("utf-8", errors="replace")
+
+
+def study_text(out):
+    """OUT/study.json, or its packed copy study.json.gz (a committed study
+    keeps only that: tools/study_pack.py)."""
+    plain = os.path.join(out, "study.json")
+    if not os.path.exists(plain) and os.path.exists(plain + ".gz"):
+        with gzip.open(plain + ".gz", "rb") as f:
+            data = f.read(MAX_STUDY_BYTES + 1)
+        if len(data) > MAX_STUDY_BYTES:
+            raise ValueError(f"{plain}.gz inflates to more than {MAX_STUDY_BYTES} bytes")
+        return data.decode("utf-8", errors="replace")
+    return read_text(plain, MAX_STUDY_BYTES)
 
 
 def load_metrics(out, rec):
@@ -102,7 +116,7 @@ class Study:
     def __init__(self, out):
         self.out = out
         try:
-            self.s = json.loads(read_text(os.path.join(out, "study.json"), MAX_STUDY_BYTES))
+            self.s = json.loads(study_text(out))
         except RecursionError:
             raise ValueError("JSON nested too deep") from None
         if not isinstance(self.s, dict):

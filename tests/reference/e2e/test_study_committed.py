@@ -83,9 +83,20 @@ with harness.scratch() as tmp:
     expect(tmp not in text.replace(" --out " + b, ""), "study.json names no path of this machine (but the command)")
 
     c, taken = commit_and_clone(b, tmp)
-    expect(taken and all(t == "study.json" or t.endswith(("result.json", "metrics.jsonl.gz")) for t in taken) and
+    r = harness.command(study_cmd(c))
+    expect(r.returncode != 0 and "study_pack.py --unpack" in r.stderr,
+           "a clone holding study.json.gz only: the study says to unpack it first")
+    r = harness.command([sys.executable, REPORT, c, "--no-figures"])
+    expect(r.returncode == 0 and os.path.exists(os.path.join(c, "report.md")) and
+           not os.path.exists(os.path.join(c, "study.json")),
+           "the report reads a committed study straight from study.json.gz")
+    r = harness.command([sys.executable, PACK, "--unpack", c])
+    expect(r.returncode == 0 and os.path.exists(os.path.join(c, "study.json")),
+           "tools/study_pack.py --unpack restores study.json from study.json.gz")
+    expect(taken and "study.json" not in taken and "study.json.gz" in taken and
+           all(t == "study.json.gz" or t.endswith(("result.json", "metrics.jsonl.gz")) for t in taken) and
            not any("checkpoint" in t or t.startswith("data") for t in taken),
-           f"what git keeps: study.json, results and packed metrics ({len(taken)} files)")
+           f"what git keeps: study.json packed, results and packed metrics ({len(taken)} files)")
     finished_before = sum(t.endswith("result.json") and json.load(open(os.path.join(c, t)))["status"] in
                           ("completed", "diverged") for t in taken)
     interrupted = sum(t.endswith("result.json") for t in taken) - finished_before
