@@ -38,6 +38,9 @@ The rules:
   gets a CI_LEVEL Student-t interval (n − 1 dof, at least MIN_SEEDS
   seeds): "grows" when it lies entirely above 0, "shrinks" entirely
   below, else flat within noise (SlopeCI).
+- Trends over depth (rule scale-depth/2): per seed, the least-squares
+  slope of a paired difference against log2(depth); the seeds' slopes get
+  the same Student-t interval (SlopeCI).
 - Registered rules. RULES declares each claim's measures and rule, with a
   versioned id; gpt2lab records them in study.json ("rules") when it
   creates a study, before any run. A claim whose registered rule differs
@@ -47,7 +50,7 @@ The rules:
 import math
 import statistics
 
-from .stats import GROWS, Bound, fmt_lr, fmt_ratio, fmt_tokens, surely_above
+from .stats import GROWS, Bound, fmt_lr, fmt_ratio, fmt_tokens, plural, surely_above
 
 MIN_SEEDS = 3
 NOISE = 2.0  # a difference is stated when |Δmean| > NOISE · pooled sd
@@ -847,6 +850,65 @@ def scale_depth_verdict(deltas, why=None):
                    ("fewer than two depths" if deltas else "depth not run"), details)
 
 
+def depth_slope(points):
+    """The least-squares slope of Δ against log2(depth) over [(depth, Δ)]:
+    the change of Δ per doubling of depth. None for fewer than two depths."""
+    if len({d for d, _ in points}) < 2:
+        return None
+    xs, ys = [math.log2(d) for d, _ in points], [y for _, y in points]
+    xm, ym = statistics.mean(xs), statistics.mean(ys)
+    return sum((x - xm) * (y - ym) for x, y in zip(xs, ys)) / sum((x - xm) ** 2 for x in xs)
+
+
+def seed_series(rows):
+    """{seed index: [(depth, Δ)]} over one placement's depth rows, keeping
+    only seeds measured at every depth (so each seed's slope spans the same
+    depths)."""
+    by_seed = {}
+    for x in rows:
+        for seed, d in zip(x.get("seeds") or [], x["deltas"]):
+            if d is not None and math.isfinite(d):
+                by_seed.setdefault(seed, []).append((x["depth"], d))
+    return {s: pts for s, pts in by_seed.items() if len(pts) == len(rows)}
+
+
+def scale_depth_trend_verdict(deltas, why=None):
+    """Claim 6 under rule scale-depth/2: a trend test over every depth, not
+    only the deepest against the shallowest. Per placement and seed, the
+    least-squares slope of Δ (final val loss without the residual scale −
+    with it, paired by seed) against log2(depth); the per-seed slopes get a
+    CI_LEVEL Student-t interval (SlopeCI, at least MIN_SEEDS seeds).
+    Confirmed when the interval lies above 0 and Δ's mean at the deepest
+    depth is positive (the scale helps, and more so with depth),
+    contradicted when it lies below 0, else not observed; placements are
+    settings (combine_settings)."""
+    vs, parts, details = [], [], []
+    for norm in ("pre", "post"):
+        rows = sorted((x for x in deltas if x["norm"] == norm), key=lambda x: x["depth"])
+        if len(rows) < 2:
+            continue
+        ci = SlopeCI([depth_slope(pts) for pts in seed_series(rows).values()])
+        deep = [d for d in rows[-1]["deltas"] if d is not None and math.isfinite(d)]
+        if not ci.enough:
+            v = NOT_TESTED
+        elif ci.pattern == GROWS_WORD and deep and statistics.mean(deep) > 0:
+            v = CONFIRMED
+        elif ci.pattern == SHRINKS_WORD:
+            v = CONTRADICTED
+        else:
+            v = NOT_OBSERVED
+        vs.append(v)
+        span = f"{rows[0]['depth']}–{rows[-1]['depth']} layers"
+        parts.append(f"{norm}-LN slope of Δ(off − on) per doubling of depth, {span}: {ci.text()} "
+                     f"({CI_LEVEL:.0%} CI, {plural(ci.n, 'seed')}) [{v}]")
+        per = ", ".join(f"{x['depth']}L {_msd(x['deltas'])}" for x in rows)
+        details.append(f"{norm}-LN, final validation loss without the residual scale minus with it (per seed, "
+                       f"mean ± sd): {per}; least-squares slope over log2(depth) per seed, mean ± {CI_LEVEL:.0%} CI "
+                       f"half-width: {ci.text()} over {plural(ci.n, 'seed')} measured at every depth → {v}.")
+    return Verdict("scale-depth", combine_settings(vs), "; ".join(parts) or why or
+                   ("fewer than two depths" if deltas else "depth not run"), details)
+
+
 def _msd(xs):
     xs = [x for x in xs if x is not None and math.isfinite(x)]
     if not xs:
@@ -1397,6 +1459,10 @@ RULE_VERSIONS = [
           "is resolved better anywhere"),
     _rule("scale-depth", 1, "scale_depth_verdict", ("Δ final loss (off − on) at the deepest vs shallowest depth",),
           f"per placement, the deep Δ resolved larger and positive; placements: {SETTINGS_RULE}"),
+    _rule("scale-depth", 2, "scale_depth_trend_verdict",
+          ("Δ final loss (off − on) per seed at every depth: least-squares slope over log2(depth)",),
+          f"per placement, the slope's {CI_LEVEL:.0%} Student-t CI over seeds (≥ {MIN_SEEDS}) above 0 and Δ at the "
+          f"deepest depth positive; placements: {SETTINGS_RULE}"),
     _rule("mt-no-warmup", 1, "mt_no_warmup_verdict", ("test BLEU", "test chrF"),
           f"per measure {SETTINGS_RULE} over inits; {MEASURES_RULE}"),
     _rule("mt-warmup", 1, "mt_warmup_verdict", ("test BLEU", "test chrF"),
@@ -1452,6 +1518,7 @@ RULE_FUNCTIONS = {
     "better-final/1": _one(better_final_verdict, "finals"),
     "gpt2-init/1": _one(gpt2_init_verdict, "inits"),
     "scale-depth/1": _one(scale_depth_verdict, "depth_deltas"),
+    "scale-depth/2": _one(scale_depth_trend_verdict, "depth_deltas"),
     "mt-no-warmup/1": _one(mt_no_warmup_verdict, "mt"),
     "mt-warmup/1": _one(mt_warmup_verdict, "mt"),
     "mt-pretrain-gap/1": _one(mt_pretrain_gap_verdict, "mt"),

@@ -388,7 +388,7 @@ with harness.scratch() as tmp:
     mo = open(os.path.join(o, "report.md")).read() if r.returncode == 0 else ""
     expect(r.returncode == 0 and "section depth could not be drawn (KeyError: 'config')" in r.stderr and
            "This section could not be drawn from this study's data (KeyError: 'config')." in section(mo, "depth:")
-           and "## Method" in mo and "| The residual scale matters more as depth grows |" in mo,
+           and "## Method" in mo and "| The residual scale matters more as depth grows (registered rule scale-depth/1) |" in mo,
            "a section whose data is incomplete is replaced by a note; the report is still written")
 
     # Missing study.json: exit 2 with a message; no matplotlib: exit 3.
