@@ -95,7 +95,8 @@ Tokenizer Tokenizer::from_vocab(std::vector<std::string> tokens,
 namespace {
 
 // encoder.json is one flat object {"spelling": id, ...}; a SAX pass avoids
-// building a 50k-entry DOM (a third of the load time of `gpt2lab tokenize`).
+// building a 50k-entry DOM, a large share of loading the tokenizer
+// (docs/performance.md).
 class EncoderJsonReader : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit EncoderJsonReader(const fs::path& path) : path_(path) {}

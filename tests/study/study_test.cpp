@@ -73,7 +73,7 @@ TEST(Utf8, InvalidSequencesBecomeReplacementCharacters) {
   EXPECT_EQ(sanitize_utf8("\xF0\x9F\x98\x80"), "\xF0\x9F\x98\x80");
 }
 
-TEST(StudyPlan, PresetsHaveTheIssuesGrids) {
+TEST(StudyPlan, EveryPresetPlansItsGridOncePerSeedUnderUniqueNames) {
   StudyData d;
   d.dir = "/data";
   d.tokenizer = "tok";

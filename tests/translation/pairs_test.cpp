@@ -1,8 +1,8 @@
 // Catalog entries -> translation pairs: every cleaning rule counted as the
-// header of translation_pairs.h says, format specifiers as documented, and
+// header of translation/pairs.h says, format specifiers as documented, and
 // the split by source string (no source in two splits, the same result for
 // any input order, one reference per valid/test source).
-#include "data/translation_pairs.h"
+#include "translation/pairs.h"
 
 #include <gtest/gtest.h>
 

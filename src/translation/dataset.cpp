@@ -1,4 +1,4 @@
-#include "data/translation_dataset.h"
+#include "translation/dataset.h"
 
 #include <algorithm>
 #include <map>
@@ -8,14 +8,14 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "core/lock.h"
-#include "data/catalog.h"
 #include "data/prepare.h"
 #include "data/token_shard.h"
-#include "data/translation_pairs.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/core/rng.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "tokenizer/sha256.h"
+#include "translation/catalog.h"
+#include "translation/pairs.h"
 
 namespace gpt2lab {
 

@@ -1,4 +1,4 @@
-#include "sample/translate.h"
+#include "translation/translate.h"
 
 #include <omp.h>
 

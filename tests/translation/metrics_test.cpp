@@ -1,7 +1,7 @@
 // BLEU, chrF and the 13a tokenizer on cases small enough to work out by
 // hand; tests/reference/oracle/test_metrics_nltk.py compares them with NLTK
 // on larger sets.
-#include "sample/translation_metrics.h"
+#include "translation/metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Translating a dataset's held-out pairs with a trained model, and scoring
-// the result with BLEU and chrF (translation_metrics.h).
+// the result with BLEU and chrF (metrics.h).
 //
 // Each source is put in the dataset's prompt exactly as training saw it
 // (<|endoftext|> + "English: <source>\nFrench:"), then decoded greedily (or
@@ -18,10 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/translation_dataset.h"
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/model/weight_type.h"
-#include "sample/translation_metrics.h"
+#include "translation/dataset.h"
+#include "translation/metrics.h"
 
 namespace gpt2lab {
 

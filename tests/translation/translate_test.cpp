@@ -1,7 +1,7 @@
 // translate(): hypotheses are valid UTF-8 even when a byte-level model emits
 // half a character (the metrics refuse invalid UTF-8, which once ended a
 // study), and greedy decoding does not depend on the thread count.
-#include "sample/translate.h"
+#include "translation/translate.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>

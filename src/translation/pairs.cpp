@@ -1,4 +1,4 @@
-#include "data/translation_pairs.h"
+#include "translation/pairs.h"
 
 #include <algorithm>
 #include <tuple>

@@ -65,8 +65,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/catalog.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "translation/catalog.h"
 
 namespace gpt2lab {
 

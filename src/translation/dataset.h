@@ -7,7 +7,7 @@
 //   '---------- prompt (not counted) ----------''-- counted --'
 //
 // The prompt and the target are tokenized apart, so decoding a test source
-// starts from exactly the tokens training saw. The loss mask (token_shard.h)
+// starts from exactly the tokens training saw. The loss mask (data/token_shard.h)
 // counts the target's tokens and the closing <|endoftext|> (the model must
 // learn where to stop) and nothing of the prompt. The `<|endoftext|>` that
 // closes a pair is also the one that opens the next, as in GPT-2's corpus.
@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "data/translation_pairs.h"
+#include "translation/pairs.h"
 
 namespace gpt2lab {
 

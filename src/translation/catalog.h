@@ -1,11 +1,11 @@
 // gettext message catalogs -> entries: the compiled .mo files Debian packages
 // ship (usr/share/locale/LANG/LC_MESSAGES/*.mo) and the .po text they are
 // compiled from. The entries are the raw material of the translation case
-// study (translation_pairs.h turns them into cleaned pairs).
+// study (pairs.h turns them into cleaned pairs).
 //
 // Nothing is converted or dropped here: the strings are the catalog's bytes
 // (no charset conversion: the header's Content-Type names the charset, and
-// translation_pairs.h refuses pairs that are not UTF-8), the header entry
+// pairs.h refuses pairs that are not UTF-8), the header entry
 // (msgid "") is kept, and fuzzy and obsolete .po entries are returned with
 // their flag set, so every drop happens, counted, in one place.
 //

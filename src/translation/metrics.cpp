@@ -1,7 +1,7 @@
 // BLEU, chrF and the 13a tokenizer; the definitions are in the header.
 // Floating-point expressions follow the references' evaluation order, so
 // that the scores agree with sacreBLEU and NLTK to the last bits.
-#include "sample/translation_metrics.h"
+#include "translation/metrics.h"
 
 #include <algorithm>
 #include <cmath>

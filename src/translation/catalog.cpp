@@ -1,4 +1,4 @@
-#include "data/catalog.h"
+#include "translation/catalog.h"
 
 #include <charconv>
 #include <utility>
