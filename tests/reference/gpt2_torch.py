@@ -121,6 +121,16 @@ class TorchGPT2:
         return h @ self.w(f"h.{i}.mlp.c_proj.weight") + self.w(f"h.{i}.mlp.c_proj.bias")
 
     def forward(self, idx, targets=None):
+        x = self.hidden(idx)
+        logits = x @ self.w("wte.weight").t()
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
+        return logits, loss
+
+    def hidden(self, idx):
+        """The final hidden state (B, T, C): the LM head's input (ln_f's
+        output; the last block's output without a final norm)."""
         B, T = idx.shape
         x = self.w("wte.weight")[idx] + self.w("wpe.weight")[torch.arange(T)]
         if self.embedding_factor != 1.0:
@@ -149,11 +159,7 @@ class TorchGPT2:
                 x = x + self.mlp(x, i)
         if self.final_norm:
             x = self.ln(x, "ln_f")
-        logits = x @ self.w("wte.weight").t()
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
-        return logits, loss
+        return x
 
 
 def load_checkpoint(d, dtype=torch.float32):
