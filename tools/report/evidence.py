@@ -510,6 +510,9 @@ def mt_inputs(st):
                 "seeds": [st.seed_index(r) for r in rs]}
         for m in MT_MEASURES:
             cell[m] = [mt_score(r, m) for r in rs]
+        # The target side's validation loss, negated: higher is better, as
+        # for the scores (verdicts.MT_PRIMARY).
+        cell["neg_val_loss"] = [None if st.final_value(r) is None else -st.final_value(r) for r in rs]
         out.append(cell)
     return out
 

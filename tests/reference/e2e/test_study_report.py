@@ -309,10 +309,10 @@ with harness.scratch() as tmp:
            "al.'s pattern (confirmed)" in mt and "[translation] Xiong et al. (2020)" in section(mp, "Summary"),
            "translation: the comparison with Xiong et al., in the section and the summary")
     top = section(mp, "Verdicts")
-    expect(all(f"| {claim} | confirmed |" in top for claim in (
-        "Pre-LN translates better than Post-LN without warmup (Xiong et al.)",
-        "Warmup is needed by Post-LN, not by Pre-LN (translation)",
-        "Pre-training narrows the placement gap (translation)")) and
+    expect(all(f"| {claim} (registered rule {rule}/1) | confirmed |" in top for claim, rule in (
+        ("Pre-LN translates better than Post-LN without warmup (Xiong et al.)", "mt-no-warmup"),
+        ("Warmup is needed by Post-LN, not by Pre-LN (translation)", "mt-warmup"),
+        ("Pre-training narrows the placement gap (translation)", "mt-pretrain-gap"))) and
            "[translation](#translation-pre-ln-vs-post-ln-on-machine-translation)" in top,
            "translation: its three verdict rows, linked to the section")
     expect(all(f"(figures/{f})" in mt for f in ("translation_val_loss.png", "translation_scores.png")),
@@ -336,8 +336,9 @@ with harness.scratch() as tmp:
            "Skipped: mt-ft-post-w0-s1 (its pre-training run mt-pretrain-post-s1 is diverged); mt-ft-post-w25-s1"
            in mts,
            "translation: skipped fine-tunings are counted and named, the rest still drawn")
-    expect("| Pre-training narrows the placement gap (translation) | not tested |" in ms and
-           "| Pre-LN translates better than Post-LN without warmup (Xiong et al.) | confirmed |" in ms and
+    expect("| Pre-training narrows the placement gap (translation) (registered rule mt-pretrain-gap/1) | not tested |"
+           in ms and "| Pre-LN translates better than Post-LN without warmup (Xiong et al.) (registered rule "
+           "mt-no-warmup/1) | confirmed |" in ms and
            "Not run in this study: grad-at-init, lr-edge, norm, init, depth, atlas (" in ms,
            "translation alone: two seeds left after a skip are too few for the gap claim; other presets not run")
 
