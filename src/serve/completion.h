@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,9 @@
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/sample/generate.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "sample/stop_text.h"
 #include "serve/completion_request.h"
+#include "tokenizer/stream_decoder.h"
 
 namespace gpt2lab::serve {
 
@@ -45,9 +48,34 @@ struct ChoiceResult {
   bool cancelled = false;                             // on_piece asked to stop
 };
 
-// Runs choice `j` (seed + j) of prompt `p`. on_piece gets each token's piece
-// as it is drawn; returning false stops generation (the client went away).
-// The text after the last piece (what was held back) is in the result only.
+// Choice `j` (seed + j) of prompt `p`, token by token: the tokens come from
+// whoever decodes (the scheduler's batch, or run_choice's generation).
+class ChoiceRun {
+ public:
+  ChoiceRun(const ServedModel& m, const CompletionRequest& r, size_t p, int j);
+  std::span<const int> prompt() const { return r_.prompts[p_]; }
+  const SamplingOptions& options() const { return options_; }
+  // A drawn token: its piece into `piece`; false when the choice ends with
+  // it (end of text, a stop string).
+  bool step(const GenerationStep& step, ChoicePiece& piece);
+  // The result, with the text held back until now; once, at the end.
+  ChoiceResult finish();
+  ChoiceResult& result() { return out_; }
+
+ private:
+  const ServedModel& m_;
+  const CompletionRequest& r_;
+  size_t p_;
+  SamplingOptions options_;
+  Utf8StreamDecoder decoder_;
+  StopText stop_;
+  ChoiceResult out_;
+};
+
+// Runs choice `j` (seed + j) of prompt `p` alone. on_piece gets each
+// token's piece as it is drawn; returning false stops generation (the
+// client went away). The text after the last piece (what was held back) is
+// in the result only.
 ChoiceResult run_choice(const ServedModel& m, const CompletionRequest& r, size_t p, int j,
                         const std::function<bool(const ChoicePiece&)>& on_piece);
 
