@@ -69,19 +69,6 @@ ChoiceResult ChoiceRun::finish() {
   return out_;
 }
 
-ChoiceResult run_choice(const ServedModel& m, const CompletionRequest& r, size_t p, int j,
-                        const std::function<bool(const ChoicePiece&)>& on_piece) {
-  ChoiceRun run(m, r, p, j);
-  if (r.max_tokens == 0) return run.result();
-  generate_steps(m.model, run.prompt(), run.options(), [&](const GenerationStep& step) {
-    ChoicePiece piece;
-    const bool more = run.step(step, piece);
-    if (!on_piece(piece)) run.result().cancelled = true;
-    return more && !run.result().cancelled;
-  });
-  return run.finish();
-}
-
 json usage_json(const CompletionRequest& r, int completion_tokens) {
   size_t prompt_tokens = 0;
   for (const auto& p : r.prompts) prompt_tokens += p.size();

@@ -1,7 +1,8 @@
-// One completion choice run through the library's generate_steps(): the
-// text made valid UTF-8 as it is drawn and cut at stop strings exactly as
-// `gpt2lab sample` prints it (same tokens for the same seed), and OpenAI's
-// JSON for a whole response and for the chunks of a stream.
+// One completion choice, token by token as the server's batch draws them
+// (BatchGenerator: generate()'s tokens): the text made valid UTF-8 as it is
+// drawn and cut at stop strings exactly as `gpt2lab sample` prints it (same
+// tokens for the same seed), and OpenAI's JSON for a whole response and for
+// the chunks of a stream.
 #pragma once
 
 #include <cstddef>
@@ -45,11 +46,10 @@ struct ChoiceResult {
   int completion_tokens = 0;
   nlohmann::json logprobs;                            // every token's, or null
   std::vector<std::pair<int, TokenLogprobs>> scores;  // with logprobs: each token and its scores
-  bool cancelled = false;                             // on_piece asked to stop
 };
 
-// Choice `j` (seed + j) of prompt `p`, token by token: the tokens come from
-// whoever decodes (the scheduler's batch, or run_choice's generation).
+// Choice `j` (seed + j) of prompt `p`, token by token, as the scheduler's
+// batch draws them (serve/scheduler.h).
 class ChoiceRun {
  public:
   ChoiceRun(const ServedModel& m, const CompletionRequest& r, size_t p, int j);
@@ -60,7 +60,6 @@ class ChoiceRun {
   bool step(const GenerationStep& step, ChoicePiece& piece);
   // The result, with the text held back until now; once, at the end.
   ChoiceResult finish();
-  ChoiceResult& result() { return out_; }
 
  private:
   const ServedModel& m_;
@@ -71,13 +70,6 @@ class ChoiceRun {
   StopText stop_;
   ChoiceResult out_;
 };
-
-// Runs choice `j` (seed + j) of prompt `p` alone. on_piece gets each
-// token's piece as it is drawn; returning false stops generation (the
-// client went away). The text after the last piece (what was held back) is
-// in the result only.
-ChoiceResult run_choice(const ServedModel& m, const CompletionRequest& r, size_t p, int j,
-                        const std::function<bool(const ChoicePiece&)>& on_piece);
 
 // The fields every response and chunk of one request shares.
 struct ResponseHead {
