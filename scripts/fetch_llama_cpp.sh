@@ -3,12 +3,12 @@
 # GGUF export check, from the llama.cpp source that the node-llama-cpp npm
 # package carries as a git bundle (llama/gitRelease.bundle), pinned by
 # version and tarball SHA-256. Nothing is fetched at benchmark time.
-#   scripts/fetch_llama_cpp.sh           # -> data/llama.cpp/build/bin/{llama-bench,llama-simple}
+#   scripts/fetch_llama_cpp.sh           # -> data/llama.cpp/build/bin/{llama-bench,llama-simple,llama-server}
 #   scripts/fetch_llama_cpp.sh --source  # only the source (data/llama.cpp/src)
 # Idempotent. setup.sh fetches the source only, for its Python GGUF reader
 # (gguf-py, which tests/reference/oracle/test_gguf.py reads our files with);
 # the build takes minutes, and what needs it (bench/
-# sample_compare.sh, oracle/test_gguf_llama_cpp.py) skips with a message
+# sample_compare.sh, serve_batch.sh, oracle/test_gguf_llama_cpp.py) skips with a message
 # without it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,14 +38,14 @@ else
   echo "$LOG: llama.cpp $(cat $DIR/bundle/llama.cpp.info.json | tr -d ' \n') from $spec"
 fi
 [ $SOURCE_ONLY = 1 ] && exit 0
-if [ -x $BIN/llama-bench ] && [ -x $BIN/llama-simple ]; then
+if [ -x $BIN/llama-bench ] && [ -x $BIN/llama-simple ] && [ -x $BIN/llama-server ]; then
   echo "$LOG: $BIN present"
   exit 0
 fi
 # CPU only, tuned for this machine (as llama.cpp's own build does by
 # default), no network client, static so the binaries run from anywhere.
 cmake -S $DIR/src -B $DIR/build -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
-  -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF >/dev/null
-cmake --build $DIR/build -j "$(nproc)" --target llama-bench llama-simple >$DIR/build.log 2>&1 ||
+  -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=ON >/dev/null
+cmake --build $DIR/build -j "$(nproc)" --target llama-bench llama-simple llama-server >$DIR/build.log 2>&1 ||
   { tail -20 $DIR/build.log >&2; echo "$LOG: build failed (log: $DIR/build.log)" >&2; exit 1; }
-echo "$LOG: built $BIN/llama-bench and $BIN/llama-simple"
+echo "$LOG: built $BIN/llama-bench, $BIN/llama-simple and $BIN/llama-server"

@@ -36,6 +36,10 @@ void add_flags(CLI::App* sub, serve::ServeOptions& o) {
   sub->add_option("--max-requests", o.max_requests, "Completions queued or running at once; more get 429")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  sub->add_option("--parallel", o.parallel,
+                  "Most completion choices decoded together (continuous batching); more wait their turn")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   sub->add_option("--max-body", o.max_body_bytes, "Largest request body in bytes; larger gets 413")
       ->check(CLI::Range(1, 1 << 30))
       ->capture_default_str();

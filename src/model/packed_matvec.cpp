@@ -151,19 +151,22 @@ PackedMatrix::PackedMatrix(const float* W, int IC, int OC, WeightType type, bool
 
 size_t PackedMatrix::bytes() const { return f32_.size() * 4 + bf16_.size() * 2 + q_.size() + scales_.size() * 2; }
 
-void PackedMatrix::matvec(float* out, const float* x, const float* bias, Epilogue e) const {
-  std::vector<int16_t> xq(type_ == WeightType::int8 ? icp_ : 0);
+void PackedMatrix::matmul(float* out, const float* x, int rows, const float* bias, Epilogue e) const {
+  std::vector<int16_t> xq(type_ == WeightType::int8 ? static_cast<size_t>(rows) * icp_ : 0);
   std::vector<float> xs(xq.size() / kGroup);
-  if (type_ == WeightType::int8) quantize_int16(xq.data(), xs.data(), x, ic_, icp_);
+  for (int r = 0; r < rows && !xq.empty(); ++r)
+    quantize_int16(xq.data() + static_cast<size_t>(r) * icp_, xs.data() + static_cast<size_t>(r) * (icp_ / kGroup),
+                   x + static_cast<size_t>(r) * ic_, ic_, icp_);
   // No more threads than blocks, and none for a small matrix: waking a
   // thread costs more than it saves below ~64k weights.
   const int threads = std::min(omp_get_max_threads(), blocks_);
   const bool parallel = static_cast<size_t>(blocks_) * block_elems() >= (size_t{1} << 16);
 #pragma omp parallel for num_threads(threads) if (parallel) schedule(static)
-  for (int blk = 0; blk < blocks_; ++blk) column_block(out, x, xq.data(), xs.data(), bias, e, blk);
+  for (int blk = 0; blk < blocks_; ++blk) column_block(out, x, xq.data(), xs.data(), rows, bias, e, blk);
 }
 
-void PackedMatrix::matvec_part(float* out, const float* x, const float* bias, Epilogue e, int part, int parts) const {
+void PackedMatrix::matmul_part(float* out, const float* x, int rows, const float* bias, Epilogue e, int part,
+                               int parts) const {
   // Contiguous shares: each thread streams one range. Handing the last
   // quarter out one block at a time to whichever thread was free (against
   // uneven streaming) was measured slower for int8 and no faster for bf16
@@ -176,73 +179,97 @@ void PackedMatrix::matvec_part(float* out, const float* x, const float* bias, Ep
   thread_local std::vector<int16_t> xq;
   thread_local std::vector<float> xs;
   if (type_ == WeightType::int8) {
-    if (xq.size() < static_cast<size_t>(icp_)) xq.resize(icp_), xs.resize(icp_ / kGroup);
-    quantize_int16(xq.data(), xs.data(), x, ic_, icp_);
+    const size_t n = static_cast<size_t>(rows) * icp_;
+    if (xq.size() < n) xq.resize(n), xs.resize(n / kGroup);
+    for (int r = 0; r < rows; ++r)
+      quantize_int16(xq.data() + static_cast<size_t>(r) * icp_, xs.data() + static_cast<size_t>(r) * (icp_ / kGroup),
+                     x + static_cast<size_t>(r) * ic_, ic_, icp_);
   }
-  for (int blk = lo; blk < hi; ++blk) column_block(out, x, xq.data(), xs.data(), bias, e, blk);
+  for (int blk = lo; blk < hi; ++blk) column_block(out, x, xq.data(), xs.data(), rows, bias, e, blk);
 }
 
-void PackedMatrix::column_block(float* out, const float* x, const int16_t* xq, const float* xs, const float* bias,
-                                Epilogue e, int blk) const {
-  alignas(64) float tile[kCols];
-  const int o0 = blk * kCols, n = std::min(kCols, oc_ - o0);
-  for (int j = 0; j < kCols; ++j) tile[j] = bias && j < n ? bias[o0 + j] : 0.0f;
-  if (type_ == WeightType::f32) block_f32(tile, x, blk);
-  if (type_ == WeightType::bf16) block_bf16(tile, x, blk);
-  if (type_ == WeightType::int8) block_int8(tile, xq, xs, blk);
-  float* dst = out + o0;
-  if (e == Epilogue::store) std::copy(tile, tile + n, dst);
-  if (e == Epilogue::accumulate)
-    for (int j = 0; j < n; ++j) dst[j] += tile[j];
-  if (e == Epilogue::gelu)
-    for (int j = 0; j < n; ++j) dst[j] = gelu(tile[j]);
+// Rows two at a time: each weight vector loaded once for both (the block
+// stays in cache for the next pair). A row's arithmetic is the same in a
+// pair as alone.
+void PackedMatrix::column_block(float* out, const float* x, const int16_t* xq, const float* xs, int rows,
+                                const float* bias, Epilogue e, int blk) const {
+  alignas(64) float tile[2][kCols];
+  float* acc[2] = {tile[0], tile[1]};
+  const int o0 = blk * kCols, n = std::min(kCols, oc_ - o0), groups = icp_ / kGroup;
+  for (int r0 = 0; r0 < rows; r0 += 2) {
+    const int R = std::min(2, rows - r0);
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < kCols; ++j) tile[r][j] = bias && j < n ? bias[o0 + j] : 0.0f;
+    const float* xr = x + static_cast<size_t>(r0) * ic_;
+    // (xq and xs are null unless int8: no offset on a null pointer)
+    const int16_t* qr = xq ? xq + static_cast<size_t>(r0) * icp_ : nullptr;
+    const float* sr = xs ? xs + static_cast<size_t>(r0) * groups : nullptr;
+    if (R == 2)
+      block_rows<2>(acc, xr, qr, sr, blk);
+    else
+      block_rows<1>(acc, xr, qr, sr, blk);
+    for (int r = 0; r < R; ++r) {
+      float* dst = out + static_cast<size_t>(r0 + r) * oc_ + o0;
+      const float* t = tile[r];
+      if (e == Epilogue::store) std::copy(t, t + n, dst);
+      if (e == Epilogue::accumulate)
+        for (int j = 0; j < n; ++j) dst[j] += t[j];
+      if (e == Epilogue::gelu)
+        for (int j = 0; j < n; ++j) dst[j] = gelu(t[j]);
+    }
+  }
 }
 
 namespace {
 
-// Adds x @ (a block's IC x kCols weights, of type W) into acc; `load`
-// widens 16 of them to fp32 and `widen` one. Two rows at a time into
-// separate accumulators: eight independent FMA chains.
-template <class W, class Load, class Widen>
-void block_fp(float* acc, const float* x, const W* w, int IC, Load load, Widen widen) {
+// Adds x_r @ (a block's IC x kCols weights, of type W) into acc[r] for R
+// rows x_r (x + r * IC); `load` widens 16 weights to fp32 and `widen` one.
+// Per row two input rows at a time into separate accumulators: eight
+// independent FMA chains, in the same order for every R.
+template <int R, class W, class Load, class Widen>
+void block_fp(float* const* acc, const float* x, const W* w, int IC, Load load, Widen widen) {
   int i = 0;
 #if defined(__AVX512F__)
-  __m512 a[4], b[4];
-  for (int k = 0; k < 4; ++k) a[k] = _mm512_load_ps(acc + 16 * k), b[k] = _mm512_setzero_ps();
+  __m512 a[R][4], b[R][4];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < 4; ++k) a[r][k] = _mm512_load_ps(acc[r] + 16 * k), b[r][k] = _mm512_setzero_ps();
   for (; i + 2 <= IC; i += 2) {
-    const __m512 x0 = _mm512_set1_ps(x[i]), x1 = _mm512_set1_ps(x[i + 1]);
-    const W* r = w + static_cast<size_t>(i) * kCols;
+    const W* row = w + static_cast<size_t>(i) * kCols;
     for (int k = 0; k < 4; ++k) {
-      a[k] = _mm512_fmadd_ps(x0, load(r + 16 * k), a[k]);
-      b[k] = _mm512_fmadd_ps(x1, load(r + kCols + 16 * k), b[k]);
+      const __m512 w0 = load(row + 16 * k), w1 = load(row + kCols + 16 * k);
+      for (int r = 0; r < R; ++r) {
+        const float* xr = x + static_cast<size_t>(r) * IC;
+        a[r][k] = _mm512_fmadd_ps(_mm512_set1_ps(xr[i]), w0, a[r][k]);
+        b[r][k] = _mm512_fmadd_ps(_mm512_set1_ps(xr[i + 1]), w1, b[r][k]);
+      }
     }
   }
-  for (int k = 0; k < 4; ++k) _mm512_store_ps(acc + 16 * k, _mm512_add_ps(a[k], b[k]));
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < 4; ++k) _mm512_store_ps(acc[r] + 16 * k, _mm512_add_ps(a[r][k], b[r][k]));
 #else
   (void)load;
 #endif
-  for (; i < IC; ++i)
-    for (int j = 0; j < kCols; ++j) acc[j] += x[i] * widen(w[static_cast<size_t>(i) * kCols + j]);
+  for (int r = 0; r < R; ++r)
+    for (int ii = i; ii < IC; ++ii)
+      for (int j = 0; j < kCols; ++j)
+        acc[r][j] += x[static_cast<size_t>(r) * IC + ii] * widen(w[static_cast<size_t>(ii) * kCols + j]);
 }
 
 }  // namespace
 
-void PackedMatrix::block_f32(float* acc, const float* x, int blk) const {
+template <int R>
+void PackedMatrix::block_rows(float* const* acc, const float* x, const int16_t* xq, const float* xs, int blk) const {
+  const size_t at = static_cast<size_t>(blk) * block_elems();
 #if defined(__AVX512F__)
-  auto load = [](const float* p) { return _mm512_loadu_ps(p); };
+  auto load32 = [](const float* p) { return _mm512_loadu_ps(p); };
+  auto load16 = [](const uint16_t* p) { return load_bf16x16(p); };
 #else
-  auto load = [](const float*) { return 0; };
+  auto load32 = [](const float*) { return 0; };
+  auto load16 = [](const uint16_t*) { return 0; };
 #endif
-  block_fp(acc, x, f32_.data() + static_cast<size_t>(blk) * block_elems(), ic_, load, [](float v) { return v; });
-}
-
-void PackedMatrix::block_bf16(float* acc, const float* x, int blk) const {
-#if defined(__AVX512F__)
-  auto load = [](const uint16_t* p) { return load_bf16x16(p); };
-#else
-  auto load = [](const uint16_t*) { return 0; };
-#endif
-  block_fp(acc, x, bf16_.data() + static_cast<size_t>(blk) * block_elems(), ic_, load, bf16_to_float);
+  if (type_ == WeightType::f32) block_fp<R>(acc, x, f32_.data() + at, ic_, load32, [](float v) { return v; });
+  if (type_ == WeightType::bf16) block_fp<R>(acc, x, bf16_.data() + at, ic_, load16, bf16_to_float);
+  if (type_ == WeightType::int8) block_int8<R>(acc, xq, xs, blk);
 }
 
 // Per group of kGroup rows: x quantized to int16 with one scale (error at
@@ -250,47 +277,61 @@ void PackedMatrix::block_bf16(float* acc, const float* x, int blk) const {
 // products summed exactly in int32 two rows at a time (vpdpwssd), then
 // scaled by x's and the columns' scales into the fp32 accumulator. Rows
 // are stored in interleaved pairs (row 2p and 2p+1 of a column adjacent),
-// so a 32-byte load widens to 16 columns x 2 rows of int16.
-void PackedMatrix::block_int8(float* acc, const int16_t* xq, const float* xs, int blk) const {
+// so a 32-byte load widens to 16 columns x 2 rows of int16. R inputs
+// (xq + r * icp_, xs + r * groups) share each load.
+template <int R>
+void PackedMatrix::block_int8(float* const* acc, const int16_t* xq, const float* xs, int blk) const {
   const int groups = icp_ / kGroup;
   const int8_t* w = q_.data() + static_cast<size_t>(blk) * block_elems();
   const uint16_t* sc = scales_.data() + static_cast<size_t>(blk) * groups * kCols;
   for (int g = 0; g < groups; ++g) {
     const uint16_t* s = sc + static_cast<size_t>(g) * kCols;
     const int8_t* wg = w + static_cast<size_t>(g) * kGroup * kCols;
-    const int16_t* xg = xq + g * kGroup;
 #if defined(__AVX512BW__)
-    __m512i a[4], b[4];
-    for (int k = 0; k < 4; ++k) a[k] = _mm512_setzero_si512(), b[k] = _mm512_setzero_si512();
+    __m512i a[R][4], b[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int k = 0; k < 4; ++k) a[r][k] = _mm512_setzero_si512(), b[r][k] = _mm512_setzero_si512();
     for (int p = 0; p < kGroup / 2; p += 2) {
-      int32_t pair0, pair1;
-      std::memcpy(&pair0, xg + 2 * p, 4);
-      std::memcpy(&pair1, xg + 2 * p + 2, 4);
-      const __m512i x0 = _mm512_set1_epi32(pair0), x1 = _mm512_set1_epi32(pair1);
-      const int8_t* r = wg + static_cast<size_t>(p) * 2 * kCols;
+      const int8_t* row = wg + static_cast<size_t>(p) * 2 * kCols;
       // The 4 lines 1 KiB ahead (past the block's end is harmless: a
       // prefetch never faults). The hardware prefetcher alone left int8
       // streaming well below bf16 at the same kernel rate in cache; 1 KiB
       // ahead closed most of the gap (bench/matvec_bench, side by side; other
       // distances were no better, and bf16/f32 gained nothing from the same;
       // the numbers are in docs/performance.md).
-      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(r + kPrefetch + 64 * k), _MM_HINT_T0);
+      for (int k = 0; k < 4; ++k) _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetch + 64 * k), _MM_HINT_T0);
+      __m512i x0[R], x1[R];
+      for (int r = 0; r < R; ++r) {
+        const int16_t* xg = xq + static_cast<size_t>(r) * icp_ + g * kGroup;
+        int32_t pair0, pair1;
+        std::memcpy(&pair0, xg + 2 * p, 4);
+        std::memcpy(&pair1, xg + 2 * p + 2, 4);
+        x0[r] = _mm512_set1_epi32(pair0), x1[r] = _mm512_set1_epi32(pair1);
+      }
       for (int k = 0; k < 4; ++k) {
-        a[k] = dot_pairs(a[k], load_i8x32(r + 32 * k), x0);
-        b[k] = dot_pairs(b[k], load_i8x32(r + 2 * kCols + 32 * k), x1);
+        const __m512i w0 = load_i8x32(row + 32 * k), w1 = load_i8x32(row + 2 * kCols + 32 * k);
+        for (int r = 0; r < R; ++r) {
+          a[r][k] = dot_pairs(a[r][k], w0, x0[r]);
+          b[r][k] = dot_pairs(b[r][k], w1, x1[r]);
+        }
       }
     }
-    const __m512 xscale = _mm512_set1_ps(xs[g]);
-    for (int k = 0; k < 4; ++k) {
-      const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_add_epi32(a[k], b[k]));
-      const __m512 scale = _mm512_mul_ps(load_bf16x16(s + 16 * k), xscale);
-      _mm512_store_ps(acc + 16 * k, _mm512_fmadd_ps(sum, scale, _mm512_load_ps(acc + 16 * k)));
+    for (int r = 0; r < R; ++r) {
+      const __m512 xscale = _mm512_set1_ps(xs[static_cast<size_t>(r) * groups + g]);
+      for (int k = 0; k < 4; ++k) {
+        const __m512 sum = _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_add_epi32(a[r][k], b[r][k]));
+        const __m512 scale = _mm512_mul_ps(load_bf16x16(s + 16 * k), xscale);
+        _mm512_store_ps(acc[r] + 16 * k, _mm512_fmadd_ps(sum, scale, _mm512_load_ps(acc[r] + 16 * k)));
+      }
     }
 #else
-    for (int j = 0; j < kCols; ++j) {
-      int32_t sum = 0;
-      for (int i = 0; i < kGroup; ++i) sum += xg[i] * wg[(i / 2) * 2 * kCols + 2 * j + i % 2];
-      acc[j] += static_cast<float>(sum) * (bf16_to_float(s[j]) * xs[g]);
+    for (int r = 0; r < R; ++r) {
+      const int16_t* xg = xq + static_cast<size_t>(r) * icp_ + g * kGroup;
+      for (int j = 0; j < kCols; ++j) {
+        int32_t sum = 0;
+        for (int i = 0; i < kGroup; ++i) sum += xg[i] * wg[(i / 2) * 2 * kCols + 2 * j + i % 2];
+        acc[r][j] += static_cast<float>(sum) * (bf16_to_float(s[j]) * xs[static_cast<size_t>(r) * groups + g]);
+      }
     }
 #endif
   }

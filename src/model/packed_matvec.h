@@ -1,4 +1,5 @@
-// Weights laid out for decoding: out = x W + b for one row x at a time.
+// Weights laid out for decoding: out = x W + b for a few rows x (one per
+// sequence decoded together), each weight block read once for all rows.
 //
 // Decoding one token reads every weight once and does two flops per weight,
 // so its speed is the memory bandwidth over the bytes per weight. A
@@ -45,15 +46,24 @@ class PackedMatrix {
     accumulate,  // out += r (a residual add)
   };
 
-  // out (OC) from x (IC) and bias (OC, may be null). Parallel over column
-  // blocks (OpenMP).
-  void matvec(float* out, const float* x, const float* bias, Epilogue e = Epilogue::store) const;
+  // out (rows x OC) from x (rows x IC), both row-major, and bias (OC, may
+  // be null). Parallel over column blocks (OpenMP). Each row's sums are
+  // taken in the same order whatever `rows` is, so a row's result is the
+  // same bit for bit alone or among others (sample/decode_batch.h relies
+  // on it).
+  void matmul(float* out, const float* x, int rows, const float* bias, Epilogue e = Epilogue::store) const;
+  void matvec(float* out, const float* x, const float* bias, Epilogue e = Epilogue::store) const {
+    matmul(out, x, 1, bias, e);
+  }
   // Part `part` of `parts` of the same (a contiguous share of the column
   // blocks, some possibly none), on the calling thread alone: for a team
   // of threads already running (a decode step's one parallel region,
-  // sample/inference.cpp), which waits for the other parts itself. The
-  // parts together write what matvec writes, bit for bit.
-  void matvec_part(float* out, const float* x, const float* bias, Epilogue e, int part, int parts) const;
+  // sample/forward_pass.cpp), which waits for the other parts itself. The
+  // parts together write what matmul writes, bit for bit.
+  void matmul_part(float* out, const float* x, int rows, const float* bias, Epilogue e, int part, int parts) const;
+  void matvec_part(float* out, const float* x, const float* bias, Epilogue e, int part, int parts) const {
+    matmul_part(out, x, 1, bias, e, part, parts);
+  }
 
   int rows() const { return ic_; }
   int cols() const { return oc_; }
@@ -62,11 +72,14 @@ class PackedMatrix {
 
  private:
   size_t block_elems() const { return static_cast<size_t>(icp_) * kCols; }
-  void column_block(float* out, const float* x, const int16_t* xq, const float* xs, const float* bias, Epilogue e,
-                    int blk) const;
-  void block_f32(float* out, const float* x, int blk) const;
-  void block_bf16(float* out, const float* x, int blk) const;
-  void block_int8(float* out, const int16_t* xq, const float* xs, int blk) const;
+  // Column block `blk` of every row; x quantized (xq, xs) for int8.
+  void column_block(float* out, const float* x, const int16_t* xq, const float* xs, int rows, const float* bias,
+                    Epilogue e, int blk) const;
+  // R rows (R = 1 or 2) of one block into acc[r] (kCols floats each).
+  template <int R>
+  void block_rows(float* const* acc, const float* x, const int16_t* xq, const float* xs, int blk) const;
+  template <int R>
+  void block_int8(float* const* acc, const int16_t* xq, const float* xs, int blk) const;
   int ic_ = 0, oc_ = 0, icp_ = 0, blocks_ = 0;  // icp_: IC rounded up to kGroup
   WeightType type_ = WeightType::f32;
   // Huge-page backed: a decode step streams all of them (one TLB entry per

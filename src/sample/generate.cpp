@@ -10,6 +10,7 @@
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/sample/inference.h"
 #include "gpt2lab/sample/options.h"
+#include "sample/draw.h"
 
 namespace gpt2lab {
 
@@ -135,6 +136,31 @@ void check_generation(const ModelConfig& c, std::span<const int> prompt, const S
             std::to_string(c.block_size) + " (use --context slide to keep only its end)");
 }
 
+bool last_token_ends(const SamplingOptions& o, int last, int drawn) {
+  return (o.stop_at_eot && last == o.eot_id) || drawn == o.max_new_tokens;
+}
+
+int draw_token(std::span<const float> logits, const SamplingOptions& o, Rng& rng, std::vector<int>& seq, int& drawn,
+               int position) {
+  // Weights holding NaN/inf (a diverged run's model, a damaged export) give
+  // NaN logits, from which every sampler would silently return some fixed
+  // token; say so instead.
+  // (The message is built only on failure: this runs for every token.)
+  const auto bad = std::find_if(logits.begin(), logits.end(), [](float x) { return !std::isfinite(x); });
+  if (bad != logits.end())
+    throw Error("generate: the model's output for token " + std::to_string(bad - logits.begin()) + " at position " +
+                std::to_string(position - 1) +
+                " is not finite (NaN or inf): the weights hold non-finite values (is this the model of a"
+                " diverged run?)");
+  // The tokens drawn so far are the context's last `drawn` (a slide
+  // re-encodes the end of seq but keeps it whole).
+  const std::span<const int> so_far = std::span<const int>(seq).last(static_cast<size_t>(drawn));
+  const int tok = sample_token(logits, o, rng, seq, so_far);
+  seq.push_back(tok);
+  ++drawn;
+  return tok;
+}
+
 Generator::Generator(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,
                      std::function<void(const std::string&)> notice)
     : o_(o), notice_(std::move(notice)), rng_(o.seed) {
@@ -161,8 +187,7 @@ void Generator::say(const std::string& note) const {
 // Feeds the last drawn token (or slides the window), unless generation ends
 // with it.
 void Generator::advance() {
-  const int last = seq_.back();
-  if ((o_.stop_at_eot && last == o_.eot_id) || drawn_ == o_.max_new_tokens) {
+  if (last_token_ends(o_, seq_.back(), drawn_)) {
     done_ = true;
   } else if (session_->position() == block_size_) {
     if (o_.context == ContextPolicy::stop) {
@@ -183,24 +208,8 @@ std::span<const float> Generator::logits() const { return {logits_, static_cast<
 std::optional<int> Generator::next() {
   if (!done_ && drawn_ > 0) advance();
   if (done_) return std::nullopt;
-  const size_t V = static_cast<size_t>(session_->vocab_size());
-  // Weights holding NaN/inf (a diverged run's model, a damaged export) give
-  // NaN logits, from which every sampler would silently return some fixed
-  // token; say so instead.
-  // (The message is built only on failure: this runs for every token.)
-  const float* bad = std::find_if(logits_, logits_ + V, [](float x) { return !std::isfinite(x); });
-  if (bad != logits_ + V)
-    throw Error("generate: the model's output for token " + std::to_string(bad - logits_) + " at position " +
-                std::to_string(session_->position() - 1) +
-                " is not finite (NaN or inf): the weights hold non-finite values (is this the model of a"
-                " diverged run?)");
-  // The tokens drawn so far are the context's last drawn_ (a slide re-encodes
-  // the end of seq_ but keeps it whole).
-  const std::span<const int> drawn = std::span<const int>(seq_).last(static_cast<size_t>(drawn_));
-  const int tok = sample_token(std::span<const float>(logits_, V), o_, rng_, seq_, drawn);
-  seq_.push_back(tok);
-  ++drawn_;
-  return tok;
+  return draw_token(std::span<const float>(logits_, static_cast<size_t>(session_->vocab_size())), o_, rng_, seq_,
+                    drawn_, session_->position());
 }
 
 std::vector<int> generate(const GPT2<float>& model, std::span<const int> prompt, const SamplingOptions& o,

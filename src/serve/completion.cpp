@@ -1,8 +1,6 @@
 #include "serve/completion.h"
 
 #include "gpt2lab/sample/generate.h"
-#include "sample/stop_text.h"
-#include "tokenizer/stream_decoder.h"
 
 namespace gpt2lab::serve {
 
@@ -39,39 +37,36 @@ void append_logprobs(json& all, const json& one) {
 
 }  // namespace
 
-ChoiceResult run_choice(const ServedModel& m, const CompletionRequest& r, size_t p, int j,
-                        const std::function<bool(const ChoicePiece&)>& on_piece) {
-  ChoiceResult out;
-  out.finish_reason = "length";
-  if (r.echo) out.text = r.prompt_texts[p];
-  if (r.max_tokens == 0) return out;
-  SamplingOptions s = r.sampling;
-  s.seed += static_cast<uint64_t>(j);
-  Utf8StreamDecoder decoder;
-  StopText stop(r.stop);
-  generate_steps(m.model, r.prompts[p], s, [&](const GenerationStep& step) {
-    ++out.completion_tokens;
-    ChoicePiece piece;
-    if (r.logprobs >= 0) {
-      piece.token = step.id;
-      piece.scores = token_logprobs(step.logits, step.id, r.logprobs);
-      piece.logprobs = logprobs_of(m.tok, step, piece.scores, r.logprobs);
-      append_logprobs(out.logprobs, piece.logprobs);
-      out.scores.emplace_back(step.id, piece.scores);
-    }
-    // The end of text ends the choice and is not part of its text.
-    if (step.id == s.eot_id) {
-      out.finish_reason = "stop";
-    } else {
-      piece.text = stop.push(decoder.push_token(m.tok, step.id));
-      if (stop.stopped()) out.finish_reason = "stop";
-    }
-    out.text += piece.text;
-    if (!on_piece(piece)) out.cancelled = true;
-    return !out.cancelled && !stop.stopped();
-  });
-  out.text += stop.push(decoder.flush()) + stop.flush();
-  return out;
+ChoiceRun::ChoiceRun(const ServedModel& m, const CompletionRequest& r, size_t p, int j)
+    : m_(m), r_(r), p_(p), options_(r.sampling), stop_(r.stop) {
+  options_.seed += static_cast<uint64_t>(j);
+  out_.finish_reason = "length";
+  if (r.echo) out_.text = r.prompt_texts[p];
+}
+
+bool ChoiceRun::step(const GenerationStep& step, ChoicePiece& piece) {
+  ++out_.completion_tokens;
+  if (r_.logprobs >= 0) {
+    piece.token = step.id;
+    piece.scores = token_logprobs(step.logits, step.id, r_.logprobs);
+    piece.logprobs = logprobs_of(m_.tok, step, piece.scores, r_.logprobs);
+    append_logprobs(out_.logprobs, piece.logprobs);
+    out_.scores.emplace_back(step.id, piece.scores);
+  }
+  // The end of text ends the choice and is not part of its text.
+  if (step.id == options_.eot_id) {
+    out_.finish_reason = "stop";
+  } else {
+    piece.text = stop_.push(decoder_.push_token(m_.tok, step.id));
+    if (stop_.stopped()) out_.finish_reason = "stop";
+  }
+  out_.text += piece.text;
+  return !stop_.stopped();
+}
+
+ChoiceResult ChoiceRun::finish() {
+  out_.text += stop_.push(decoder_.flush()) + stop_.flush();
+  return out_;
 }
 
 json usage_json(const CompletionRequest& r, int completion_tokens) {

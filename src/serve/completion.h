@@ -1,12 +1,14 @@
-// One completion choice run through the library's generate_steps(): the
-// text made valid UTF-8 as it is drawn and cut at stop strings exactly as
-// `gpt2lab sample` prints it (same tokens for the same seed), and OpenAI's
-// JSON for a whole response and for the chunks of a stream.
+// One completion choice, token by token as the server's batch draws them
+// (BatchGenerator: generate()'s tokens): the text made valid UTF-8 as it is
+// drawn and cut at stop strings exactly as `gpt2lab sample` prints it (same
+// tokens for the same seed), and OpenAI's JSON for a whole response and for
+// the chunks of a stream.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +18,9 @@
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/sample/generate.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
+#include "sample/stop_text.h"
 #include "serve/completion_request.h"
+#include "tokenizer/stream_decoder.h"
 
 namespace gpt2lab::serve {
 
@@ -42,14 +46,30 @@ struct ChoiceResult {
   int completion_tokens = 0;
   nlohmann::json logprobs;                            // every token's, or null
   std::vector<std::pair<int, TokenLogprobs>> scores;  // with logprobs: each token and its scores
-  bool cancelled = false;                             // on_piece asked to stop
 };
 
-// Runs choice `j` (seed + j) of prompt `p`. on_piece gets each token's piece
-// as it is drawn; returning false stops generation (the client went away).
-// The text after the last piece (what was held back) is in the result only.
-ChoiceResult run_choice(const ServedModel& m, const CompletionRequest& r, size_t p, int j,
-                        const std::function<bool(const ChoicePiece&)>& on_piece);
+// Choice `j` (seed + j) of prompt `p`, token by token, as the scheduler's
+// batch draws them (serve/scheduler.h).
+class ChoiceRun {
+ public:
+  ChoiceRun(const ServedModel& m, const CompletionRequest& r, size_t p, int j);
+  std::span<const int> prompt() const { return r_.prompts[p_]; }
+  const SamplingOptions& options() const { return options_; }
+  // A drawn token: its piece into `piece`; false when the choice ends with
+  // it (end of text, a stop string).
+  bool step(const GenerationStep& step, ChoicePiece& piece);
+  // The result, with the text held back until now; once, at the end.
+  ChoiceResult finish();
+
+ private:
+  const ServedModel& m_;
+  const CompletionRequest& r_;
+  size_t p_;
+  SamplingOptions options_;
+  Utf8StreamDecoder decoder_;
+  StopText stop_;
+  ChoiceResult out_;
+};
 
 // The fields every response and chunk of one request shares.
 struct ResponseHead {

@@ -14,6 +14,7 @@
 #include "gpt2lab/core/error.h"
 #include "serve/client_watch.h"
 #include "serve/completion_job.h"
+#include "serve/scheduler.h"
 
 namespace gpt2lab::serve {
 
@@ -71,39 +72,18 @@ void count(CompletionRecord& rec, const CompletionRequest& r, size_t i, const Ch
                  c.completion_tokens);
 }
 
-void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseFormat& f, const ResponseHead& head,
-               Pending& p, const ClientWatch& watch, CompletionRecord& rec) {
-  int status = 200;
-  json body;
-  try {
-    std::vector<ChoiceResult> results;
-    for (size_t i = 0; i < r.choices() && !p.cancel; ++i) {
-      results.push_back(run_choice(s.model, r, i / static_cast<size_t>(r.n), static_cast<int>(i % r.n),
-                                   [&](const ChoicePiece&) { return still_wanted(p.cancel, watch); }));
-      count(rec, r, i, results.back());
+// Waits for p's answer and sends it; returns at once, setting p.cancel,
+// once the client has gone away.
+void wait_and_send(const ClientWatch& watch, Pending& p, httplib::Response& res) {
+  std::unique_lock<std::mutex> lock(p.mutex);
+  while (!p.ready.wait_for(lock, kPoll, [&] { return p.done; })) {
+    if (watch.gone()) {
+      p.cancel = true;
+      return;
     }
-    body = f.whole(head, r, results);
-  } catch (const std::exception& e) {
-    status = 500;
-    body = error_json("server_error", std::string("generation failed: ") + e.what());
   }
-  if (p.cancel) rec.cancelled();
-  rec.finish();
-  p.finish(status, std::move(body));
-}
-
-void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, std::shared_ptr<const ResponseFormat> f,
-                    const ResponseHead& head, const ClientWatch& watch, httplib::Response& res) {
-  ++s.stats.requests_deferred;
-  const auto job = [&s, r = std::move(r), f = std::move(f), head, watch](Pending& p) {
-    CompletionRecord rec(s.stats, head.id, s.options.quiet);
-    if (!p.cancel) run_whole(s, *r, *f, head, p, watch, rec);
-    if (p.cancel) rec.cancelled();
-  };
-  if (!run_and_wait(s, watch, std::make_shared<Pending>(), job, res)) {
-    --s.stats.requests_deferred;
-    send_busy(s, res);
-  }
+  res.status = p.status;
+  send_json(res, p.body);
 }
 
 // A streamed completion: the worker queues server-sent events, the
@@ -122,33 +102,94 @@ struct Events {
   }
 };
 
-void run_streamed(const ServerState& s, const CompletionRequest& r, const ResponseFormat& f, const ResponseHead& head,
-                  Events& ev, const ClientWatch& watch, CompletionRecord& rec) {
-  try {
-    int tokens = 0;
-    for (size_t i = 0; i < r.choices() && !ev.cancel; ++i) {
-      size_t sent = 0;
-      if (const json first = f.opening(head, r, i); !first.is_null()) ev.push(first);
-      const auto on_piece = [&](const ChoicePiece& piece) {
-        if (!piece.text.empty() || !piece.logprobs.is_null()) ev.push(f.piece(head, i, piece));
-        sent += piece.text.size();
-        return still_wanted(ev.cancel, watch);
-      };
-      const ChoiceResult c = run_choice(s.model, r, i / static_cast<size_t>(r.n), static_cast<int>(i % r.n), on_piece);
-      count(rec, r, i, c);
-      tokens += c.completion_tokens;
-      const size_t before = (r.echo ? r.prompt_texts[i / static_cast<size_t>(r.n)].size() : 0) + sent;
-      ev.push(f.closing(head, i, c.text.substr(before), c.finish_reason));
-    }
-    if (r.include_usage) ev.push(f.usage_event(head, r, tokens));
-  } catch (const std::exception& e) {
-    ev.push(error_json("server_error", std::string("generation failed: ") + e.what()));
+// A request's choices as the scheduler runs them, side by side, answered
+// in one response (pending) or streamed (events) as they come: a stream's
+// events of different choices interleave (each names its index).
+class CompletionJob : public Job {
+ public:
+  CompletionJob(ServerState& s, std::shared_ptr<const CompletionRequest> r, std::shared_ptr<const ResponseFormat> f,
+                ResponseHead head, ClientWatch watch, std::shared_ptr<Pending> pending, std::shared_ptr<Events> events)
+      : s_(s),
+        r_(std::move(r)),
+        f_(std::move(f)),
+        head_(std::move(head)),
+        watch_(watch),
+        pending_(std::move(pending)),
+        events_(std::move(events)),
+        results_(r_->choices()),
+        sent_(r_->choices(), 0) {
+    for (size_t i = 0; i < r_->choices(); ++i)
+      runs_.push_back(std::make_unique<ChoiceRun>(s.model, *r_, prompt_of(i), static_cast<int>(i % r_->n)));
   }
-  if (ev.cancel) rec.cancelled();
-  rec.finish();
-  std::lock_guard<std::mutex> lock(ev.mutex);
-  ev.done = true;
-  ev.ready.notify_all();
+  size_t choices() const override { return r_->choices(); }
+  std::span<const int> prompt(size_t i) const override { return runs_[i]->prompt(); }
+  SamplingOptions options(size_t i) const override { return runs_[i]->options(); }
+  bool cancelled() const override { return cancel_flag() || !error_.empty(); }
+  void started(size_t i) override {
+    record();
+    if (!events_) return;
+    if (const json first = f_->opening(head_, *r_, i); !first.is_null()) events_->push(first);
+  }
+  bool token(size_t i, const GenerationStep& step) override {
+    ChoicePiece piece;
+    const bool more = runs_[i]->step(step, piece);
+    if (events_ && (!piece.text.empty() || !piece.logprobs.is_null())) events_->push(f_->piece(head_, i, piece));
+    sent_[i] += piece.text.size();
+    return still_wanted(cancel_flag(), watch_) && more;
+  }
+  void ended(size_t i, const std::string& error) override;
+  void finished() override;
+
+ private:
+  size_t prompt_of(size_t i) const { return i / static_cast<size_t>(r_->n); }
+  std::atomic<bool>& cancel_flag() const { return pending_ ? pending_->cancel : events_->cancel; }
+  void record() {
+    if (!rec_) rec_ = std::make_unique<CompletionRecord>(s_.stats, head_.id, s_.options.quiet);
+  }
+  ServerState& s_;
+  std::shared_ptr<const CompletionRequest> r_;
+  std::shared_ptr<const ResponseFormat> f_;
+  ResponseHead head_;
+  ClientWatch watch_;
+  std::shared_ptr<Pending> pending_;
+  std::shared_ptr<Events> events_;
+  std::vector<std::unique_ptr<ChoiceRun>> runs_;
+  std::vector<ChoiceResult> results_;
+  std::vector<size_t> sent_;  // streamed text bytes of each choice
+  std::unique_ptr<CompletionRecord> rec_;
+  std::string error_;  // the first failure's
+  int tokens_ = 0;
+};
+
+void CompletionJob::ended(size_t i, const std::string& error) {
+  if (!error.empty()) {
+    if (error_.empty()) error_ = error;
+    return;
+  }
+  results_[i] = runs_[i]->finish();
+  count(*rec_, *r_, i, results_[i]);
+  tokens_ += results_[i].completion_tokens;
+  if (!events_) return;
+  const size_t before = (r_->echo ? r_->prompt_texts[prompt_of(i)].size() : 0) + sent_[i];
+  events_->push(f_->closing(head_, i, results_[i].text.substr(before), results_[i].finish_reason));
+}
+
+void CompletionJob::finished() {
+  record();
+  if (cancel_flag()) rec_->cancelled();
+  rec_->finish();
+  const json failure = error_.empty() ? json(nullptr) : error_json("server_error", "generation failed: " + error_);
+  if (pending_) {
+    pending_->finish(error_.empty() ? 200 : 500, error_.empty() ? f_->whole(head_, *r_, results_) : failure);
+    return;
+  }
+  if (!error_.empty())
+    events_->push(failure);
+  else if (r_->include_usage && !cancel_flag())
+    events_->push(f_->usage_event(head_, *r_, tokens_));
+  std::lock_guard<std::mutex> lock(events_->mutex);
+  events_->done = true;
+  events_->ready.notify_all();
 }
 
 // Writes the events as they come; false (the connection is dropped) once
@@ -181,21 +222,28 @@ bool write_events(Events& ev, const ClientWatch& watch, httplib::DataSink& sink)
   }
 }
 
+// A completion answered in one response: the handler waits for the
+// worker, and gives up (the choices then stop at their next token) once
+// the client has gone away.
+void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, std::shared_ptr<const ResponseFormat> f,
+                    const ResponseHead& head, const ClientWatch& watch, httplib::Response& res) {
+  auto p = std::make_shared<Pending>();
+  ++s.stats.requests_deferred;
+  if (!s.scheduler->submit(std::make_shared<CompletionJob>(s, std::move(r), std::move(f), head, watch, p, nullptr))) {
+    --s.stats.requests_deferred;
+    send_busy(s, res);
+    return;
+  }
+  wait_and_send(watch, *p, res);
+}
+
 void complete_streamed(ServerState& s, std::shared_ptr<const CompletionRequest> r,
                        std::shared_ptr<const ResponseFormat> f, const ResponseHead& head, const ClientWatch& watch,
                        httplib::Response& res) {
   auto ev = std::make_shared<Events>();
   ++s.stats.requests_deferred;
-  const bool queued = s.scheduler->submit([&s, r = std::move(r), f = std::move(f), head, ev, watch] {
-    CompletionRecord rec(s.stats, head.id, s.options.quiet);
-    if (!ev->cancel) {
-      run_streamed(s, *r, *f, head, *ev, watch, rec);
-    } else {
-      std::lock_guard<std::mutex> lock(ev->mutex);
-      ev->done = true;
-    }
-    if (ev->cancel) rec.cancelled();
-  });
+  const bool queued =
+      s.scheduler->submit(std::make_shared<CompletionJob>(s, std::move(r), std::move(f), head, watch, nullptr, ev));
   if (!queued) {
     --s.stats.requests_deferred;
     send_busy(s, res);
@@ -251,15 +299,7 @@ void Pending::finish(int result_status, json result) {
 bool run_and_wait(ServerState& s, const ClientWatch& watch, const std::shared_ptr<Pending>& p,
                   std::function<void(Pending&)> job, httplib::Response& res) {
   if (!s.scheduler->submit([p, job = std::move(job)] { job(*p); })) return false;
-  std::unique_lock<std::mutex> lock(p->mutex);
-  while (!p->ready.wait_for(lock, kPoll, [&] { return p->done; })) {
-    if (watch.gone()) {
-      p->cancel = true;
-      return true;
-    }
-  }
-  res.status = p->status;
-  send_json(res, p->body);
+  wait_and_send(watch, *p, res);
   return true;
 }
 

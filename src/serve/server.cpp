@@ -200,9 +200,10 @@ void check_api_key(const std::string& key) {
 }
 
 void serve(const ServeOptions& o) {
-  check(o.max_requests >= 1 && o.max_body_bytes >= 1 && o.max_choices >= 1 && o.timeout_s >= 1 &&
+  check(o.max_requests >= 1 && o.parallel >= 1 && o.max_body_bytes >= 1 && o.max_choices >= 1 && o.timeout_s >= 1 &&
             o.request_timeout_s >= 1,
-        "serve: --max-requests, --max-body, --max-choices, --timeout and --request-timeout must be at least 1");
+        "serve: --max-requests, --parallel, --max-body, --max-choices, --timeout and --request-timeout must be at "
+        "least 1");
   if (!o.api_key.empty()) check_api_key(o.api_key);
   set_threads(o.threads);
   ChatTemplate chat = chat_template_for(o.model_dir, o.chat_template);  // a bad file fails before the model loads
@@ -217,7 +218,7 @@ void serve(const ServeOptions& o) {
   add_routes(server, state);
   const int port = listen_port(server, o);
   set_graceful_stop(true);
-  Scheduler scheduler(o.max_requests, o.threads);
+  Scheduler scheduler(model, InferenceOptions{o.weights, state.base.packed}, o.max_requests, o.parallel, o.threads);
   state.scheduler = &scheduler;
   std::atomic<bool> finished{false};
   std::thread stopper([&] {

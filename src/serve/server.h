@@ -8,7 +8,8 @@
 //   GET  /health                               {"status": "ok"}, no key needed
 //   POST /tokenize, /detokenize                text <-> token ids
 //   GET  /metrics                              Prometheus counters (serve/stats.h)
-// Completions run one at a time in arrival order (serve/scheduler.h); every
+// Completions are decoded together, up to --parallel choices at once, and
+// admitted in arrival order (serve/scheduler.h); every
 // error is OpenAI's JSON {"error": {"message", "type", "param", "code"}}.
 #pragma once
 
@@ -31,6 +32,7 @@ struct ServeOptions {
   std::string api_key;              // "" = none; else "Authorization: Bearer KEY" on every endpoint but /health
                                     // (printable ASCII without spaces: check_api_key)
   size_t max_requests = 8;          // completions queued or running; more get 429
+  size_t parallel = 8;              // choices decoded together (serve/scheduler.h)
   size_t max_body_bytes = 1 << 20;  // a request body (decompressed); more gets 413
   size_t max_choices = 16;          // prompts x n of one request
   int timeout_s = 10;               // each read and write on a connection

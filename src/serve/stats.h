@@ -16,7 +16,7 @@ struct ServeStats {
   std::atomic<uint64_t> prompt_tokens{0};
   std::atomic<uint64_t> tokens_predicted{0};
   std::atomic<uint64_t> predict_micros{0};      // time spent generating
-  std::atomic<int64_t> requests_processing{0};  // running now (0 or 1: one worker)
+  std::atomic<int64_t> requests_processing{0};  // running now (decoded together)
   std::atomic<int64_t> requests_deferred{0};    // queued, not started
 
   std::string prometheus() const;

@@ -26,7 +26,6 @@ namespace gpt2lab {
 // A model's weights packed for decoding, shareable (read-only) among the
 // sessions of that model, e.g. one session per thread.
 class DecodeWeights;
-class TeamBarrier;
 std::shared_ptr<const DecodeWeights> pack_decode_weights(const GPT2<float>& model, WeightType type);
 
 struct InferenceOptions {
@@ -36,9 +35,15 @@ struct InferenceOptions {
   std::shared_ptr<const DecodeWeights> packed;
 };
 
+class ForwardPass;
+class KvCache;
+
 class InferenceSession {
  public:
   explicit InferenceSession(const GPT2<float>& model, InferenceOptions options = {});
+  ~InferenceSession();
+  InferenceSession(const InferenceSession&) = delete;
+  InferenceSession& operator=(const InferenceSession&) = delete;
 
   // Appends tokens (position() + n <= block_size, n >= 1); returns the
   // logits (padded_vocab_size floats, the first vocab_size meaningful) of the
@@ -54,56 +59,15 @@ class InferenceSession {
   void reset() { pos_ = 0; }
 
  private:
-  void reserve_rows(int n);
-  // append()'s parts, for n new rows: token + position embeddings into x_,
-  // one transformer block (filling the caches at pos_), the last row's logits.
-  // Matmul `which` of a layer (0 c_attn, 1 attn_proj, 2 c_fc, 3 mlp_proj).
-  void embed(std::span<const int> tokens);
-  void block(int layer, int n);
-  void run(std::span<const int> tokens, bool hidden);  // append()'s work; hidden: append_hidden()'s
-  void layers_and_logits(int n, bool hidden);  // every block, then the last row's logits (or every row's final state)
-  enum class Epilogue { store, gelu, accumulate };  // out = r, = GELU(r), += r
-  void attention(int layer, int n, const float* inp, float* out, Epilogue e);
-  void mlp(int layer, int n, const float* inp, float* out, Epilogue e);
-  void linear(float* out, const float* inp, int layer, int which, int n, Epilogue e);
+  const float* run(std::span<const int> tokens, bool hidden);
   const GPT2<float>& model_;
-  InferenceOptions options_;
-  int pos_ = 0, rows_ = 0;
-  // While a one-row append runs its threads as one team (each thread runs
-  // the same calls; matmuls and attention are shared out by thread number,
-  // row-wide ops run on thread 0, and the team meets here after each).
-  TeamBarrier* team_ = nullptr;
-  // The keys and values: each layer's block_size positions in chunks, in a
-  // chunk head after head (sample/cached_attention.h). In fp32 with fp32
-  // weights, in bf16 with bf16 or int8 weights (half the bytes a decode step
-  // reads from the cache; llama.cpp keeps f16 by default). Left
-  // uninitialized: a position is written before it is read, and zeroing
-  // GPT-2's whole cache up front would fault in every page before the
-  // first token. The pages fault in as the context grows, 2 MiB at a time
-  // (core/large_array.h).
-  struct FreeLarge {
-    void operator()(void* p) const;
-  };
-  std::unique_ptr<void, FreeLarge> k_cache_, v_cache_;
-  bool kv_bf16_ = false;
-  template <typename T>
-  void attend(T* k_cache, T* v_cache, int n);  // n new rows of qkv_ into atty_
-  // Scratch that grows to the longest append; huge-page backed like the
-  // caches (a 512-token prompt's ~35 MB faulted in 4 KiB at a time took
-  // longer than the prompt's GEMMs). Contents are not kept on growth.
-  class Buffer {
-   public:
-    void reserve(size_t n);
-    float* data() { return p_.get(); }
-
-   private:
-    std::unique_ptr<float, FreeLarge> p_;
-    size_t n_ = 0;
-  };
-  Buffer att_;  // (NH, n, n) probabilities of a batched prefill
-  Buffer x_, ln_, mean_, rstd_, qkv_, atty_, scratch_, gelu_;
-  Buffer branch_;  // (n, C) a sublayer's output where the placement needs it apart
-  std::vector<float> logits_;
+  int pos_ = 0;
+  // The forward (sample/forward_pass.h): a one-token append is a decode
+  // step of one row, the one code path DecodeBatch (decode_batch.h) runs
+  // for several sequences. The keys and values (sample/kv_cache.h): in
+  // fp32 with fp32 weights, in bf16 with bf16 or int8 weights.
+  std::unique_ptr<ForwardPass> pass_;
+  std::unique_ptr<KvCache> cache_;
 };
 
 // The final hidden state of each token of one sequence (1 to block_size

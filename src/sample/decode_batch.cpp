@@ -1,0 +1,149 @@
+#include "gpt2lab/sample/decode_batch.h"
+
+#include <algorithm>
+#include <string>
+
+#include "gpt2lab/core/error.h"
+#include "sample/draw.h"
+#include "sample/forward_pass.h"
+
+namespace gpt2lab {
+
+struct DecodeBatch::Sequence {
+  KvCache cache;
+  int pos = 0;
+  bool held = false;
+  std::vector<float> logits;
+};
+
+DecodeBatch::DecodeBatch(const GPT2<float>& model, InferenceOptions options)
+    : model_(model), pass_(std::make_unique<ForwardPass>(model, std::move(options))) {}
+
+DecodeBatch::~DecodeBatch() = default;
+
+DecodeBatch::Sequence& DecodeBatch::held(int id) const {
+  check(id >= 0 && static_cast<size_t>(id) < sequences_.size() && sequences_[static_cast<size_t>(id)]->held,
+        "DecodeBatch: no sequence " + std::to_string(id) + " is held");
+  return *sequences_[static_cast<size_t>(id)];
+}
+
+int DecodeBatch::add(std::span<const int> prompt) {
+  const ModelConfig& c = model_.config();
+  check_append(c, 0, prompt);
+  auto free = std::find_if(sequences_.begin(), sequences_.end(), [](const auto& s) { return !s->held; });
+  if (free == sequences_.end()) {
+    sequences_.push_back(std::make_unique<Sequence>(Sequence{KvCache(c, pass_->kv_bf16()), 0, false, {}}));
+    free = sequences_.end() - 1;
+  }
+  Sequence& s = **free;
+  // As InferenceSession::append: one token is a one-row decode step.
+  const DecodeRow row{&s.cache, 0, prompt[0]};
+  const float* logits = prompt.size() == 1 ? pass_->decode({&row, 1}) : pass_->prefill(s.cache, 0, prompt);
+  s.logits.assign(logits, logits + c.vocab_size);
+  s.pos = static_cast<int>(prompt.size());
+  s.held = true;
+  ++held_;
+  return static_cast<int>(free - sequences_.begin());
+}
+
+void DecodeBatch::remove(int id) {
+  held(id).held = false;
+  --held_;
+}
+
+void DecodeBatch::step(std::span<const int> ids, std::span<const int> tokens) {
+  check(ids.size() == tokens.size(),
+        "DecodeBatch::step: " + std::to_string(ids.size()) + " ids but " + std::to_string(tokens.size()) + " tokens");
+  if (ids.empty()) return;
+  std::vector<DecodeRow> rows;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Sequence& s = held(ids[i]);
+    check(std::count(ids.begin(), ids.end(), ids[i]) == 1,
+          "DecodeBatch::step: sequence " + std::to_string(ids[i]) + " is named twice");
+    check_append(model_.config(), s.pos, tokens.subspan(i, 1));
+    rows.push_back({&s.cache, s.pos, tokens[i]});
+  }
+  const float* logits = pass_->decode(rows);
+  const size_t V = static_cast<size_t>(vocab_size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Sequence& s = held(ids[i]);
+    std::copy(logits + i * V, logits + (i + 1) * V, s.logits.begin());
+    ++s.pos;
+  }
+}
+
+std::span<const float> DecodeBatch::logits(int id) const { return held(id).logits; }
+
+int DecodeBatch::position(int id) const { return held(id).pos; }
+
+// A Generator's state without its session (generate.cpp).
+struct BatchGenerator::State {
+  SamplingOptions o;
+  Rng rng;
+  std::vector<int> seq;
+  int drawn = 0;
+  bool done = false;
+};
+
+BatchGenerator::BatchGenerator(const GPT2<float>& model, InferenceOptions options)
+    : model_(model), weights_(options.weights), batch_(model, std::move(options)) {}
+
+BatchGenerator::~BatchGenerator() = default;
+
+int BatchGenerator::add(std::span<const int> prompt, const SamplingOptions& o) {
+  check_generation(model_.config(), prompt, o);
+  check(o.context == ContextPolicy::stop, "BatchGenerator: a sliding context is not supported; use stop");
+  check(o.weights == weights_, std::string("BatchGenerator: the options ask for ") + weight_type_name(o.weights) +
+                                   " weights, the batch decodes " + weight_type_name(weights_));
+  const int id = batch_.add(prompt);
+  if (states_.size() <= static_cast<size_t>(id)) states_.resize(static_cast<size_t>(id) + 1);
+  states_[static_cast<size_t>(id)] = std::make_unique<State>(State{o, Rng(o.seed), {prompt.begin(), prompt.end()}});
+  states_[static_cast<size_t>(id)]->done = o.max_new_tokens == 0;
+  return id;
+}
+
+void BatchGenerator::remove(int id) {
+  batch_.remove(id);
+  states_[static_cast<size_t>(id)].reset();
+}
+
+// Generator::advance's test: true when the last drawn token is to be fed;
+// otherwise the sequence may have ended (done is set).
+bool BatchGenerator::wants_step(int id) const {
+  State& s = *states_[static_cast<size_t>(id)];
+  if (s.done || s.drawn == 0) return false;
+  if (last_token_ends(s.o, s.seq.back(), s.drawn) || batch_.position(id) == model_.config().block_size) s.done = true;
+  return !s.done;
+}
+
+std::vector<BatchGenerator::Drawn> BatchGenerator::next(std::vector<std::pair<int, std::string>>* failed) {
+  std::vector<int> ids, tokens;
+  for (size_t id = 0; id < states_.size(); ++id)
+    if (states_[id] && wants_step(static_cast<int>(id))) {
+      ids.push_back(static_cast<int>(id));
+      tokens.push_back(states_[id]->seq.back());
+    }
+  batch_.step(ids, tokens);
+  std::vector<Drawn> out;
+  for (size_t id = 0; id < states_.size(); ++id) {
+    State* s = states_[id].get();
+    if (!s) continue;
+    const int i = static_cast<int>(id);
+    const std::span<const float> logits = batch_.logits(i);
+    if (s->done) {
+      out.push_back({i, std::nullopt, logits});
+      continue;
+    }
+    try {
+      out.push_back({i, draw_token(logits, s->o, s->rng, s->seq, s->drawn, batch_.position(i)), logits});
+    } catch (const Error& e) {
+      s->done = true;
+      if (!failed) throw;
+      failed->emplace_back(i, e.what());
+      out.push_back({i, std::nullopt, logits});
+    }
+  }
+  return out;
+}
+
+}  // namespace gpt2lab
