@@ -6,15 +6,17 @@ missing), `gpt2lab_gpt2` (the same, needing data/gpt2 too), `report`
 (a random model over GPT-2's tokens, and `gpt2lab serve` on it), `tmp`
 (tmp_path as a string). Scratch folders are pytest's tmp_path (one test)
 and tmp_path_factory (a module-scoped fixture that several tests read,
-such as a trained model). The gpt2lab binary and
-the test tool come from the environment ctest sets (harness.BIN,
-harness.TOOL).
+such as a trained model). The gpt2lab binary and the test tool come from
+the environment ctest sets (harness.BIN, harness.TOOL).
 
 Exit status as ctest reads it (SKIP_RETURN_CODE 77): a file whose tests all
 skipped (a missing prerequisite: node, MPI, the fetched data outside CI)
 exits 77, shown as skipped, never as passed; a failed test exits 1.
+ctest gives each file a --basetemp of its own; it is removed unless a test
+failed or GPT2LAB_KEEP_SCRATCH=1 is set.
 """
 import os
+import shutil
 
 import pytest
 
@@ -51,6 +53,12 @@ def pytest_sessionfinish(session, exitstatus):
     nothing_ran = not _outcomes["passed"] and not _outcomes["failed"]
     if nothing_ran and _outcomes["skipped"] and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = harness.SKIP
+    # A --basetemp (ctest's) is removed when the file passed or skipped, as
+    # the trained runs in it add up; it is kept for a look when a test
+    # failed, and always with GPT2LAB_KEEP_SCRATCH=1.
+    basetemp = session.config.option.basetemp
+    if basetemp and session.exitstatus in (0, harness.SKIP) and not os.environ.get("GPT2LAB_KEEP_SCRATCH"):
+        shutil.rmtree(basetemp, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
