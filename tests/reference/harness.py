@@ -48,16 +48,16 @@ def gpt2lab_module(need_gpt2_data=True):
     """The built Python module, imported (conftest.py's gpt2lab fixtures); a
     skip where it is not built (pybind11 missing, or a sanitizer build) or,
     with need_gpt2_data, where data/gpt2 (GPT-2's tokenizer) is missing
-    outside CI (a failure under CI)."""
+    outside CI (a failure under CI); at a module's top level too."""
     import pytest
     module_dir = os.environ.get("GPT2LAB_PY_MODULE_DIR", "")
     data = os.environ.get("GPT2LAB_DATA") or os.path.join(SOURCE, "data")
     if not module_dir:
-        pytest.skip("the Python module is not built here (pybind11 missing, or a sanitizer build)")
+        skip("the Python module is not built here (pybind11 missing, or a sanitizer build)")
     if need_gpt2_data and not os.path.exists(os.path.join(data, "gpt2")):
         if os.environ.get("CI"):
             pytest.fail("data/gpt2 missing under CI (scripts/setup.sh fetches it)")
-        pytest.skip("data/gpt2 (GPT-2's tokenizer) is missing")
+        skip("data/gpt2 (GPT-2's tokenizer) is missing")
     sys.path.insert(0, module_dir)
     import gpt2lab
     return gpt2lab
