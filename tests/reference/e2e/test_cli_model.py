@@ -1,6 +1,5 @@
 """CLI: `gpt2lab init` / `gpt2lab info` work and refuse bad input cleanly."""
 import os
-import sys
 
 import pytest
 
@@ -173,7 +172,3 @@ def test_convert_with_an_unwritable_tokenizer_leaves_out_as_it_was(tmp):
 def test_help_lists_the_subcommands():
     r = gpt2lab("--help")
     assert r.returncode == 0 and "init" in r.stdout and "info" in r.stdout, "--help lists the subcommands"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

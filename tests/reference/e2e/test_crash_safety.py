@@ -18,7 +18,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -182,7 +181,3 @@ def test_torn_state_json_is_refused(data, corrupt):
     r = train(data, c, "-B", "4", "-T", "32", "--steps", "8", "--resume", check=False)
     assert r.returncode == 1 and "state.json" in r.stderr and "internal error" not in r.stderr, \
         f"a torn state.json is refused: {r.stderr.strip()[:160]}"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

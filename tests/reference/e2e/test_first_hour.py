@@ -11,7 +11,6 @@ import pty
 import re
 import struct
 import subprocess
-import sys
 import termios
 
 import pytest
@@ -301,7 +300,3 @@ def test_cli_errors_suggest_the_right_word():
         f"an unknown flag gets the error prefix and a suggestion: {r.stderr.strip()[:120]}"
     r = gpt2lab("tarin")
     assert r.returncode != 0 and "did you mean train" in r.stderr, "a misspelt command gets a suggestion"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -13,7 +13,6 @@ cannot, so ctest shows it as skipped rather than passed.
 import json
 import os
 import shutil
-import sys
 
 import pytest
 
@@ -90,7 +89,3 @@ def test_resume_after_freeing_space_gives_identical_metrics(small_disk, data, fu
     harness.command(["mount", "-o", "remount,size=64m", mnt], check=True)
     train(data, full, *COMMON, "--save-every", "1", "--resume")
     assert stable(read_metrics(full)) == ref, "after freeing space, --resume gives identical metrics"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

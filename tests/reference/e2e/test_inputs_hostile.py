@@ -265,7 +265,3 @@ def test_python_module_names_integers_past_int64(tmp):
     assert (r.returncode == 0 and "18446744073709551617 is out of range" in r.stdout
            and "9223372036854775813 is out of range" in r.stdout and "-92233" not in r.stdout), \
         f"gpt2lab.train(steps=2**64 + 1 / 2**63 + 5) names the value: {(r.stdout + r.stderr).strip()[-200:]}"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

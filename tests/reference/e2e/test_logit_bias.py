@@ -8,7 +8,6 @@ itself is checked against a hand computation in tests/sample/logit_bias_test.cpp
 Skips when the Python module is not built or data/gpt2 (the
 tokenizer) is missing and CI is not set.
 """
-import sys
 
 import pytest
 
@@ -118,7 +117,3 @@ def test_generate_refuses_a_bias_out_of_range(gpt2lab_gpt2, m):
         m.generate(PROMPT, max_new_tokens=1, logit_bias={5: 101})
     assert str(e.value) == ("logit_bias of token 5 = 101 is out of range: it must be a finite number >= -100 "
                             "and <= 100"), f"generate(logit_bias={{5: 101}}) is refused in sample's words: {e.value}"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -171,7 +170,3 @@ def test_launcher_says_which_rank_died(rank_killed):
     err = rank_killed[3]
     assert "signal" in err.lower() or "exited" in err.lower() or "abort" in err.lower(), \
         "the launcher says which rank died"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

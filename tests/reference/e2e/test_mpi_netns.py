@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -207,7 +206,3 @@ def test_cluster_is_taken_down(cluster):
     left = [ns for ns in harness.command(["ip", "netns", "list"]).stdout.split() if ns.startswith(NAME + "-")]
     assert not left and not os.path.exists(os.path.join(STATE, NAME)), \
         f"the cluster is taken down ({len(left)} namespaces left)"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

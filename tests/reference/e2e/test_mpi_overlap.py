@@ -5,7 +5,6 @@ all-reduce and with ZeRO-1's reduce-scatter, on 2 ranks.
 Skips only when gpt2lab was built without MPI or mpirun is absent."""
 import os
 import shutil
-import sys
 
 import pytest
 
@@ -84,7 +83,3 @@ def test_overlapped_sum_equals_blocking(compared, zero, what):
 def test_every_step_records_its_wait(compared, zero, what):
     _, overlapped = compared(zero)
     assert all(r["comm_wait_ms"] >= 0 for r in overlapped), "every step records its wait for the sum"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -8,7 +8,6 @@ is checked against a hand computation in tests/sample/openai_penalties_test.cpp.
 Skips when the Python module is not built or data/gpt2 (the
 tokenizer) is missing and CI is not set.
 """
-import sys
 
 import pytest
 
@@ -85,7 +84,3 @@ def test_sample_refuses_in_the_same_words(tiny_gpt2_model):
     r = harness.run("sample", "--model", tiny_gpt2_model, "--prompt", PROMPT, "--presence-penalty", "2.5")
     assert (r.returncode != 0 and "--presence-penalty = 2.5 is out of range: it must be a finite number >= -2 and <= 2"
             in r.stderr), f"sample --presence-penalty 2.5 is refused in the same words ({r.stderr.strip()!r})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -7,7 +7,6 @@ Needs /dev/full: skips without it, so ctest shows it as skipped rather than
 passed.
 """
 import os
-import sys
 
 import pytest
 
@@ -57,7 +56,3 @@ def test_temperature_nan_is_refused_before_printing(ckpt):
 def test_top_p_nan_is_refused_before_printing(ckpt):
     r = run("sample", "--model", ckpt, "--prompt-ids", "1 2 3", "--top-p", "nan")
     assert r.returncode != 0 and r.stdout == "", "--top-p nan is refused before anything is printed"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -5,7 +5,6 @@ and computes the PyTorch reference's logits (input x sqrt(n_embd)).
 
 Skips when the module was not built."""
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -55,7 +54,3 @@ def test_logits_equal_the_reference(m, saved):
     ref, _ = load_checkpoint(saved).forward(torch.tensor(ids))
     e = rel_err(ours, ref.detach().numpy())
     assert e < 1e-5, f"logits equal the PyTorch reference's (input x 8): {e:.1e} relative"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

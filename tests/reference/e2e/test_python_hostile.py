@@ -349,7 +349,3 @@ def test_lock_held_by_this_process(tmp):
     msg = seen[0] if seen else ""
     assert f"already in use by this process (pid {os.getpid()})" in msg and "another gpt2lab process" not in msg, \
         f"a folder this process holds is said to be held by this process ({msg})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -320,7 +320,3 @@ def test_ctrl_c_finishes_the_step_saves_and_raises(gpt2lab, data, tmp):
     assert (line == "running\n" and "KeyboardInterrupt" in err and '"interrupted"' in status
             and harness.checkpoint_problems(out) == []), \
         f"Ctrl-C: the step finishes, a checkpoint is saved, KeyboardInterrupt raised (exit {p.returncode})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -8,7 +8,6 @@ A tiny random-weight model over 97 tokens samples near uniformly: two fresh
 module was not built.
 """
 import os
-import sys
 
 import pytest
 
@@ -63,7 +62,3 @@ def test_seed_equals_the_cli_seed(m, seeded, tmp_path):
     r = harness.run("sample", "--model", path, "--prompt-ids", "1 2", "--max-new-tokens", str(N), "--seed", "7",
                     "--format", "ids", "--quiet", check=True)
     assert [int(x) for x in r.stdout.split()] == seeded[0], "generate(seed=7) equals `gpt2lab sample --seed 7`"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

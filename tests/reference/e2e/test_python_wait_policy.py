@@ -59,7 +59,3 @@ def test_spin_count_set_adds_no_policy():
     policy, spin = imported(GOMP_SPINCOUNT="10000")
     assert policy == "None", f"GOMP_SPINCOUNT set: no policy is added (got {policy})"
     assert spin in (None, "10000"), f"GOMP_SPINCOUNT=10000 is the runtime's spin count (got {spin})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

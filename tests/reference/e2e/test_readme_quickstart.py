@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 
@@ -78,7 +77,3 @@ def test_sample_command_stops_before_a_blank_line(sample, tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("The economy") and "\n\n" not in r.stdout[:-1], \
         (f"the quick start's sample command runs on a tiny model and stops before a blank line "
          f"({r.stderr.strip()[-200:]!r})")
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -12,7 +12,6 @@ import shutil
 import stat
 import struct
 import subprocess
-import sys
 import time
 
 import pytest
@@ -606,7 +605,3 @@ def test_limits_and_messages(tmp):
     r = run("info", weird)
     assert r.returncode == 1 and "[json.exception" not in r.stderr and r.stderr.count(weird) == 1, \
         "a torn config.json: no raw JSON exception text, the path once"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

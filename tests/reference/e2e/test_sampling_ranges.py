@@ -6,7 +6,6 @@ the same out-of-range values, naming the same range in the same words
 Skips when the Python module is not built or data/gpt2 (the server's
 tokenizer) is missing and CI is not set.
 """
-import sys
 
 import pytest
 
@@ -83,7 +82,3 @@ def test_generate_takes_the_lowest_top_p(m):
 def test_server_takes_the_lowest_top_p(tiny_server):
     status, _, got = tiny_server.request("POST", "/v1/completions", {"prompt": "Hi", "max_tokens": 1, "top_p": 1e-6})
     assert status == 200, f"/v1/completions top_p 1e-6 is taken ({status} {got})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

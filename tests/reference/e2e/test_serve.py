@@ -27,7 +27,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import time
 
 import pytest
@@ -416,7 +415,3 @@ def test_server_still_serves_after_all_that(srv):
 def test_sigterm_exits_0(srv):
     code = srv.stop(signal.SIGTERM)
     assert code == 0, f"SIGTERM: the server exits 0 (got {code})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

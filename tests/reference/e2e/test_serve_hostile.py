@@ -29,7 +29,6 @@ import os
 import random
 import socket
 import subprocess
-import sys
 import threading
 import zlib
 
@@ -368,7 +367,3 @@ def test_sample_names_a_huge_temperature(model):
     r = harness.run("sample", "--model", model, "--prompt", "Hi", "--temperature", "1e39", timeout=60)
     assert r.returncode != 0 and "1e+39" in r.stderr and "inf" not in r.stderr, \
         f"sample --temperature 1e39 is refused naming it ({r.stderr.strip()[-100:]!r})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

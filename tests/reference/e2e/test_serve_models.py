@@ -15,7 +15,6 @@ the client checks need node and the fetched openai package too.
 import json
 import os
 import shutil
-import sys
 
 import pytest
 
@@ -154,7 +153,3 @@ def test_client_create_with_min_p_gets_400(client):
     extra = client[2]
     assert extra.get("error", {}).get("status") == 400 and extra["error"].get("param") == "min_p", \
         f"openai client completions.create with min_p: a 400 naming min_p ({extra})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -16,10 +16,7 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
-
-import pytest
 
 import harness
 from shards import make_dataset
@@ -78,7 +75,3 @@ def test_signals_during_training_never_crash(tmp_path):
             bad.append(why)
             print("      " + why, flush=True)
     assert not bad, f"{N} signals: every run exited 0 with a readable result ({len(bad)} did not)"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -382,7 +382,3 @@ def test_damaged_study_json_is_refused(full, corpus, tmp, i):
     assert r.returncode == 1 and message in r.stderr and "use another --out" in r.stderr and kept, \
         (f"a damaged study.json is refused: {message}"
          + ("" if r.returncode == 1 else f" (exit {r.returncode}: {r.stderr[-300:]})"))
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

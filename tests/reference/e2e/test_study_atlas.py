@@ -5,7 +5,6 @@ init and at its end, the report draws the atlas section with its figures
 and the four verdict rows, and a rerun redoes nothing."""
 import json
 import os
-import sys
 
 import pytest
 
@@ -150,7 +149,3 @@ def test_rerun_redoes_nothing(atlas, md):
     assert (r.returncode == 0 and f"0 runs done now, {SWEEP_RUNS} found done" in r.stderr and
             "training" not in r.stderr), \
         "rerunning the atlas redoes no run and no probe"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -222,7 +222,3 @@ def test_run_recorded_under_other_settings_is_refused(cloned, resumed):
     r = harness.command(study_cmd(c))
     assert r.returncode != 0 and "was recorded with other settings (steps)" in r.stderr, \
         "a run recorded with other settings than the budget plans is refused, naming the field"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -9,7 +9,6 @@ computed on two real runs that saw the same batches."""
 import json
 import math
 import os
-import sys
 
 import pytest
 
@@ -248,7 +247,3 @@ def test_two_real_models_on_the_same_batches(tmp):
     tb, okb = E.tokens_to_val([tuple(x) for x in cb], target, 32)
     assert oka and okb and ta != tb, \
         f"two models on the same batches reach a validation target at different tokens ({ta:.1f} vs {tb:.1f})"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

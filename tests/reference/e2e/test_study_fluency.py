@@ -12,8 +12,6 @@ import json
 import os
 import sys
 
-import pytest
-
 import harness
 import synthetic_study as syn
 
@@ -264,7 +262,3 @@ def test_from_study_folders(tmp):
     assert (r.returncode == 0 and "No run of this study has fluency samples" in md and
             f"| {V.CLAIM_TEXT['fluency']} | not tested | no run has fluency records" in md), \
         "report: a study without fluency records -> the section says so, the verdict is not tested"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -11,8 +11,6 @@ import math
 import os
 import sys
 
-import pytest
-
 import harness
 import synthetic_study as syn
 
@@ -239,7 +237,3 @@ def test_from_a_study_folder(tmp):
             "under rule stable-gradients/2, changed after the runs (registered: stable-gradients/1): confirmed"
             in gai), \
         "a study without rules (registered /1): the ratio rule's findings and verdict beside the slope rule's"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

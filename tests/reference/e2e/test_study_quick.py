@@ -8,7 +8,6 @@ them drawn. (The tiny budget's tests check the mechanics in seconds; this
 one checks that the real sizes give every rule its inputs.)"""
 import json
 import os
-import sys
 
 import pytest
 
@@ -86,7 +85,3 @@ def test_fluency_sanity_check_passes(study):
     ("figures/fluency_judge.png", "the fluency figure")])
 def test_report_shows_the_section(study, needle, what):
     assert needle in study[2], f"the report shows {what}"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -496,7 +496,3 @@ def test_missing_matplotlib_exits_3(paper, tmp):
         f.write("raise ImportError('hidden by the test')\n")
     r = harness.command([sys.executable, REPORT, p], env={"PYTHONPATH": fake})
     assert r.returncode == 3 and "matplotlib is missing" in r.stderr, "no matplotlib -> exit 3"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -103,7 +103,3 @@ def test_profile_figure_has_every_embedding_setting(rendered):
     # A figure per embedding setting: 3 x 2 rows of profiles.
     assert os.path.getsize(os.path.join(out, "figures", "grad_at_init_profiles.png")) > 1000, \
         "the profile figure is drawn with three embedding settings"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -7,8 +7,6 @@ import math
 import os
 import sys
 
-import pytest
-
 import harness
 import synthetic_study as syn
 
@@ -420,7 +418,3 @@ def test_from_a_study_folder(tmp):
         line = results["against"][k].line()
         assert line in md[md.index("## Summary of findings"):], \
             f"the section of claim '{k}' prints the same verdict as the table"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

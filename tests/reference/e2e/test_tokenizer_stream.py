@@ -21,7 +21,6 @@ fetched data are missing and CI is not set.
 """
 import os
 import shutil
-import sys
 
 import numpy as np
 
@@ -152,7 +151,3 @@ def test_bad_id_in_a_file_names_the_file_and_byte(files, tmp_path):
     r = harness.run("tokenize", "--decode", id_files[0], text=False)
     assert r.returncode != 0 and id_files[0] + ", byte 3" in r.stderr.decode(), \
         "a bad id in a file: the error names the file and the byte"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -11,7 +11,6 @@ memory, so peak RSS says nothing there.
 import os
 import resource
 import subprocess
-import sys
 
 import pytest
 
@@ -33,7 +32,3 @@ def test_long_line_without_white_space_has_bounded_memory(tmp_path):
     assert r.returncode == 0 and peak_mb < 300, \
         (f"a 32 MB line without white space: peak RSS {peak_mb:.0f} MB (< 300; earlier children peaked at "
          f"{before / 1024:.0f} MB)")
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

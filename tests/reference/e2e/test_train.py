@@ -6,7 +6,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -292,7 +291,3 @@ def test_truncated_shard_is_refused_naming_the_file(tmp_path):
 def test_negative_learning_rate_is_refused(data, tmp_path):
     r = train(data, str(tmp_path / "x6"), "--lr", "-1", check=False)
     assert r.returncode == 1 and "--lr" in r.stderr, "a negative learning rate is refused"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

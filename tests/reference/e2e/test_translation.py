@@ -12,7 +12,6 @@ import json
 import os
 import random
 import struct
-import sys
 
 import pytest
 
@@ -303,7 +302,3 @@ def test_study_translation_preset(setup):
                 {k: v for k, v in x.get("translation", {}).items() if k != "seconds"})
     assert [result(x) for x in sj["runs"]] == [result(x) for x in s["runs"]], \
         "with --jobs 2 every run (fine-tunings after their pre-training) has the same outcome and BLEU"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -189,7 +189,3 @@ def test_existing_gguf_file_needs_force(model, exported):
     _, hf, tmp = model
     again = harness.run("convert", "--input", hf, "--out", os.path.join(tmp, "f32.gguf"), "--to", "gguf")
     assert again.returncode != 0 and "--force" in again.stderr, "an existing GGUF file needs --force"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -4,7 +4,6 @@ merges) prints the same text as `gpt2lab sample --temperature 0` on the
 checkpoint, for several prompts. Needs llama.cpp built
 (scripts/fetch_llama_cpp.sh, ~10 min on 2 cores); skipped without it."""
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -52,7 +51,3 @@ def test_llama_cpp_prints_what_gpt2lab_samples(converted, p):
 
 def test_prompts_fit_the_context(converted):
     assert len(PROMPTS[0]) + NEW < BLOCK, "prompts and continuations fit the context"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

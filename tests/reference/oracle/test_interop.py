@@ -4,7 +4,6 @@ PyTorch reference token for token; conversions round-trip exactly; damaged
 files fail cleanly."""
 import json
 import os
-import sys
 
 import numpy as np
 import torch
@@ -226,7 +225,3 @@ def test_post_ln_model_is_not_exported_to_llmc(tmp_path):
                 "--block-size", "8", "--norm", "post", "--out", str(tmp_path / "post"))
     r = harness.run("convert", "--input", str(tmp_path / "post"), "--out", str(tmp_path / "post.bin"))
     assert r.returncode == 1 and "Pre-LN" in r.stderr, "a Post-LN model is not exported to llm.c"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -39,7 +39,6 @@ import os
 import random
 import re
 import string
-import sys
 
 import pytest
 
@@ -394,7 +393,3 @@ def test_chrf_equals_nltk(tmp_path, name, hyps, refs, beta):
         f"chrF {name} (beta {beta}, corpus statistics): n-gram counts equal NLTK's matching"
     assert close(ours["score"], ref["score"]), \
         f"chrF {name} (beta {beta}, corpus statistics): {ours['score']:.9f} vs {ref['score']:.9f}"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -15,7 +15,6 @@ and ReZero's alphas included, which the inits leave at 0/1/0) and ignored
 targets, for every placement and norm type, with and without the scale.
 """
 import os
-import sys
 
 import numpy as np
 import torch
@@ -138,7 +137,3 @@ def test_forward_backward_match_the_reference(cases, label):
     assert not bad_grads, "; ".join(bad_grads)
     bad = [f"{label}: {k} off by {e:.2e} relative" for k, e in errs.items() if e > 1e-5]
     assert not bad, "; ".join(bad)
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

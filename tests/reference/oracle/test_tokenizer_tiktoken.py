@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import zlib
 
 import pytest
@@ -265,7 +264,3 @@ def prerequisites():
         pytest.skip("node or the fetched data is missing")
     yield
     print(f"tiktoken: {cache_use['run']} runs, {cache_use['hit']} answers reused from {CACHE}")
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))

@@ -10,7 +10,6 @@ alpha learned, and not decayed) and RMSNorm.
 """
 import math
 import os
-import sys
 
 import numpy as np
 import torch
@@ -143,7 +142,3 @@ def test_clipping_fires_on_both_branches(compared):
     total_clipped = sum(sum(n > CLIP for n in compared(run)[3]) for run in RUNS)
     assert 0 < total_clipped < len(RUNS) * STEPS, \
         f"clipping fired on {total_clipped} of {len(RUNS) * STEPS} steps; both branches must be exercised"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__]))
