@@ -210,7 +210,7 @@ def test_bad_input_is_refused_with_nothing_written(setup, tmp):
         f"a folder with someone else's train.jsonl is not replaced, even with --force: {r.stderr.strip()[-160:]}"
 
 
-def test_train_and_eval_translation(prepared, tmp):
+def test_train_and_eval_translation(setup, prepared, tmp):
     d = prepared[0]
     run = os.path.join(tmp, "run")
     r = gpt2lab("train", "--data", d, "--out", run, "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "-B", "4",
@@ -244,10 +244,10 @@ def test_train_and_eval_translation(prepared, tmp):
     assert r.returncode == 1 and open(mine).read() == "{}\n", "a file eval-translation did not write is not replaced"
     # A model whose tokenizer is not the dataset's: refused, naming both.
     tok = os.path.join(tmp, "tok")
-    gpt2lab("tokenizer", "train", "--input", os.path.join(tmp, "corpus"), "--vocab-size", "300", "--out", tok,
+    gpt2lab("tokenizer", "train", "--input", os.path.join(setup[0], "corpus"), "--vocab-size", "300", "--out", tok,
             check=True)
     other = os.path.join(tmp, "other")
-    gpt2lab("prepare-translation", "--catalogs", os.path.join(tmp, "cats"), "--tokenizer", tok, "--out", other,
+    gpt2lab("prepare-translation", "--catalogs", os.path.join(setup[0], "cats"), "--tokenizer", tok, "--out", other,
             "--valid-pairs", "20", "--test-pairs", "30", check=True)
     r = gpt2lab("eval-translation", "--model", run, "--data", other, "--out", os.path.join(tmp, "x.json"))
     assert r.returncode == 1 and "tokenizer" in r.stderr and not os.path.exists(os.path.join(tmp, "x.json")), \
@@ -260,7 +260,7 @@ def test_train_and_eval_translation(prepared, tmp):
     assert r.returncode == 1 and "has changed since" in r.stderr, f"an edited test.jsonl is refused: {r.stderr[-200:]}"
     with open(test_file, "wb") as f:
         f.write(kept)
-    r = gpt2lab("eval-translation", "--model", run, "--data", os.path.join(tmp, "corpus"))
+    r = gpt2lab("eval-translation", "--model", run, "--data", os.path.join(setup[0], "corpus"))
     assert r.returncode == 1 and "not a translation dataset" in r.stderr, "a folder that is not a translation dataset"
 
 
