@@ -1,7 +1,7 @@
 // The FMA peak: what the cores can multiply-add when nothing else limits them.
-// Issue 18 asks for training "at >= 85 % of the measured FMA peak"; the sgemm
-// peak that train_bench also reports is a library's best on a large square,
-// which sits below this one. Measured at the vector width a kernel would use:
+// The training step's efficiency is stated as its share of this measured
+// peak (docs/performance.md); the sgemm peak that train_bench also reports
+// is a library's best on a large square, which sits below this one. Measured at the vector width a kernel would use:
 // 512-bit on AVX-512 machines and 256-bit everywhere, because Zen 4 executes
 // a 512-bit FMA as two 256-bit halves (same peak for both widths) while Zen 5
 // runs it whole (twice the 256-bit peak).

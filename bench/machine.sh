@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the bench scripts. Every result they print is headed by the
-# machine it ran on and its load (issue 18: CPU kinds differ, and this host
-# is shared), and ends with the load after it, so a table in docs/ can say
+# machine it ran on and its load (CPU kinds differ, and the host may be
+# shared), and ends with the load after it, so a table in docs/ can say
 # both.
 #   machine_line [WHAT]   "# <UTC time>, <CPU model>, <cores> cores, load average a b c, WHAT"
 #   load_after            "# load average after: a b c"
@@ -15,7 +15,7 @@ load_after() {
   echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 # machine_peaks [THREADS]  "# peaks at N threads, measured now: FMA ..., sgemm ..., read bandwidth ..."
-# (bench/peak_bench.cpp, ~3 s), or why it could not be measured.
+# (bench/peak_bench.cpp, a few seconds), or why it could not be measured.
 machine_peaks() {
   local bin=${BUILD_DIR:-build}/bench/peak_bench
   if [ -x "$bin" ]; then

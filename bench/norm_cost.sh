@@ -7,7 +7,7 @@
 # C384) where the norms are a smaller share of the step. Prints the CPU,
 # the load average before and after, every repeat's median ms/step, and a
 # Markdown table (median over repeats, min-max, RMS/LN ratio).
-#   bench/norm_cost.sh [THREADS] [STEPS] [REPEATS]   (after a Release build; ~4 min of steps at the defaults on 1 thread)
+#   bench/norm_cost.sh [THREADS] [STEPS] [REPEATS]   (after a Release build; minutes at the defaults on 1 thread)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/machine.sh

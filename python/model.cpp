@@ -51,21 +51,56 @@ Batch batch_of(const py::handle& obj, const char* what) {
   return b;
 }
 
-py::array_t<float> forward(Model& m, const py::handle& ids) {
-  const Batch b = batch_of(ids, "forward");
-  const int V = m.model.config().vocab_size, Vp = m.model.config().padded_vocab_size();
-  std::vector<py::ssize_t> shape = {b.B, b.T, V};
+// A (rows..., C) float32 array copied from the model's (B*T, C) buffer.
+py::array_t<float> rows_copy(const float* src, const Batch& b, py::ssize_t width) {
+  std::vector<py::ssize_t> shape = {b.B, b.T, width};
   if (b.one_row) shape.erase(shape.begin());
   py::array_t<float> out(shape);
-  float* dst = out.mutable_data();
+  std::copy(src, src + static_cast<size_t>(b.B) * b.T * width, out.mutable_data());
+  return out;
+}
+
+// Model.forward: the logits, and on request what the forward computed on
+// the way (the model keeps every activation of its last forward; these are
+// copies, read under the same lock).
+py::object forward(Model& m, const py::handle& ids, const py::handle& hidden, const py::handle& attentions) {
+  const Batch b = batch_of(ids, "forward");
+  const bool want_hidden = bool_arg(hidden, "forward: return_hidden_states");
+  const bool want_att = bool_arg(attentions, "forward: return_attentions");
+  const ModelConfig& c = m.model.config();
+  const int V = c.vocab_size, Vp = c.padded_vocab_size();
+  std::vector<py::ssize_t> shape = {b.B, b.T, V};
+  if (b.one_row) shape.erase(shape.begin());
+  py::array_t<float> logits(shape);
+  float* dst = logits.mutable_data();
+  py::tuple hidden_states(want_hidden ? c.n_layer + 2 : 0), probs(want_att ? c.n_layer : 0);
+  std::unique_lock lock(m.busy, std::defer_lock);
   without_gil([&] {
-    std::lock_guard lock(m.busy);
+    lock.lock();
     m.model.forward(b.ids.data(), nullptr, b.B, b.T);
     // The model's rows are padded to Vp; the padding is not a logit.
     const float* src = m.model.logits();
     for (size_t row = 0; row < static_cast<size_t>(b.B) * b.T; ++row)
       std::copy(src + row * Vp, src + row * Vp + V, dst + row * V);
   });
+  if (!want_hidden && !want_att) return logits;
+  // Still under the lock (taken without the GIL, so no deadlock with a
+  // thread that holds the lock and waits for the GIL: none does).
+  for (int l = 0; want_hidden && l <= c.n_layer; ++l) hidden_states[l] = rows_copy(m.model.residual(l), b, c.n_embd);
+  if (want_hidden) hidden_states[c.n_layer + 1] = rows_copy(m.model.head_input(), b, c.n_embd);
+  for (int l = 0; want_att && l < c.n_layer; ++l) {
+    std::vector<py::ssize_t> ashape = {b.B, c.n_head, b.T, b.T};
+    if (b.one_row) ashape.erase(ashape.begin());
+    py::array_t<float> a(ashape);
+    const float* src = m.model.attention_probs(l);
+    std::copy(src, src + static_cast<size_t>(b.B) * c.n_head * b.T * b.T, a.mutable_data());
+    probs[l] = a;
+  }
+  lock.unlock();
+  py::dict out;
+  out["logits"] = logits;
+  if (want_hidden) out["hidden_states"] = hidden_states;
+  if (want_att) out["attentions"] = probs;
   return out;
 }
 
@@ -201,23 +236,133 @@ class Stream {
   std::unique_ptr<Generator> gen_;
 };
 
+// generate's keywords besides the sampling options: what it returns.
+struct Returned {
+  bool logprobs = false;
+  int top = 0;  // top_logprobs: the most likely tokens per step, with logprobs
+};
+
+// A batch: a 2-D array, or a list/tuple of prompts (lists or arrays of ids,
+// or str), rows of any length each.
+bool is_batch(const py::handle& prompt) {
+  if (py::isinstance<py::array>(prompt)) return py::array::ensure(prompt).ndim() == 2;
+  if (!py::isinstance<py::list>(prompt) && !py::isinstance<py::tuple>(prompt)) return false;
+  const auto seq = py::reinterpret_borrow<py::sequence>(prompt);
+  if (py::len(seq) == 0) return false;
+  const py::object first = seq[0];
+  return py::isinstance<py::list>(first) || py::isinstance<py::tuple>(first) || py::isinstance<py::array>(first) ||
+         py::isinstance<py::str>(first);
+}
+
+// One row's generation: its new ids and, on request, the log-probabilities
+// (token_logprobs: the raw logits' log-softmax, OpenAI's `logprobs`) of
+// each drawn token and of the most likely ones.
+py::object generate_row(Model& m, const py::handle& prompt, const std::vector<int>& ids, const SamplingOptions& o,
+                        const Returned& r) {
+  std::vector<double> chosen;
+  std::vector<std::vector<std::pair<int, double>>> top;
+  const std::vector<int> out = without_gil([&] {
+    if (!r.logprobs) return generate(m.model, ids, o, [](int) { return !stop_requested(); });
+    return generate_steps(m.model, ids, o, [&](const GenerationStep& step) {
+      TokenLogprobs t = token_logprobs(step.logits, step.id, r.top);
+      chosen.push_back(t.chosen);
+      if (r.top > 0) top.push_back(std::move(t.top));
+      return !stop_requested();
+    });
+  });
+  const bool text = py::isinstance<py::str>(prompt);
+  const py::object tokens =
+      text ? py::bytes(m.tokenizer().decode(out)).attr("decode")("utf-8", "replace") : py::cast(out);
+  if (!r.logprobs) return tokens;
+  py::dict d;
+  d[text ? "text" : "tokens"] = tokens;
+  if (text) d["tokens"] = py::cast(out);
+  d["logprobs"] = py::cast(chosen);
+  if (r.top > 0) d["top_logprobs"] = py::cast(top);
+  return d;
+}
+
+// Row i's seed: seed + i for an int (so rows differ), seed[i] for a list,
+// a fresh one each without.
+std::vector<uint64_t> row_seeds(const py::handle& seed, size_t rows) {
+  std::vector<uint64_t> seeds(rows);
+  if (seed.is_none()) {
+    for (auto& s : seeds) s = fresh_seed();
+  } else if (py::isinstance<py::list>(seed) || py::isinstance<py::tuple>(seed)) {
+    const auto seq = py::reinterpret_borrow<py::sequence>(seed);
+    check(py::len(seq) == rows, "generate: seed has " + std::to_string(py::len(seq)) + " entries but the batch has " +
+                                    std::to_string(rows) + " rows (give one seed per row, or one int)");
+    for (size_t i = 0; i < rows; ++i) seeds[i] = seed_arg(seq[i], "seed[" + std::to_string(i) + "]");
+  } else {
+    const uint64_t base = seed_arg(seed, "seed");
+    for (size_t i = 0; i < rows; ++i) seeds[i] = base + i;  // wraps at 2**64, as documented
+  }
+  return seeds;
+}
+
+py::object generate_call(Model& m, const py::handle& prompt, const py::kwargs& kw) {
+  Returned r;
+  py::kwargs rest;
+  py::object seed = py::none();
+  for (const auto& [k, v] : kw) {
+    const std::string key = str_arg(k, "Model.generate: a keyword");
+    if (key == "return_logprobs")
+      r.logprobs = bool_arg(v, "return_logprobs");
+    else if (key == "top_logprobs")
+      r.top = static_cast<int>(int_arg(v, "top_logprobs", 0, m.model.config().vocab_size));
+    else if (key == "seed")
+      seed = py::reinterpret_borrow<py::object>(v);
+    else
+      rest[k] = v;
+  }
+  r.logprobs = r.logprobs || r.top > 0;
+  SamplingOptions o = sampling(m, rest, "Model.generate");
+  if (!is_batch(prompt)) {
+    if (!seed.is_none()) o.seed = seed_arg(seed, "seed");
+    return generate_row(m, prompt, prompt_ids(m, prompt), o, r);
+  }
+  // Every row is checked before the first is generated.
+  std::vector<py::object> rows;
+  if (py::isinstance<py::array>(prompt)) {
+    const auto a = py::array::ensure(prompt);
+    for (py::ssize_t i = 0; i < a.shape(0); ++i) rows.push_back(a[py::int_(i)]);
+  } else {
+    for (const py::handle row : py::reinterpret_borrow<py::sequence>(prompt))
+      rows.push_back(py::reinterpret_borrow<py::object>(row));
+  }
+  std::vector<std::vector<int>> ids;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string what = "prompt row " + std::to_string(i);
+    if (!py::isinstance<py::str>(rows[i]))
+      ids.push_back(ids_from(rows[i], what.c_str()));
+    else
+      ids.push_back(prompt_ids(m, rows[i]));
+    try {
+      check_generation(m.model.config(), ids.back(), o);
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
+  }
+  const std::vector<uint64_t> seeds = row_seeds(seed, rows.size());
+  py::list out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    o.seed = seeds[i];
+    out.append(generate_row(m, rows[i], ids[i], o, r));
+  }
+  return out;
+}
+
 void add_generation(py::class_<Model, std::shared_ptr<Model>>& c) {
   // pybind11 keeps a copy of each docstring.
   const std::string generate_doc = sampling_doc(
-      "New token ids after the prompt (ids), or the new text (a str prompt); as `gpt2lab sample` draws them");
+      "New token ids after the prompt (ids), or the new text (a str prompt); as `gpt2lab sample` draws them. "
+      "A batch (a 2-D array, or a list of prompts of any lengths) gives a list, row i as generate(row i, "
+      "seed=seed + i) (or seed[i] for a list of seeds). return_logprobs=True: a dict (per row) with 'tokens' "
+      "(and 'text' for a str prompt), 'logprobs' of the drawn tokens, and with top_logprobs=N the N most "
+      "likely per step as (id, logprob) pairs");
   const std::string stream_doc =
       sampling_doc("An iterator over the new token ids, each drawn when asked for (same tokens as generate)");
-  c.def(
-      "generate",
-      [](Model& m, const py::handle& prompt, const py::kwargs& kw) -> py::object {
-        const SamplingOptions o = sampling(m, kw, "Model.generate");
-        const std::vector<int> ids = prompt_ids(m, prompt);
-        std::vector<int> out =
-            without_gil([&] { return generate(m.model, ids, o, [](int) { return !stop_requested(); }); });
-        if (!py::isinstance<py::str>(prompt)) return py::cast(out);
-        return py::bytes(m.tokenizer().decode(out)).attr("decode")("utf-8", "replace");
-      },
-      py::arg("prompt"), generate_doc.c_str());
+  c.def("generate", &generate_call, py::arg("prompt"), generate_doc.c_str());
   c.def(
       "stream",
       [](Model& m, const py::handle& prompt, const py::kwargs& kw) {
@@ -251,6 +396,88 @@ void save(Model& m, const py::handle& path, const py::handle& overwrite, const p
       with_tokenizer = [&](const fs::path& staging) { write_tokenizer_files(staging, spec, block_size); };
     save_model(dir, m.model, replace, nlohmann::json::object(), with_tokenizer);
   });
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string t = "(";
+  for (size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+  return t + (shape.size() == 1 ? ",)" : ")");
+}
+
+// Model.state_dict: every tensor by its Hugging Face name, a float32 copy.
+py::dict state_dict(Model& m) {
+  py::dict d;
+  std::lock_guard lock(m.busy);
+  for (const TensorInfo& t : m.model.layout().tensors()) {
+    py::array_t<float> a(std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()));
+    std::copy(m.model.params() + t.offset, m.model.params() + t.offset + t.numel, a.mutable_data());
+    d[py::str(t.name)] = a;
+  }
+  return d;
+}
+
+// Model.named_parameters: (name, read-only view) pairs; each view keeps the
+// model alive and shows what load_state_dict writes later.
+py::list named_parameters(const std::shared_ptr<Model>& m) {
+  py::list out;
+  const py::object owner = py::cast(m);
+  for (const TensorInfo& t : m->model.layout().tensors()) {
+    py::array_t<float> view(std::vector<py::ssize_t>(t.shape.begin(), t.shape.end()), m->model.params() + t.offset,
+                            owner);
+    py::detail::array_proxy(view.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+    out.append(py::make_tuple(t.name, view));
+  }
+  return out;
+}
+
+// Model.load_state_dict: every key, shape and dtype is checked before one
+// weight is written, so a refused dict leaves the model as it was.
+py::dict load_state_dict(Model& m, const py::handle& obj, const py::handle& strict_arg) {
+  const bool strict = bool_arg(strict_arg, "load_state_dict: strict");
+  if (!py::isinstance<py::dict>(obj))
+    throw Error("load_state_dict: expected a dict of name -> array, got " +
+                py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+  const ParamLayout& layout = m.model.layout();
+  std::vector<std::pair<const TensorInfo*, py::array_t<float>>> given;
+  py::list unexpected, missing;
+  for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
+    const std::string key = str_arg(k, "load_state_dict: a key");
+    const TensorInfo* t = layout.find(key);
+    if (!t) {
+      unexpected.append(key);
+      continue;
+    }
+    const py::array a = py::array::ensure(v);
+    if (!a) throw Error("load_state_dict: '" + key + "' is not an array");
+    std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+    if (shape != t->shape)
+      throw Error("load_state_dict: '" + key + "' has shape " + shape_text(shape) + ", expected " +
+                  shape_text(t->shape));
+    if (!a.dtype().is(py::dtype::of<float>()))
+      throw Error("load_state_dict: '" + key + "' has dtype " + py::str(a.dtype()).cast<std::string>() +
+                  ", expected float32 (convert with .astype(numpy.float32))");
+    given.emplace_back(t, py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a));
+  }
+  for (const TensorInfo& t : layout.tensors()) {
+    bool found = false;
+    for (const auto& g : given) found = found || g.first == &t;
+    if (!found) missing.append(t.name);
+  }
+  if (strict && (py::len(missing) > 0 || py::len(unexpected) > 0)) {
+    auto names = [](const py::list& l) { return py::str(", ").attr("join")(l).cast<std::string>(); };
+    std::string msg = "load_state_dict(strict=True):";
+    if (py::len(missing) > 0) msg += " missing keys: " + names(missing) + ";";
+    if (py::len(unexpected) > 0) msg += " unexpected keys: " + names(unexpected) + ";";
+    throw Error(msg + " pass strict=False to load the keys that match");
+  }
+  {
+    std::lock_guard lock(m.busy);
+    for (const auto& [t, a] : given) std::copy(a.data(), a.data() + t->numel, m.model.params() + t->offset);
+  }
+  py::dict r;
+  r["missing_keys"] = missing;
+  r["unexpected_keys"] = unexpected;
+  return r;
 }
 
 std::shared_ptr<Model> init(const py::kwargs& fields) {
@@ -301,8 +528,22 @@ void add_model(py::module_& m) {
            py::arg("tokenizer") = py::none(),
            "Writes a checkpoint folder (config.json + model.safetensors, published in one rename); with "
            "tokenizer (\"gpt2\" or a folder) its files go with it, in the same rename")
-      .def("forward", &forward, py::arg("ids"),
-           "Logits (float32) of every position: (T, V) for a 1-D input, (B, T, V) for 2-D")
+      .def("forward", &forward, py::arg("ids"), py::kw_only(), py::arg("return_hidden_states") = false,
+           py::arg("return_attentions") = false,
+           "Logits (float32) of every position: (T, V) for a 1-D input, (B, T, V) for 2-D. With "
+           "return_hidden_states or return_attentions, a dict: 'logits'; 'hidden_states', n_layer + 2 arrays "
+           "(B, T, C): the embeddings' output, each block's output, then what the LM head reads (ln_f's "
+           "output; the last block's without a final norm); 'attentions', n_layer arrays (B, n_head, T, T) of "
+           "attention probabilities")
+      .def("state_dict", &state_dict,
+           "Every parameter by its Hugging Face name (transformer.h.0.attn.c_attn.weight, ...; Conv1D weights "
+           "(in, out)) as a float32 numpy copy; lm_head is tied to transformer.wte.weight")
+      .def("named_parameters", &named_parameters,
+           "(name, array) pairs of state_dict's names: read-only views of the model's weights (no copy)")
+      .def("load_state_dict", &load_state_dict, py::arg("state_dict"), py::arg("strict") = true,
+           "Copies float32 arrays of state_dict's names and shapes into the model; every key, shape and dtype "
+           "is checked before anything is written. strict=True: missing or unexpected keys are an error. "
+           "Returns {'missing_keys': [...], 'unexpected_keys': [...]}")
       .def("loss", &loss, py::arg("ids"), py::arg("targets"),
            "Mean next-token cross-entropy; a target of -1 is skipped")
       .def("grad_norms", &grad_norms, py::arg("ids"), py::arg("targets"),

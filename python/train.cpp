@@ -1,11 +1,13 @@
 // gpt2lab.train and gpt2lab.read_metrics: the CLI's trainer, given its
 // options as keywords (the flags' names), and what a run wrote.
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "bindings.h"
 #include "gpt2lab/train/progress.h"
 #include "gpt2lab/train/request.h"
+#include "gpt2lab/train/token_dataset.h"
 #include "gpt2lab/train/trainer.h"
 
 namespace gpt2lab::python {
@@ -80,15 +82,51 @@ py::dict result_dict(const TrainResult& r, const TrainOptions& o) {
   return d;
 }
 
+// train(train_tokens=..., val_tokens=...): the arrays become the dataset
+// folder `data` (default OUT.data, beside the run: the run folder itself
+// holds only the run), written once and kept, so the run is the CLI's run
+// of that folder: the same trainer, the same metrics, and resume=True
+// finds the same data again.
+struct TokenArrays {
+  std::string dir;
+  std::vector<int> train, val;
+};
+
+TokenArrays token_arrays(TrainRequest& request, const py::kwargs& options, const py::object& train_tokens,
+                         const py::object& val_tokens) {
+  check(!train_tokens.is_none(), "train: val_tokens needs train_tokens");
+  TokenArrays a;
+  a.train = ids_from(train_tokens, "train_tokens");
+  if (!val_tokens.is_none()) a.val = ids_from(val_tokens, "val_tokens");
+  check(val_tokens.is_none() || !a.val.empty(), "val_tokens: no tokens");
+  if (options.contains("data")) {
+    a.dir = path_arg(options["data"], "data");
+  } else {
+    check(options.contains("out"), "train: train_tokens needs out (the run folder)");
+    const std::filesystem::path out = std::filesystem::absolute(path_arg(options["out"], "out")).lexically_normal();
+    a.dir = (out.has_filename() ? out : out.parent_path()).string() + ".data";
+    request.set("data", a.dir);
+  }
+  return a;
+}
+
 py::dict train_run(const py::object& progress, const py::kwargs& options) {
   check(progress.is_none() || PyCallable_Check(progress.ptr()) ||
             (py::isinstance<py::str>(progress) && progress.equal(py::str("stderr"))),
         "train: progress must be a callable, None or \"stderr\"");
   TrainRequest request;
+  py::object train_tokens = py::none(), val_tokens = py::none();
   for (const auto& [k, v] : options) {
     const std::string name = str_arg(k, "train: a keyword");
+    if (name == "train_tokens" || name == "val_tokens") {
+      (name == "train_tokens" ? train_tokens : val_tokens) = py::reinterpret_borrow<py::object>(v);
+      continue;
+    }
     request.set(name, json_of(v, name.c_str()));
   }
+  std::optional<TokenArrays> arrays;
+  if (!train_tokens.is_none() || !val_tokens.is_none())
+    arrays = token_arrays(request, options, train_tokens, val_tokens);
   const TrainOptions o = request.resolve([&](const std::string& note) {
     TrainEvent e;
     e.text = note;
@@ -97,6 +135,8 @@ py::dict train_run(const py::object& progress, const py::kwargs& options) {
     else if (!progress.is_none())
       std::fprintf(stderr, "note: %s\n", note.c_str());
   });
+  // Written once every option is known good (resolve checked them).
+  if (arrays) without_gil([&] { write_token_dataset(arrays->dir, arrays->train, arrays->val); });
   Progress p{progress, o.log_every, std::nullopt};
   clear_stop_request();
   TrainResult r;

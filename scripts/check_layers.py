@@ -4,14 +4,16 @@
 The library is layered so that each folder of src/ depends only on the ones
 below it:
 
-    core < dist, model < io < tokenizer < data < train, sample < study, serve < cli
+    core < dist, model < io < tokenizer < data < train, sample < translation < study, serve < cli
 
 (dist and model are independent of each other, and so are train and
-sample, and study and serve.) A layer's public headers live in include/gpt2lab/<layer>/ and
-count as that layer. An include of another folder at the same level, or
-above, is reported as FILE:LINE and the script exits 1; so is a public
-header that includes a private one (an installed header would not find
-it). The Python module (python/) is a consumer like the examples: it may
+sample, and study and serve.) translation is the machine-translation case
+(catalogs, pairs, datasets, greedy translation, BLEU and chrF): it builds on
+data and sample, and the study and the command line use it. A layer's
+public headers live in include/gpt2lab/<layer>/ and count as that layer.
+An include of another folder at the same level, or above, is reported as
+FILE:LINE and the script exits 1; so is a public header that includes a
+private one (an installed header would not find it). The Python module (python/) is a consumer like the examples: it may
 include public headers only. Run by scripts/test.sh.
 """
 import os
@@ -19,7 +21,8 @@ import re
 import sys
 
 RANK = {"core": 0, "dist": 1, "model": 1, "io": 2, "tokenizer": 3, "data": 4, "train": 5, "sample": 5,
-        "study": 6, "serve": 6, "cli": 7}
+        "translation": 6, "study": 7, "serve": 7, "cli": 8}
+ORDER = "core < dist, model < io < tokenizer < data < train, sample < translation < study, serve < cli"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(gpt2lab/)?([a-z_]+)/')
 
 
@@ -39,8 +42,7 @@ def check_folder(folder, shown, layer, public, bad):
                 if dep == layer:
                     continue
                 if dep not in RANK or RANK[dep] >= RANK[layer]:
-                    bad.append(f"{shown}/{name}:{n}: {layer} includes {dep}/ (layers: "
-                               "core < dist, model < io < tokenizer < data < train, sample < study, serve < cli)")
+                    bad.append(f"{shown}/{name}:{n}: {layer} includes {dep}/ (layers: {ORDER})")
 
 
 def main(root):

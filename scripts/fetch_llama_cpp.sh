@@ -7,7 +7,7 @@
 #   scripts/fetch_llama_cpp.sh --source  # only the source (data/llama.cpp/src)
 # Idempotent. setup.sh fetches the source only, for its Python GGUF reader
 # (gguf-py, which tests/reference/oracle/test_gguf.py reads our files with);
-# the build takes ~10 min on 2 cores, and what needs it (bench/
+# the build takes minutes, and what needs it (bench/
 # sample_compare.sh, oracle/test_gguf_llama_cpp.py) skips with a message
 # without it.
 set -euo pipefail

@@ -5,7 +5,7 @@
 # -fsanitize=address,undefined (float-cast-overflow included in clang's
 # "undefined") -fno-sanitize-recover=all, plus the coverage hooks libFuzzer
 # needs. Building the instrumented library once and linking both the tests
-# and the fuzz targets against it halves the CI time of issue 9's checks.
+# and the fuzz targets against it halves the CI time of these checks.
 #   scripts/san_build.sh [TARGET ...]      # default: everything
 #   SAN_BUILD_DIR=... JOBS=...             # default build-san, 2 jobs
 # -O2 keeps the numerical tests fast enough; -gline-tables-only gives file:line
@@ -14,12 +14,12 @@
 # (a file that fails is rebuilt, and fails again, on every rerun).
 # GPT2LAB_UNITY_CLI (the default, named here because this build depends on
 # it for its time): the command line's 20 files as two units, so CLI11's
-# header-only implementation is compiled twice, not 20 times (394 -> 118
-# CPU-seconds here).
+# header-only implementation is compiled twice, not 20 times.
 # -no-pie: the executables are linked at a fixed address, so the loader has
 # no relocations to apply to them (217,000 in the sanitized gpt2lab, whose
 # pages were each copied on write at every start). The tests start the
-# sanitized CLI ~700 times; each start now faults ~1,500 fewer pages.
+# sanitized CLI hundreds of times, so the pages each start no longer
+# faults in add up (docs/performance.md has the counts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

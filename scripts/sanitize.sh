@@ -20,8 +20,7 @@
 #   the Python e2e and oracle tests: the default, fast unwinder. They drive
 #       the sanitized CLI, which never leaves libomp's descriptors behind;
 #       if it ever did, the leak would fail the test, not pass unseen. The
-#       full unwinder made these tests 1.6-1.9x slower (e2e.test_study 72 s
-#       against 45, oracle.test_model_vs_torch 67 against 35).
+#       full unwinder made these tests much slower (docs/performance.md).
 #   e2e.test_mpi* (test_mpi, test_mpi_overlap, test_mpi_netns): leak
 #       checking off (ASan, UBSan on). Open MPI leaves allocations behind by
 #       design inside components it has unloaded by exit, which no
@@ -61,8 +60,8 @@ done
 # set, instead of every process touching up to 256 MB of fresh pages first.
 # Page faults are what this suite spends its time on here (a fault costs the
 # kernel much more on this VM than on bare metal, and two tests at once
-# fault in each other's way): with 256 the Python tests took 465 s and
-# 10.8M+ faults, with 16 they take 305 s (docs/reliability.md, section 6).
+# fault in each other's way), and a smaller quarantine leaves fewer fresh
+# pages to fault in (docs/reliability.md, section 6, has the numbers).
 ASAN_BASE=halt_on_error=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:quarantine_size_mb=16
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan-suppressions.txt:print_suppressions=0}

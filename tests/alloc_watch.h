@@ -1,8 +1,8 @@
 // "Refused before any allocation", made checkable: the test binary replaces
-// the global operator new/delete (tests/io/safetensors_hostile_test.cpp) to
-// remember the largest single request since the last reset. A loader handed
-// a header that claims 2^40 elements must throw without ever asking for more
-// than a small, fixed amount.
+// the global operator new/delete (alloc_watch.cpp) to remember the largest
+// single request since the last reset. A loader handed a header that claims
+// 2^40 elements must throw without ever asking for more than a small, fixed
+// amount.
 #pragma once
 
 #include <gtest/gtest.h>

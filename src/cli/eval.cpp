@@ -70,6 +70,10 @@ void run_eval(const EvalFlags& f) {
     return;
   }
   const std::string data = f.data.empty() ? default_dataset_dir().string() : f.data;
+  std::error_code ec;
+  check(!f.data.empty() || fs::exists(data, ec), "no --data given, and the default dataset '" + data +
+                                                     "' does not exist (" + data_directory_origin() +
+                                                     "): pass --data DIR (a folder `gpt2lab prepare` made)");
   report(f, data + " (" + f.split + ")", evaluate_split(model, data, f.split, f.B, T, f.batches, loss));
 }
 

@@ -8,7 +8,7 @@
 #include "core/json.h"
 #include "core/threads.h"
 #include "gpt2lab/core/error.h"
-#include "sample/translate.h"
+#include "translation/translate.h"
 
 namespace gpt2lab::cli::eval_translation_command {
 namespace {

@@ -36,10 +36,15 @@ void add(CLI::App& app) {
   sub->callback([f] {
     set_threads(f->options.threads);
     PrepareOptions o = f->options;
-    if (f->inputs.empty())
+    if (f->inputs.empty()) {
+      std::error_code ec;
+      check(fs::exists(default_corpus_dir(), ec),
+            "no --input given, and the default corpus '" + default_corpus_dir().string() + "' does not exist (" +
+                data_directory_origin() + "): pass --input FILES, or fetch it (scripts/setup.sh in the source tree)");
       o.inputs = {default_corpus_dir()};
-    else
+    } else {
       o.inputs.assign(f->inputs.begin(), f->inputs.end());
+    }
     o.out = f->out.empty() ? default_dataset_dir() : fs::path(f->out);
     const PrepareSummary s = prepare_dataset(o);
     std::printf(

@@ -1,11 +1,11 @@
 // gpt2lab prepare-translation: gettext catalogs -> a masked translation
-// dataset (src/data/translation_dataset.h).
+// dataset (src/translation/dataset.h).
 #include <cstdio>
 
 #include "cli/command.h"
 #include "core/data_dir.h"
 #include "core/threads.h"
-#include "data/translation_dataset.h"
+#include "translation/dataset.h"
 
 namespace gpt2lab::cli::prepare_translation_command {
 namespace {

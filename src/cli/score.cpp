@@ -13,7 +13,7 @@
 #include "cli/output.h"
 #include "core/file.h"
 #include "gpt2lab/core/error.h"
-#include "sample/translation_metrics.h"
+#include "translation/metrics.h"
 
 namespace gpt2lab::cli::score_command {
 namespace {

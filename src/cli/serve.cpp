@@ -16,6 +16,9 @@ void add_flags(CLI::App* sub, serve::ServeOptions& o) {
   add_threads_flag(sub, o.threads);
   add_weights_flag(sub, o.weights);
   sub->add_option("--tokenizer", o.tokenizer, "gpt2 or a directory (default: the one recorded with the model)");
+  sub->add_option("--chat-template", o.chat_template,
+                  "Chat template JSON for /v1/chat/completions (default: chat_template.json beside the model, "
+                  "else the one docs/serve.md describes)");
   sub->add_option("--model-id", o.model_id, "The model's name in responses (default: its folder's name)");
   sub->add_option("--api-key", o.api_key,
                   "Require \"Authorization: Bearer KEY\" on every endpoint but /health (default: none; "

@@ -11,19 +11,29 @@ std::optional<fs::path> installed_share_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return std::nullopt;
-  const fs::path share = exe.parent_path().parent_path() / "share" / "gpt2lab";
-  if (exe.parent_path().filename() != "bin" || !fs::is_directory(share, ec)) return std::nullopt;
+  const fs::path bin = exe.parent_path();
+  const fs::path share = bin.filename() == "bin" ? bin.parent_path() / "share" / "gpt2lab" : bin / "share" / "gpt2lab";
+  if (!fs::is_directory(share, ec)) return std::nullopt;
   return share;
 }
 
-fs::path source_dir() { return GPT2LAB_SOURCE_DIR; }
+namespace {
+
+const char* data_env() {
+  const char* env = std::getenv(std::string(kDataEnvVar).c_str());
+  return env != nullptr && *env != '\0' ? env : nullptr;
+}
+
+}  // namespace
 
 fs::path data_directory() {
-  const char* env = std::getenv(std::string(kDataEnvVar).c_str());
-  if (env != nullptr && *env != '\0') return env;
-  std::error_code ec;
-  if (const auto share = installed_share_dir(); share && fs::is_directory(*share / "data", ec)) return *share / "data";
-  return source_dir() / "data";
+  if (const char* env = data_env()) return env;
+  return "data";
+}
+
+std::string data_directory_origin() {
+  if (data_env()) return "from $" + std::string(kDataEnvVar);
+  return "data/ of the working directory; set " + std::string(kDataEnvVar) + " to use another folder";
 }
 
 fs::path default_corpus_dir() { return data_directory() / "sotu"; }

@@ -1,13 +1,20 @@
-// Where gpt2lab finds what it reads at run time: its default data (GPT-2's
-// tokenizer, the corpus, the prepared dataset) and the study report script.
-// In order: the environment variable, then share/gpt2lab beside an
-// installed program (PREFIX/bin/gpt2lab -> PREFIX/share/gpt2lab), then the
-// source tree the library was built from (scripts/fetch_data.sh fills its
-// data/).
+// Where gpt2lab finds what it reads and writes by default: its data (GPT-2's
+// tokenizer, the corpus, the prepared dataset, the catalogs) and the Python
+// tools (the study report, the plot).
+//
+// Data: $GPT2LAB_DATA when set, else data/ in the working directory, never
+// the source tree the program was built from (an installed program, or one
+// built from a second checkout, must not read or write another tree). GPT-2's
+// tokenizer files are also found in share/gpt2lab/data beside an installed
+// program, which ships them. Tools: their variables, then share/gpt2lab/tools
+// beside the program (installed: PREFIX/bin/gpt2lab -> PREFIX/share/gpt2lab;
+// the build tree: build/gpt2lab -> build/share/gpt2lab, which CMake links to
+// the source tree's tools/).
 #pragma once
 
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gpt2lab {
@@ -16,15 +23,17 @@ inline constexpr std::string_view kDataEnvVar = "GPT2LAB_DATA";
 
 std::filesystem::path data_directory();
 
+// How data_directory() was chosen, for messages that name a path in it:
+// "from $GPT2LAB_DATA" or "data/ of the working directory; set GPT2LAB_DATA
+// to use another folder".
+std::string data_directory_origin();
+
 // The default corpus and dataset: data/sotu and data/sotu_gpt2.
 std::filesystem::path default_corpus_dir();
 std::filesystem::path default_dataset_dir();
 
-// PREFIX/share/gpt2lab when the running program is an installed one (the
-// folder exists beside its bin/), else nullopt.
+// share/gpt2lab beside the running program (see above) when that folder
+// exists, else nullopt.
 std::optional<std::filesystem::path> installed_share_dir();
-
-// The source tree the library was built from.
-std::filesystem::path source_dir();
 
 }  // namespace gpt2lab

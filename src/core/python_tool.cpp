@@ -19,7 +19,10 @@ fs::path python_tool(const std::string& name, const char* env_var) {
   std::error_code ec;
   if (const auto share = installed_share_dir(); share && fs::exists(*share / "tools" / name, ec))
     return *share / "tools" / name;
-  return source_dir() / "tools" / name;
+  // Not found: where an installed program keeps it; run_python_tool says
+  // it is missing, naming this path and the variables.
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return exe.parent_path().parent_path() / "share" / "gpt2lab" / "tools" / name;
 }
 
 std::string python_interpreter() {
@@ -32,7 +35,9 @@ std::string python_interpreter() {
 bool run_python_tool(const fs::path& tool, const std::vector<std::string>& args, std::string* message) {
   std::error_code ec;
   if (!fs::exists(tool, ec)) {
-    *message = "'" + tool.string() + "' not found";
+    *message = "'" + tool.string() +
+               "' not found: set GPT2LAB_REPORT_SCRIPT (the study report) or GPT2LAB_PLOT_SCRIPT (plot) to the "
+               "script in tools/ of the gpt2lab source, or install gpt2lab (share/gpt2lab/tools)";
     return false;
   }
   const std::string py = python_interpreter();

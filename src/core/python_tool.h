@@ -9,8 +9,9 @@
 
 namespace gpt2lab {
 
-// tools/NAME: $ENV_VAR if set, else an installed share/gpt2lab/tools/NAME,
-// else the source tree's (see core/data_dir.h).
+// tools/NAME: $ENV_VAR if set, else share/gpt2lab/tools/NAME beside the
+// program (see core/data_dir.h), never the source tree's by a compiled-in
+// path.
 std::filesystem::path python_tool(const std::string& name, const char* env_var);
 
 // $GPT2LAB_PYTHON, else Debian's /usr/bin/python3 (the one with

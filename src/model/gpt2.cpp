@@ -117,6 +117,18 @@ const R* GPT2<R>::residual(int l) const {
   return norm_after_add(config_.norm) ? L.ln2 : L.res2;
 }
 
+template <typename R>
+const R* GPT2<R>::head_input() const {
+  return config_.final_norm ? acts_.lnf : residual(config_.n_layer);
+}
+
+template <typename R>
+const R* GPT2<R>::attention_probs(int l) const {
+  check(l >= 0 && l < config_.n_layer,
+        "attention_probs: layer " + std::to_string(l) + " is not in [0, " + std::to_string(config_.n_layer) + ")");
+  return acts_.layers[static_cast<size_t>(l)].att;
+}
+
 namespace {
 
 void check_batch(const ModelConfig& c, const int* tokens, const int* targets, int B, int T) {

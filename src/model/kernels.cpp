@@ -209,10 +209,11 @@ void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R*
 // Always exact fp32/fp64, also under MatmulBf16Scope. It is causal: row t of
 // the scores needs keys 0..t only. The forward still computes the whole
 // T x T scores and zeroes the masked half: cut into blocks of rows, each
-// over the keys that reach it, it did fewer multiply-adds but ran 19-33 %
-// slower (docs/performance.md). The backward's four products do run in
-// blocks of kCausalBlock query rows (dP, dQ) or key columns (dV, dK), each
-// over the keys or queries that can reach it: a third less time at T = 512.
+// over the keys that reach it, it did fewer multiply-adds but ran slower,
+// for a cause not pinned down (docs/performance.md). The backward's four
+// products do run in blocks of kCausalBlock query rows (dP, dQ) or key
+// columns (dV, dK), each over the keys or queries that can reach it: there
+// skipping the masked half was measured to pay.
 // The terms skipped are exact zeros, so only the order of a sum's other
 // terms inside the GEMM may differ from the unblocked products.
 namespace {

@@ -171,8 +171,8 @@ void PackedMatrix::matvec_part(float* out, const float* x, const float* bias, Ep
   const int lo = static_cast<int>(static_cast<long>(blocks_) * part / parts),
             hi = static_cast<int>(static_cast<long>(blocks_) * (part + 1) / parts);
   if (lo >= hi) return;
-  // Each part quantizes x itself (a few hundred ns for GPT-2's 3072):
-  // cheaper than a barrier between a shared quantization and the products.
+  // Each part quantizes x itself: a pass over one vector, cheaper than a
+  // barrier between a shared quantization and the products.
   thread_local std::vector<int16_t> xq;
   thread_local std::vector<float> xs;
   if (type_ == WeightType::int8) {

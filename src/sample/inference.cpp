@@ -288,6 +288,16 @@ void InferenceSession::block(int l, int n) {
 }
 
 const float* InferenceSession::append(std::span<const int> tokens) {
+  run(tokens, /*hidden=*/false);
+  return logits_.data();
+}
+
+const float* InferenceSession::append_hidden(std::span<const int> tokens) {
+  run(tokens, /*hidden=*/true);
+  return model_.config().final_norm ? ln_.data() : x_.data();
+}
+
+void InferenceSession::run(std::span<const int> tokens, bool hidden) {
   const ModelConfig& c = model_.config();
   const int n = static_cast<int>(tokens.size());
   check(n >= 1, "append: no tokens");
@@ -311,20 +321,26 @@ const float* InferenceSession::append(std::span<const int> tokens) {
     {
 #pragma omp single
       team_ = &barrier.emplace(omp_get_num_threads());
-      layers_and_logits(n);
+      layers_and_logits(n, hidden);
     }
     team_ = nullptr;
   } else {
-    layers_and_logits(n);
+    layers_and_logits(n, hidden);
   }
   pos_ += n;
-  return logits_.data();
 }
 
-void InferenceSession::layers_and_logits(int n) {
+void InferenceSession::layers_and_logits(int n, bool hidden) {
   const ModelConfig& c = model_.config();
   const int C = c.n_embd;
   for (int l = 0; l < c.n_layer; ++l) block(l, n);
+  if (hidden) {  // every row's final state, no logits
+    if (c.final_norm && (!team_ || omp_get_thread_num() == 0))
+      Norm<float>(c).forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), model_.params(), ln_f(model_.layout()),
+                             n, C);
+    if (team_) team_->arrive_and_wait();
+    return;
+  }
   // Only the last position's logits are needed to continue.
   const float* last = x_.data() + static_cast<size_t>(n - 1) * C;
   if (c.final_norm) {
@@ -340,6 +356,17 @@ void InferenceSession::layers_and_logits(int n) {
                      team_->threads());
   else
     head.matvec(logits_.data(), last, nullptr);
+}
+
+std::vector<float> final_hidden_states(const GPT2<float>& model, std::span<const int> tokens,
+                                       InferenceOptions options) {
+  const ModelConfig& c = model.config();
+  check(!tokens.empty() && tokens.size() <= static_cast<size_t>(c.block_size),
+        "final_hidden_states: " + std::to_string(tokens.size()) + " tokens; it takes 1 to block_size (" +
+            std::to_string(c.block_size) + ")");
+  InferenceSession session(model, std::move(options));
+  const float* rows = session.append_hidden(tokens);
+  return std::vector<float>(rows, rows + tokens.size() * static_cast<size_t>(c.n_embd));
 }
 
 double decoding_loss(InferenceSession& session, const int* inputs, const int* targets, int B, int T) {

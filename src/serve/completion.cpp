@@ -17,8 +17,7 @@ std::string token_text(const Tokenizer& tok, int id) {
   return d.push(tok.token_bytes(id)) + d.flush();
 }
 
-json logprobs_of(const Tokenizer& tok, const GenerationStep& step, int top) {
-  const TokenLogprobs lp = token_logprobs(step.logits, step.id, top);
+json logprobs_of(const Tokenizer& tok, const GenerationStep& step, const TokenLogprobs& lp, int top) {
   json alternatives = nullptr;
   if (top > 0) {
     alternatives = json::object();
@@ -54,8 +53,11 @@ ChoiceResult run_choice(const ServedModel& m, const CompletionRequest& r, size_t
     ++out.completion_tokens;
     ChoicePiece piece;
     if (r.logprobs >= 0) {
-      piece.logprobs = logprobs_of(m.tok, step, r.logprobs);
+      piece.token = step.id;
+      piece.scores = token_logprobs(step.logits, step.id, r.logprobs);
+      piece.logprobs = logprobs_of(m.tok, step, piece.scores, r.logprobs);
       append_logprobs(out.logprobs, piece.logprobs);
+      out.scores.emplace_back(step.id, piece.scores);
     }
     // The end of text ends the choice and is not part of its text.
     if (step.id == s.eot_id) {

@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpt2lab/model/gpt2.h"
+#include "gpt2lab/sample/generate.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
 #include "serve/completion_request.h"
 
@@ -29,14 +31,18 @@ struct ServedModel {
 struct ChoicePiece {
   std::string text;         // may be empty: held back as a possible stop string or half a character
   nlohmann::json logprobs;  // null unless asked for: OpenAI's logprobs object for this token
+  // With logprobs asked for: the token and its scores, for other formats (chat's).
+  int token = -1;
+  TokenLogprobs scores;
 };
 
 struct ChoiceResult {
   std::string text;           // the prompt first with echo
   std::string finish_reason;  // "stop" (end of text, a stop string) or "length"
   int completion_tokens = 0;
-  nlohmann::json logprobs;  // every token's, or null
-  bool cancelled = false;   // on_piece asked to stop
+  nlohmann::json logprobs;                            // every token's, or null
+  std::vector<std::pair<int, TokenLogprobs>> scores;  // with logprobs: each token and its scores
+  bool cancelled = false;                             // on_piece asked to stop
 };
 
 // Runs choice `j` (seed + j) of prompt `p`. on_piece gets each token's piece

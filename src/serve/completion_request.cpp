@@ -18,15 +18,13 @@ namespace gpt2lab::serve {
 
 using nlohmann::json;
 
-namespace {
-
-// The bytes of the longest token: a text of B bytes holds at least
-// B / longest tokens.
 size_t longest_token_bytes(const Tokenizer& tok) {
   size_t longest = 1;
   for (int id = 0; id < tok.vocab_size(); ++id) longest = std::max(longest, tok.token_bytes(id).size());
   return longest;
 }
+
+namespace {
 
 // OpenAI's rule: prompt plus max_tokens within the context, else 400.
 // `at_least`: the prompt was not tokenized, `tokens` is a lower bound.
@@ -132,14 +130,13 @@ constexpr const char* kKnownFields[] = {"model",
                                         "seed",
                                         "user"};
 
-// A field this server does not apply (llama.cpp's min_p or mirostat, a
-// misspelt temperature) is refused, naming every such field, rather than
-// silently ignored: the text would not be what was asked for.
-void refuse_unknown(const json& body, RequestProblem& problem) {
+}  // namespace
+
+void refuse_unknown_fields(const json& body, std::span<const char* const> known_fields, RequestProblem& problem) {
   std::vector<std::string> unknown;
   for (const auto& item : body.items()) {
     const std::string& key = item.key();
-    if (std::none_of(std::begin(kKnownFields), std::end(kKnownFields), [&](const char* k) { return key == k; }))
+    if (std::none_of(known_fields.begin(), known_fields.end(), [&](const char* k) { return key == k; }))
       unknown.push_back(key);
   }
   if (unknown.empty()) return;
@@ -148,11 +145,13 @@ void refuse_unknown(const json& body, RequestProblem& problem) {
   for (size_t i = 0; i < unknown.size() && i < 5; ++i) names += (i ? ", '" : "'") + unknown[i].substr(0, 40) + "'";
   if (unknown.size() > 5) names += " and " + std::to_string(unknown.size() - 5) + " more";
   std::string known;
-  for (const char* k : kKnownFields) known += (known.empty() ? "" : ", ") + std::string(k);
+  for (const char* k : known_fields) known += (known.empty() ? "" : ", ") + std::string(k);
   throw Error(std::string(unknown.size() == 1 ? "unknown field " : "unknown fields ") + names +
               ": gpt2lab serve does not apply " + (unknown.size() == 1 ? "it; leave it out" : "them; leave them out") +
               " (the fields it takes: " + known + ")");
 }
+
+namespace {
 
 // Fields OpenAI defines that this server cannot honour: refused unless they
 // hold their neutral value, rather than silently ignored.
@@ -239,7 +238,7 @@ CompletionRequest read_completion_request(const json& body, const ModelConfig& c
   const auto model = body.find("model");
   if (model != body.end() && !model->is_string() && !model->is_null())
     throw Error("model must be a string, got " + shown(*model));
-  refuse_unknown(body, problem);
+  refuse_unknown_fields(body, kKnownFields, problem);
   refuse_unsupported(body, problem);
   problem.param = "max_tokens";
   r.max_tokens = static_cast<int>(field_int(body, "max_tokens", 0, c.block_size, 16));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,17 @@ struct RequestProblem {
 struct RequestLimits {
   size_t max_choices = 16;  // prompts x n
 };
+
+// The bytes of the longest token: a text of B bytes holds at least
+// B / longest tokens (a text too long can be refused before it is tokenized).
+size_t longest_token_bytes(const Tokenizer& tok);
+
+// A field an endpoint does not apply (llama.cpp's min_p or mirostat, a
+// misspelt temperature) is refused, naming every such field, rather than
+// silently ignored: the text would not be what was asked for. Throws Error
+// unless every field of `body` is in `known_fields`.
+void refuse_unknown_fields(const nlohmann::json& body, std::span<const char* const> known_fields,
+                           RequestProblem& problem);
 
 // Reads `body` (parsed JSON) for a model with config `c` and tokenizer `tok`.
 // `base` supplies what the request cannot choose (weights, packed weights,

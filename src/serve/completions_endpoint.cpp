@@ -13,6 +13,7 @@
 
 #include "gpt2lab/core/error.h"
 #include "serve/client_watch.h"
+#include "serve/completion_job.h"
 
 namespace gpt2lab::serve {
 
@@ -22,24 +23,37 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(100);  // how often a waiting handler looks at its client
 
-ResponseHead response_head(const ServerState& s) {
+ResponseHead response_head(const ServerState& s, const ResponseFormat& f) {
   static std::atomic<uint64_t> counter{std::random_device{}()};
-  char id[40];
-  std::snprintf(id, sizeof id, "cmpl-%016llx", static_cast<unsigned long long>(counter.fetch_add(1)));
+  char id[48];
+  std::snprintf(id, sizeof id, "%s%016llx", f.id_prefix(), static_cast<unsigned long long>(counter.fetch_add(1)));
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   return {id, std::chrono::duration_cast<std::chrono::seconds>(now).count(), s.model.id};
 }
 
-// A completion answered in one response: the handler waits for the worker,
-// and gives up (the worker then stops at its next token) once the client
-// has gone away.
-struct Pending {
-  std::mutex mutex;
-  std::condition_variable ready;
-  bool done = false;
-  int status = 200;
-  json body;
-  std::atomic<bool> cancel{false};
+class TextCompletionFormat : public ResponseFormat {
+ public:
+  const char* id_prefix() const override { return "cmpl-"; }
+  json whole(const ResponseHead& head, const CompletionRequest& r,
+             const std::vector<ChoiceResult>& choices) const override {
+    return completion_json(head, r, choices);
+  }
+  json opening(const ResponseHead& head, const CompletionRequest& r, size_t i) const override {
+    return r.echo ? chunk_json(head, i, r.prompt_texts[i / static_cast<size_t>(r.n)], nullptr, "") : json(nullptr);
+  }
+  json piece(const ResponseHead& head, size_t i, const ChoicePiece& piece) const override {
+    return chunk_json(head, i, piece.text, piece.logprobs, "");
+  }
+  json closing(const ResponseHead& head, size_t i, const std::string& rest,
+               const std::string& finish_reason) const override {
+    return chunk_json(head, i, rest, nullptr, finish_reason);
+  }
+  json usage_event(const ResponseHead& head, const CompletionRequest& r, int completion_tokens) const override {
+    json last = chunk_json(head, 0, "", nullptr, "");
+    last["choices"] = json::array();
+    last["usage"] = usage_json(r, completion_tokens);
+    return last;
+  }
 };
 
 // True while the client is still there; the worker looks before each token,
@@ -57,8 +71,8 @@ void count(CompletionRecord& rec, const CompletionRequest& r, size_t i, const Ch
                  c.completion_tokens);
 }
 
-void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Pending& p,
-               const ClientWatch& watch, CompletionRecord& rec) {
+void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseFormat& f, const ResponseHead& head,
+               Pending& p, const ClientWatch& watch, CompletionRecord& rec) {
   int status = 200;
   json body;
   try {
@@ -68,50 +82,28 @@ void run_whole(const ServerState& s, const CompletionRequest& r, const ResponseH
                                    [&](const ChoicePiece&) { return still_wanted(p.cancel, watch); }));
       count(rec, r, i, results.back());
     }
-    body = completion_json(head, r, results);
+    body = f.whole(head, r, results);
   } catch (const std::exception& e) {
     status = 500;
     body = error_json("server_error", std::string("generation failed: ") + e.what());
   }
   if (p.cancel) rec.cancelled();
   rec.finish();
-  std::lock_guard<std::mutex> lock(p.mutex);
-  p.status = status;
-  p.body = std::move(body);
-  p.done = true;
-  p.ready.notify_all();
+  p.finish(status, std::move(body));
 }
 
-void send_busy(const ServerState& s, httplib::Response& res) {
-  send_error(res, 429, "rate_limit_error",
-             "the server is busy: " + std::to_string(s.options.max_requests) +
-                 " completions are queued or running (--max-requests); retry later",
-             "", "server_busy");
-}
-
-void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, const ResponseHead& head,
-                    const ClientWatch& watch, httplib::Response& res) {
-  auto p = std::make_shared<Pending>();
+void complete_whole(ServerState& s, std::shared_ptr<const CompletionRequest> r, std::shared_ptr<const ResponseFormat> f,
+                    const ResponseHead& head, const ClientWatch& watch, httplib::Response& res) {
   ++s.stats.requests_deferred;
-  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, p, watch] {
+  const auto job = [&s, r = std::move(r), f = std::move(f), head, watch](Pending& p) {
     CompletionRecord rec(s.stats, head.id, s.options.quiet);
-    if (!p->cancel) run_whole(s, *r, head, *p, watch, rec);
-    if (p->cancel) rec.cancelled();
-  });
-  if (!queued) {
+    if (!p.cancel) run_whole(s, *r, *f, head, p, watch, rec);
+    if (p.cancel) rec.cancelled();
+  };
+  if (!run_and_wait(s, watch, std::make_shared<Pending>(), job, res)) {
     --s.stats.requests_deferred;
     send_busy(s, res);
-    return;
   }
-  std::unique_lock<std::mutex> lock(p->mutex);
-  while (!p->ready.wait_for(lock, kPoll, [&] { return p->done; })) {
-    if (watch.gone()) {
-      p->cancel = true;
-      return;
-    }
-  }
-  res.status = p->status;
-  send_json(res, p->body);
 }
 
 // A streamed completion: the worker queues server-sent events, the
@@ -130,16 +122,15 @@ struct Events {
   }
 };
 
-void run_streamed(const ServerState& s, const CompletionRequest& r, const ResponseHead& head, Events& ev,
-                  const ClientWatch& watch, CompletionRecord& rec) {
+void run_streamed(const ServerState& s, const CompletionRequest& r, const ResponseFormat& f, const ResponseHead& head,
+                  Events& ev, const ClientWatch& watch, CompletionRecord& rec) {
   try {
     int tokens = 0;
     for (size_t i = 0; i < r.choices() && !ev.cancel; ++i) {
       size_t sent = 0;
-      if (r.echo) ev.push(chunk_json(head, i, r.prompt_texts[i / static_cast<size_t>(r.n)], nullptr, ""));
+      if (const json first = f.opening(head, r, i); !first.is_null()) ev.push(first);
       const auto on_piece = [&](const ChoicePiece& piece) {
-        if (!piece.text.empty() || !piece.logprobs.is_null())
-          ev.push(chunk_json(head, i, piece.text, piece.logprobs, ""));
+        if (!piece.text.empty() || !piece.logprobs.is_null()) ev.push(f.piece(head, i, piece));
         sent += piece.text.size();
         return still_wanted(ev.cancel, watch);
       };
@@ -147,14 +138,9 @@ void run_streamed(const ServerState& s, const CompletionRequest& r, const Respon
       count(rec, r, i, c);
       tokens += c.completion_tokens;
       const size_t before = (r.echo ? r.prompt_texts[i / static_cast<size_t>(r.n)].size() : 0) + sent;
-      ev.push(chunk_json(head, i, c.text.substr(before), nullptr, c.finish_reason));
+      ev.push(f.closing(head, i, c.text.substr(before), c.finish_reason));
     }
-    if (r.include_usage) {
-      json last = chunk_json(head, 0, "", nullptr, "");
-      last["choices"] = json::array();
-      last["usage"] = usage_json(r, tokens);
-      ev.push(last);
-    }
+    if (r.include_usage) ev.push(f.usage_event(head, r, tokens));
   } catch (const std::exception& e) {
     ev.push(error_json("server_error", std::string("generation failed: ") + e.what()));
   }
@@ -195,14 +181,15 @@ bool write_events(Events& ev, const ClientWatch& watch, httplib::DataSink& sink)
   }
 }
 
-void complete_streamed(ServerState& s, std::shared_ptr<const CompletionRequest> r, const ResponseHead& head,
-                       const ClientWatch& watch, httplib::Response& res) {
+void complete_streamed(ServerState& s, std::shared_ptr<const CompletionRequest> r,
+                       std::shared_ptr<const ResponseFormat> f, const ResponseHead& head, const ClientWatch& watch,
+                       httplib::Response& res) {
   auto ev = std::make_shared<Events>();
   ++s.stats.requests_deferred;
-  const bool queued = s.scheduler->submit([&s, r = std::move(r), head, ev, watch] {
+  const bool queued = s.scheduler->submit([&s, r = std::move(r), f = std::move(f), head, ev, watch] {
     CompletionRecord rec(s.stats, head.id, s.options.quiet);
     if (!ev->cancel) {
-      run_streamed(s, *r, head, *ev, watch, rec);
+      run_streamed(s, *r, *f, head, *ev, watch, rec);
     } else {
       std::lock_guard<std::mutex> lock(ev->mutex);
       ev->done = true;
@@ -233,14 +220,55 @@ void complete(ServerState& s, const httplib::Request& req, httplib::Response& re
     send_error(res, 400, "invalid_request_error", e.what(), problem.param, problem.code);
     return;
   }
-  const ClientWatch watch(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-  if (r->stream)
-    complete_streamed(s, r, response_head(s), watch, res);
-  else
-    complete_whole(s, r, response_head(s), watch, res);
+  answer_completion(s, r, text_completion_format(), req, res);
 }
 
 }  // namespace
+
+std::shared_ptr<const ResponseFormat> text_completion_format() {
+  static const auto format = std::make_shared<const TextCompletionFormat>();
+  return format;
+}
+
+void answer_completion(ServerState& s, std::shared_ptr<const CompletionRequest> r,
+                       std::shared_ptr<const ResponseFormat> f, const httplib::Request& req, httplib::Response& res) {
+  const ClientWatch watch(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+  const ResponseHead head = response_head(s, *f);
+  if (r->stream)
+    complete_streamed(s, std::move(r), std::move(f), head, watch, res);
+  else
+    complete_whole(s, std::move(r), std::move(f), head, watch, res);
+}
+
+void Pending::finish(int result_status, json result) {
+  std::lock_guard<std::mutex> lock(mutex);
+  status = result_status;
+  body = std::move(result);
+  done = true;
+  ready.notify_all();
+}
+
+bool run_and_wait(ServerState& s, const ClientWatch& watch, const std::shared_ptr<Pending>& p,
+                  std::function<void(Pending&)> job, httplib::Response& res) {
+  if (!s.scheduler->submit([p, job = std::move(job)] { job(*p); })) return false;
+  std::unique_lock<std::mutex> lock(p->mutex);
+  while (!p->ready.wait_for(lock, kPoll, [&] { return p->done; })) {
+    if (watch.gone()) {
+      p->cancel = true;
+      return true;
+    }
+  }
+  res.status = p->status;
+  send_json(res, p->body);
+  return true;
+}
+
+void send_busy(const ServerState& s, httplib::Response& res) {
+  send_error(res, 429, "rate_limit_error",
+             "the server is busy: " + std::to_string(s.options.max_requests) +
+                 " completions are queued or running (--max-requests); retry later",
+             "", "server_busy");
+}
 
 void completions(ServerState& s, const httplib::Request& req, httplib::Response& res,
                  const httplib::ContentReader& reader) {

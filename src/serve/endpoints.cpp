@@ -161,6 +161,14 @@ void add_routes(httplib::Server& server, ServerState& s) {
     server.Post(path, [&s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& r) {
       completions(s, req, res, r);
     });
+  for (const char* path : {"/v1/chat/completions", "/chat/completions"})
+    server.Post(path, [&s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& r) {
+      chat_completions(s, req, res, r);
+    });
+  for (const char* path : {"/v1/embeddings", "/embeddings"})
+    server.Post(path, [&s](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& r) {
+      embeddings(s, req, res, r);
+    });
   server.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
     res.set_content(s.stats.prometheus(), "text/plain; version=0.0.4");
   });

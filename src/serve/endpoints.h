@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpt2lab/sample/generate.h"
+#include "serve/chat_template.h"
 #include "serve/completion.h"
 #include "serve/completion_request.h"
 #include "serve/scheduler.h"
@@ -23,6 +24,7 @@ struct ServerState {
   RequestLimits limits;
   Scheduler* scheduler = nullptr;
   ServeStats stats;
+  ChatTemplate chat_template;  // /v1/chat/completions' (serve/chat_template.h)
 };
 
 // {"error": {"message", "type", "param", "code"}}; empty param and code are null.
@@ -44,6 +46,14 @@ bool read_json_body(const httplib::Request& req, const httplib::ContentReader& r
 // POST /v1/completions (serve/completions_endpoint.cpp).
 void completions(ServerState& s, const httplib::Request& req, httplib::Response& res,
                  const httplib::ContentReader& reader);
+
+// POST /v1/chat/completions (serve/chat_endpoint.cpp).
+void chat_completions(ServerState& s, const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& reader);
+
+// POST /v1/embeddings (serve/embeddings_endpoint.cpp).
+void embeddings(ServerState& s, const httplib::Request& req, httplib::Response& res,
+                const httplib::ContentReader& reader);
 
 void add_routes(httplib::Server& server, ServerState& state);
 

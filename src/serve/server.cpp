@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "core/signals.h"
 #include "core/threads.h"
@@ -32,8 +33,9 @@ bool is_model_path(const std::string& path) {
 const char* allowed_method(const std::string& path) {
   if (path == "/health" || path == "/v1/models" || path == "/models" || path == "/metrics" || is_model_path(path))
     return "GET";
-  if (path == "/v1/completions" || path == "/completions" || path == "/tokenize" || path == "/detokenize")
-    return "POST";
+  for (const char* post : {"/v1/completions", "/completions", "/v1/chat/completions", "/chat/completions",
+                           "/v1/embeddings", "/embeddings", "/tokenize", "/detokenize"})
+    if (path == post) return "POST";
   return nullptr;
 }
 
@@ -95,7 +97,8 @@ httplib::Server::HandlerResponse admit(const ServeOptions& o, const httplib::Req
   } else if (!method) {
     send_error(res, 404, "invalid_request_error",
                "no endpoint " + req.path +
-                   " (this server has /v1/completions, /v1/models, /v1/models/{id}, /health, /metrics, /tokenize, "
+                   " (this server has /v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models, "
+                   "/v1/models/{id}, /health, /metrics, /tokenize, "
                    "/detokenize)");
   } else if (req.method != method) {
     res.set_header("Allow", method);
@@ -202,9 +205,10 @@ void serve(const ServeOptions& o) {
         "serve: --max-requests, --max-body, --max-choices, --timeout and --request-timeout must be at least 1");
   if (!o.api_key.empty()) check_api_key(o.api_key);
   set_threads(o.threads);
+  ChatTemplate chat = chat_template_for(o.model_dir, o.chat_template);  // a bad file fails before the model loads
   const GPT2<float> model = load_model(o.model_dir);
   const Tokenizer tok = checkpoint_tokenizer(o.model_dir, o.tokenizer);
-  ServerState state{o, {model, tok, model_name(o)}, {}, {o.max_choices}, nullptr, {}};
+  ServerState state{o, {model, tok, model_name(o)}, {}, {o.max_choices}, nullptr, {}, std::move(chat)};
   state.base.eot_id = tok.eot_id();
   state.base.weights = o.weights;
   state.base.packed = pack_decode_weights(model, o.weights);

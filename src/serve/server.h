@@ -1,6 +1,8 @@
 // `gpt2lab serve`: one model behind OpenAI-style HTTP endpoints, as
 // llama.cpp's server made the convention (docs/serve.md):
 //   POST /v1/completions   (and /completions)  text completions, streamed with stream: true
+//   POST /v1/chat/completions (and /chat/completions)  chat, through a chat template
+//   POST /v1/embeddings    (and /embeddings)   mean-pooled final hidden states
 //   GET  /v1/models        (and /models)       the one model
 //   GET  /v1/models/{id}   (and /models/{id})  it, or a 404 for another id
 //   GET  /health                               {"status": "ok"}, no key needed
@@ -19,8 +21,9 @@ namespace gpt2lab::serve {
 
 struct ServeOptions {
   std::string model_dir;
-  std::string tokenizer;  // "" = the checkpoint's own
-  std::string model_id;   // "" = the model folder's name
+  std::string tokenizer;      // "" = the checkpoint's own
+  std::string model_id;       // "" = the model folder's name
+  std::string chat_template;  // "" = MODEL_DIR/chat_template.json if there is one, else the default
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 = any free port (printed)
   int threads = 0;  // of the kernels; 0 = all cores

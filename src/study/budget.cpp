@@ -18,21 +18,16 @@ std::vector<double> doubling_grid(double from, int points) {
   return g;
 }
 
-// The atlas at full size, for <= 45 minutes with --jobs 2 --threads 2 on
-// the 2-core EPYC. Measured (2026-12-01, Release, two runs side by side on
-// one thread each, as --jobs 2 runs them; n_embd 64, B8 T64, V 4096):
-// ~2 ms per layer and step, ~1.5-2 s per run for start, evals, checkpoint,
-// sample and the residual measurement. Sweep, 500 steps: per variant and
-// seed L6 9 s + L12 15.5 s + L24 27 s + L48 47 s = 98 s. Edge at 12
-// layers, 1,000-step probes (~35 s each two at a time), no refinement; the
-// grid reaches down to 2.5e-5 because the first full run (400-step probes,
-// floor 2e-4) left Post-LN's edge below the floor for every seed: a low
-// rate fails there for want of steps as much as for instability, hence
-// the longer probes. The searches that train at 1.6e-3 bisect the 8 points
-// above it (~4 probes); Post-LN-like ones step down.
-// Run: 9 variants x 3 seeds, 108 sweep runs and 95 probes, 99 minutes of
-// runs two at a time: 42 minutes wall (25.5 for the first six variants).
-// Depth 48 stays; the sweep's 500 steps are what the time limit cut.
+// The atlas at full size, sized for well under an hour with --jobs 2
+// --threads 2 on 2 cores: the cost of a run grows with its depth, so the
+// sweep's steps, not its deepest model (48 layers), are what the time limit
+// cut (docs/performance.md, "Numbers moved out of code comments", has the
+// costs it was sized by). Edge at 12 layers, 1,000-step probes, no
+// refinement; the grid reaches down to 2.5e-5 because shorter probes above
+// a higher floor left Post-LN's edge below the floor for every seed: a low
+// rate fails there for want of steps as much as for instability, hence the
+// longer probes. The searches that train at 1.6e-3 bisect the points above
+// it; Post-LN-like ones step down.
 AtlasBudget full_atlas() {
   AtlasBudget a;
   a.depths = {6, 12, 24, 48};
@@ -71,16 +66,15 @@ AtlasBudget full_atlas() {
 }
 
 // Study v3: sized so that every claim has the power its verdict needs,
-// hours on 2 cores (docs/study/README.md has the wall time); resumable
-// from the committed docs/study/ results. Measured on the AMD EPYC, one
-// thread per run as --jobs 2 runs them: L4 C128 B8 T64 ~40 ms/step, C64
-// ~2 ms per layer and step. grad-at-init: n_embd 256 and 10 seeds, as
+// hours on 2 cores (docs/study/README.md has the wall time,
+// docs/performance.md the step costs it was sized by); resumable from the
+// committed docs/study/ results. grad-at-init: n_embd 256 and 10 seeds, as
 // Xiong et al. measured it. lr-edge: every point of a 14-point grid from
 // 2.5e-5, 1,000 steps a probe, so that both of Post-LN's edges (stability
-// and trainability) are inside the grid; 168 probes, ~1 h two at a time.
-// depth: Pre-LN, 6 seeds, 2,000 steps, five depths to 48 (~40 min);
-// init: Pre-LN at 24 layers, 6 seeds, 2,000 steps (~40 min); the Post-LN
-// arms wait for the lr-edge result (a warmup and lr where Post-LN trains).
+// and trainability) are inside the grid. depth: Pre-LN, 6 seeds, 2,000
+// steps, five depths to 48; init: Pre-LN at 24 layers, 6 seeds, 2,000
+// steps; the Post-LN arms wait for the lr-edge result (a warmup and lr
+// where Post-LN trains).
 // A table of every number the budget sets, one field a line: its length is
 // the number of fields.
 // NOLINTNEXTLINE(readability-function-size)
@@ -154,23 +148,29 @@ Budget full_budget() {
                        .save_every = 500};
   b.depth_norms = {"pre"};
   b.depth_seed_count = 6;
-  // B16 T64 L4 C128, V 4096: ~60-100 ms/step. 24 runs from scratch of 800
-  // steps, 6 pre-training runs of 800 and 12 fine-tunings of 400, each
-  // scored on 1,000 test pairs: about 40 minutes. (A calibration run of
-  // 1,000 steps reached BLEU 4.1 / chrF 9.2: enough to compare, far from
-  // fluent.)
+  // Study v3's translation: long enough to translate (v2's 800 steps left
+  // every model near BLEU 2 with its loss still falling). Fine-tuning is
+  // as long as training from scratch and at the same lr, so "pre-training
+  // narrows the gap" compares equal training on the pairs; both
+  // placements pre-train with the long warmup at an lr where Post-LN
+  // trains (lr-edge), so neither fine-tunes a model stuck on the plateau.
+  // One init from scratch: the init claims are the init preset's.
   b.mt.shape = StudyShape{.n_layer = 4,
                           .n_head = 4,
                           .n_embd = 128,
                           .batch_size = 16,
                           .seq_len = 64,
-                          .steps = 800,
-                          .eval_every = 100,
+                          .steps = 3000,
+                          .eval_every = 250,
                           .eval_batches = 8,
-                          .diag_every = 100,
-                          .save_every = 400};
-  b.mt.pretrain_steps = 800;
-  b.mt.finetune_steps = 400;
+                          .diag_every = 250,
+                          .save_every = 1000};
+  b.mt.pretrain_steps = 3000;
+  b.mt.pretrain_lr = 1e-3;
+  b.mt.pretrain_warmup_fraction = 0.25;
+  b.mt.finetune_steps = 3000;
+  b.mt.finetune_lr = 1e-3;
+  b.mt.scratch_inits = {InitScheme::gpt2};
   b.atlas = full_atlas();
   b.sample_tokens = 128;
   b.fluency_samples = 20;
@@ -256,7 +256,8 @@ Budget quick_budget() {
                           .diag_every = 50,
                           .save_every = 300};
   b.mt.pretrain_steps = 300;
-  b.mt.finetune_steps = 150;
+  b.mt.finetune_steps = 300;
+  b.mt.finetune_lr = b.mt.lr;
   b.mt.valid_pairs = 200;
   b.mt.test_pairs = 200;
   b.atlas.depths = {2, 4, 8};
@@ -404,6 +405,12 @@ Budget tiny_budget() {
   return b;
 }
 
+std::vector<std::string> scratch_init_names(const TranslationBudget& m) {
+  std::vector<std::string> out;
+  for (InitScheme i : m.scratch_inits) out.push_back(to_string(i));
+  return out;
+}
+
 nlohmann::json shape_json(const StudyShape& s) {
   return {{"n_layer", s.n_layer},       {"n_head", s.n_head},
           {"n_embd", s.n_embd},         {"batch_size", s.batch_size},
@@ -503,7 +510,9 @@ nlohmann::json to_json(const Budget& b) {
             {"lr", b.mt.lr},
             {"long_warmup_fraction", b.mt.long_warmup_fraction},
             {"pretrain_steps", b.mt.pretrain_steps},
+            {"pretrain_lr", b.mt.pretrain_lr > 0 ? b.mt.pretrain_lr : b.mt.lr},
             {"pretrain_warmup_fraction", b.mt.pretrain_warmup_fraction},
+            {"scratch_inits", scratch_init_names(b.mt)},
             {"finetune_steps", b.mt.finetune_steps},
             {"finetune_lr", b.mt.finetune_lr},
             {"valid_pairs", b.mt.valid_pairs},

@@ -14,6 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "gpt2lab/model/config.h"
+
 namespace gpt2lab {
 
 // One model + training length, shared by the runs of a preset.
@@ -57,8 +59,14 @@ struct TranslationBudget {
   double lr = 1e-3;
   double long_warmup_fraction = 0.25;
   long pretrain_steps = 0, finetune_steps = 0;
+  // Pre-training, both placements alike: at an lr and warmup with which
+  // Post-LN trains too (study v3 measured its edge), so the fine-tuning arm
+  // compares two models that both left the plateau. 0: `lr`.
+  double pretrain_lr = 0;
   double pretrain_warmup_fraction = 0.05;
   double finetune_lr = 5e-4;
+  // The inits trained from scratch (gpt2 = normal + residual scale).
+  std::vector<InitScheme> scratch_inits = {InitScheme::gpt2, InitScheme::xavier};
   int valid_pairs = 500, test_pairs = 1000;
   int max_tokens = 48;  // per side, in GPT-2 tokens
   std::string target = "fr";

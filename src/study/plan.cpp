@@ -229,7 +229,7 @@ std::vector<RunSpec> plan_translation(const Budget& b, const StudyData& pairs, c
     sh.steps = m.pretrain_steps;
     r.variables = {{"arm", "pretrain"}, {"norm", to_string(norm)}, {"init", "gpt2"}};
     r.train = base_options(b, sh, sh.n_layer, norm, InitScheme::gpt2, true, corpus, threads);
-    set_lr(r.train, m.lr, fraction_of(m.pretrain_warmup_fraction, sh.steps));
+    set_lr(r.train, m.pretrain_lr > 0 ? m.pretrain_lr : m.lr, fraction_of(m.pretrain_warmup_fraction, sh.steps));
     add_seeds(runs, r, b, dir);
   }
   for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
@@ -260,7 +260,7 @@ std::vector<RunSpec> plan_translation(const Budget& b, const StudyData& pairs, c
       }
   for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post})
     for (double fraction : warmups)
-      for (InitScheme init : {InitScheme::gpt2, InitScheme::xavier}) {
+      for (InitScheme init : m.scratch_inits) {
         RunSpec r;
         r.preset = "translation";
         r.name = std::string("mt-scratch-") + to_string(norm) + "-" + to_string(init) + warmup_tag(fraction);

@@ -36,7 +36,7 @@ struct StudyOptions {
   std::string budget = "quick";
   fs::path data;  // text corpus or prepared dataset
   // translation preset: gettext catalogs (folders or files; see
-  // data/translation_dataset.h), default data/catalogs.
+  // translation/dataset.h), default data/catalogs.
   std::vector<fs::path> catalogs;
   fs::path out;
   int threads = 0;                              // for the whole study; 0: every core

@@ -4,13 +4,13 @@
 #include "core/file.h"
 #include "core/json.h"
 #include "data/prepare.h"
-#include "data/translation_dataset.h"
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
-#include "sample/translate.h"
 #include "study/dataset.h"
 #include "tokenizer/sha256.h"
 #include "tokenizer/trainer.h"
+#include "translation/dataset.h"
+#include "translation/translate.h"
 
 namespace gpt2lab {
 

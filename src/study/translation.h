@@ -2,7 +2,7 @@
 //
 // Data, cached under OUT/translation-data and built once:
 //   1. the catalogs' pairs, cleaned and split by source string
-//      (data/translation_dataset.h; lengths capped in GPT-2 tokens, so the
+//      (translation/dataset.h; lengths capped in GPT-2 tokens, so the
 //      split does not depend on the study's tokenizer);
 //   2. a byte-level BPE of the budget's vocabulary size trained on the text
 //      corpus plus the train split's pairs (both languages: a BPE of English

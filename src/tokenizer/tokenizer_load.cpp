@@ -95,7 +95,8 @@ Tokenizer Tokenizer::from_vocab(std::vector<std::string> tokens,
 namespace {
 
 // encoder.json is one flat object {"spelling": id, ...}; a SAX pass avoids
-// building a 50k-entry DOM (a third of the load time of `gpt2lab tokenize`).
+// building a 50k-entry DOM, a large share of loading the tokenizer
+// (docs/performance.md).
 class EncoderJsonReader : public nlohmann::json_sax<nlohmann::json> {
  public:
   explicit EncoderJsonReader(const fs::path& path) : path_(path) {}
@@ -226,13 +227,18 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
 
 fs::path Tokenizer::resolve_path(const std::string& spec) {
   if (spec == "gpt2") {
-    fs::path dir = data_directory() / "gpt2";
-    if (!fs::exists(dir / "encoder.json") || !fs::exists(dir / "vocab.bpe"))
-      throw Error("GPT-2's tokenizer files are not in '" + dir.string() +
-                  "': run scripts/setup.sh (or scripts/fetch_data.sh) in the gpt2lab source "
-                  "tree, or set " +
-                  std::string(kDataEnvVar) + " to the data folder that holds gpt2/encoder.json and gpt2/vocab.bpe");
-    return dir;
+    // data/gpt2 ($GPT2LAB_DATA or the working directory's), then the copy an
+    // installed package ships.
+    const fs::path dir = data_directory() / "gpt2";
+    auto has_files = [](const fs::path& d) { return fs::exists(d / "encoder.json") && fs::exists(d / "vocab.bpe"); };
+    if (has_files(dir)) return dir;
+    const auto share = installed_share_dir();
+    if (share && has_files(*share / "data" / "gpt2")) return *share / "data" / "gpt2";
+    throw Error("GPT-2's tokenizer files (encoder.json, vocab.bpe) are not in '" + dir.string() + "' (" +
+                data_directory_origin() + ")" + (share ? " nor in '" + (*share / "data" / "gpt2").string() + "'" : "") +
+                ": set " + std::string(kDataEnvVar) +
+                " to the data folder that holds gpt2/ (scripts/setup.sh or scripts/fetch_data.sh fill the source "
+                "tree's data/), or run from the folder that holds data/gpt2");
   }
   return spec;
 }

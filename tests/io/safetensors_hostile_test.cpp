@@ -1,15 +1,9 @@
 // Hostile safetensors files: sizes that would need terabytes, negative and
 // overflowing dims, offsets past the end, malformed tables. Each must be
 // refused with an Error that names the field, before any large allocation.
-//
-// Also defines the global allocation watch of tests/alloc_watch.h, used by
-// every *_hostile_test.cpp.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <nlohmann/json.hpp>
 
 #include "../alloc_watch.h"
@@ -17,63 +11,6 @@
 #include "gpt2lab/core/error.h"
 #include "io/safetensors.h"
 
-// ------------------------------------------------ allocation watch
-namespace {
-std::atomic<size_t> g_largest{0};
-
-void note(size_t n) {
-  size_t cur = g_largest.load(std::memory_order_relaxed);
-  while (n > cur && !g_largest.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
-  }
-}
-
-void* try_allocate(size_t n, size_t align) noexcept {
-  note(n);
-  return align <= alignof(std::max_align_t) ? std::malloc(n ? n : 1)
-                                            : std::aligned_alloc(align, (n + align - 1) / align * align);
-}
-
-void* allocate(size_t n, size_t align) {
-  void* p = try_allocate(n, align);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-void* operator new(size_t n) { return allocate(n, 0); }
-void* operator new[](size_t n) { return allocate(n, 0); }
-void* operator new(size_t n, std::align_val_t a) { return allocate(n, static_cast<size_t>(a)); }
-void* operator new[](size_t n, std::align_val_t a) { return allocate(n, static_cast<size_t>(a)); }
-// Every form is replaced, the nothrow ones included: a form left alone keeps
-// the runtime's allocator, and its memory then reaches our free() (ASan
-// reports the mismatch; libstdc++'s std::stable_sort takes that path).
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return try_allocate(n, 0); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return try_allocate(n, 0); }
-void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return try_allocate(n, static_cast<size_t>(a));
-}
-void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
-  return try_allocate(n, static_cast<size_t>(a));
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-
-namespace gpt2lab::testing {
-void reset_largest_allocation() { g_largest.store(0); }
-size_t largest_allocation() { return g_largest.load(); }
-}  // namespace gpt2lab::testing
-
-// ------------------------------------------------ tests
 namespace gpt2lab {
 namespace {
 

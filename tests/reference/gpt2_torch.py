@@ -85,6 +85,7 @@ class TorchGPT2:
         # unit differs from sqrt only in how the tables were drawn.
         self.embedding_factor = {"none": 1.0, "sqrt": math.sqrt(self.C),
                                  "unit": math.sqrt(self.C)}[cfg.get("embedding_scale", "none")]
+        self._attentions = None
         self.p = {}
         for k, v in weights.items():
             k = k if k.startswith("transformer.") else "transformer." + k
@@ -112,6 +113,8 @@ class TorchGPT2:
         mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
         att = att.masked_fill(~mask, float("-inf"))
         att = F.softmax(att, dim=-1)
+        if self._attentions is not None:
+            self._attentions.append(att)
         y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
         return y @ self.w(f"h.{i}.attn.c_proj.weight") + self.w(f"h.{i}.attn.c_proj.bias")
 
@@ -120,11 +123,27 @@ class TorchGPT2:
         h = F.gelu(h, approximate="tanh")
         return h @ self.w(f"h.{i}.mlp.c_proj.weight") + self.w(f"h.{i}.mlp.c_proj.bias")
 
-    def forward(self, idx, targets=None):
+    def forward(self, idx, targets=None, hidden_states=None, attentions=None):
+        """hidden_states, attentions: lists to append to (when given): the
+        embeddings' output, each block's output and the LM head's input; each
+        layer's attention probabilities (B, NH, T, T)."""
+        x = self.hidden(idx, hidden_states, attentions)
+        logits = x @ self.w("wte.weight").t()
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
+        return logits, loss
+
+    def hidden(self, idx, hidden_states=None, attentions=None):
+        """The final hidden state (B, T, C): the LM head's input (ln_f's
+        output; the last block's output without a final norm)."""
         B, T = idx.shape
+        self._attentions = attentions
+        keep = hidden_states.append if hidden_states is not None else (lambda _: None)
         x = self.w("wte.weight")[idx] + self.w("wpe.weight")[torch.arange(T)]
         if self.embedding_factor != 1.0:
             x = self.embedding_factor * x
+        keep(x)
         for i in range(self.L):
             ln_1, ln_2 = f"h.{i}.ln_1", f"h.{i}.ln_2"
             if self.norm == "pre":
@@ -147,13 +166,11 @@ class TorchGPT2:
                 assert self.norm == "none", self.norm
                 x = x + self.attn(x, i)
                 x = x + self.mlp(x, i)
+            keep(x)
         if self.final_norm:
             x = self.ln(x, "ln_f")
-        logits = x @ self.w("wte.weight").t()
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-1)
-        return logits, loss
+        keep(x)
+        return x
 
 
 def load_checkpoint(d, dtype=torch.float32):

@@ -447,16 +447,17 @@ def depth_groups(st):
 
 def depth_deltas(st):
     """Per (norm, depth): final val loss without the residual scale minus
-    with it, per seed (runs paired by seed index)."""
+    with it, per seed (runs paired by seed index), and those seed indices."""
     g = depth_groups(st)
     out = []
     for (norm, scale, depth), off in g.items():
         if scale or (norm, True, depth) not in g:
             continue
         on = {st.seed_index(r): st.final_value(r) for r in g[(norm, True, depth)]}
-        ds = [st.final_value(r) - on[st.seed_index(r)] for r in off
-              if st.seed_index(r) in on and st.final_value(r) is not None and on[st.seed_index(r)] is not None]
-        out.append({"norm": norm, "depth": depth, "deltas": ds})
+        paired = [r for r in off
+                  if st.seed_index(r) in on and st.final_value(r) is not None and on[st.seed_index(r)] is not None]
+        out.append({"norm": norm, "depth": depth, "deltas": [st.final_value(r) - on[st.seed_index(r)] for r in paired],
+                    "seeds": [st.seed_index(r) for r in paired]})
     return sorted(out, key=lambda x: (x["norm"], x["depth"]))
 
 
@@ -509,6 +510,9 @@ def mt_inputs(st):
                 "seeds": [st.seed_index(r) for r in rs]}
         for m in MT_MEASURES:
             cell[m] = [mt_score(r, m) for r in rs]
+        # The target side's validation loss, negated: higher is better, as
+        # for the scores (verdicts.MT_PRIMARY).
+        cell["neg_val_loss"] = [None if st.final_value(r) is None else -st.final_value(r) for r in rs]
         out.append(cell)
     return out
 

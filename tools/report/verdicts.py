@@ -38,6 +38,9 @@ The rules:
   gets a CI_LEVEL Student-t interval (n − 1 dof, at least MIN_SEEDS
   seeds): "grows" when it lies entirely above 0, "shrinks" entirely
   below, else flat within noise (SlopeCI).
+- Trends over depth (rule scale-depth/2): per seed, the least-squares
+  slope of a paired difference against log2(depth); the seeds' slopes get
+  the same Student-t interval (SlopeCI).
 - Registered rules. RULES declares each claim's measures and rule, with a
   versioned id; gpt2lab records them in study.json ("rules") when it
   creates a study, before any run. A claim whose registered rule differs
@@ -47,7 +50,7 @@ The rules:
 import math
 import statistics
 
-from .stats import GROWS, Bound, fmt_lr, fmt_ratio, fmt_tokens, surely_above
+from .stats import GROWS, Bound, fmt_lr, fmt_ratio, fmt_tokens, plural, surely_above
 
 MIN_SEEDS = 3
 NOISE = 2.0  # a difference is stated when |Δmean| > NOISE · pooled sd
@@ -847,6 +850,65 @@ def scale_depth_verdict(deltas, why=None):
                    ("fewer than two depths" if deltas else "depth not run"), details)
 
 
+def depth_slope(points):
+    """The least-squares slope of Δ against log2(depth) over [(depth, Δ)]:
+    the change of Δ per doubling of depth. None for fewer than two depths."""
+    if len({d for d, _ in points}) < 2:
+        return None
+    xs, ys = [math.log2(d) for d, _ in points], [y for _, y in points]
+    xm, ym = statistics.mean(xs), statistics.mean(ys)
+    return sum((x - xm) * (y - ym) for x, y in zip(xs, ys)) / sum((x - xm) ** 2 for x in xs)
+
+
+def seed_series(rows):
+    """{seed index: [(depth, Δ)]} over one placement's depth rows, keeping
+    only seeds measured at every depth (so each seed's slope spans the same
+    depths)."""
+    by_seed = {}
+    for x in rows:
+        for seed, d in zip(x.get("seeds") or [], x["deltas"]):
+            if d is not None and math.isfinite(d):
+                by_seed.setdefault(seed, []).append((x["depth"], d))
+    return {s: pts for s, pts in by_seed.items() if len(pts) == len(rows)}
+
+
+def scale_depth_trend_verdict(deltas, why=None):
+    """Claim 6 under rule scale-depth/2: a trend test over every depth, not
+    only the deepest against the shallowest. Per placement and seed, the
+    least-squares slope of Δ (final val loss without the residual scale −
+    with it, paired by seed) against log2(depth); the per-seed slopes get a
+    CI_LEVEL Student-t interval (SlopeCI, at least MIN_SEEDS seeds).
+    Confirmed when the interval lies above 0 and Δ's mean at the deepest
+    depth is positive (the scale helps, and more so with depth),
+    contradicted when it lies below 0, else not observed; placements are
+    settings (combine_settings)."""
+    vs, parts, details = [], [], []
+    for norm in ("pre", "post"):
+        rows = sorted((x for x in deltas if x["norm"] == norm), key=lambda x: x["depth"])
+        if len(rows) < 2:
+            continue
+        ci = SlopeCI([depth_slope(pts) for pts in seed_series(rows).values()])
+        deep = [d for d in rows[-1]["deltas"] if d is not None and math.isfinite(d)]
+        if not ci.enough:
+            v = NOT_TESTED
+        elif ci.pattern == GROWS_WORD and deep and statistics.mean(deep) > 0:
+            v = CONFIRMED
+        elif ci.pattern == SHRINKS_WORD:
+            v = CONTRADICTED
+        else:
+            v = NOT_OBSERVED
+        vs.append(v)
+        span = f"{rows[0]['depth']}–{rows[-1]['depth']} layers"
+        parts.append(f"{norm}-LN slope of Δ(off − on) per doubling of depth, {span}: {ci.text()} "
+                     f"({CI_LEVEL:.0%} CI, {plural(ci.n, 'seed')}) [{v}]")
+        per = ", ".join(f"{x['depth']}L {_msd(x['deltas'])}" for x in rows)
+        details.append(f"{norm}-LN, final validation loss without the residual scale minus with it (per seed, "
+                       f"mean ± sd): {per}; least-squares slope over log2(depth) per seed, mean ± {CI_LEVEL:.0%} CI "
+                       f"half-width: {ci.text()} over {plural(ci.n, 'seed')} measured at every depth → {v}.")
+    return Verdict("scale-depth", combine_settings(vs), "; ".join(parts) or why or
+                   ("fewer than two depths" if deltas else "depth not run"), details)
+
+
 def _msd(xs):
     xs = [x for x in xs if x is not None and math.isfinite(x)]
     if not xs:
@@ -877,12 +939,12 @@ def mt_settings(cell, arm):
     return sorted({k[1] for k in keys}, key=str), sorted({k[3] for k in keys if k[3] is not None})
 
 
-def mt_diffs(cell, a, b):
+def mt_diffs(cell, a, b, measures=MT_MEASURES):
     """{measure label: Diff of two settings' per-seed scores}, or None when
     a setting is missing."""
     if a not in cell or b not in cell:
         return None
-    return {label: Diff(cell[a][m], cell[b][m]) for m, label in MT_MEASURES}
+    return {label: Diff(cell[a][m], cell[b][m]) for m, label in measures}
 
 
 def mt_text(diffs):
@@ -909,7 +971,7 @@ def mt_decide(signs, name, up, down, what):
     return combine(vs), f"{name}: " + "; ".join(parts)
 
 
-def mt_no_warmup_verdict(cells, why=None):
+def mt_no_warmup_verdict(cells, why=None, measures=MT_MEASURES):
     """Claim 7. From scratch without warmup, per init: Pre-LN's test scores
     against Post-LN's (higher is better). Per measure (BLEU, chrF) the
     majority of the inits decides; the measures combined by combine()."""
@@ -917,9 +979,9 @@ def mt_no_warmup_verdict(cells, why=None):
     inits, warmups = mt_settings(cell, "scratch")
     if 0.0 not in warmups:
         return Verdict("mt-no-warmup", NOT_TESTED, why or "no translation run from scratch without warmup")
-    signs, details = {label: [] for _, label in MT_MEASURES}, []
+    signs, details = {label: [] for _, label in measures}, []
     for init in inits:
-        ds = mt_diffs(cell, ("scratch", init, "pre", 0.0), ("scratch", init, "post", 0.0))
+        ds = mt_diffs(cell, ("scratch", init, "pre", 0.0), ("scratch", init, "post", 0.0), measures)
         if ds is None:
             continue
         for label, d in ds.items():
@@ -945,7 +1007,7 @@ WARMUP_WORDS = {1: "warmup helps Post-LN and not Pre-LN", -1: "Pre-LN needs warm
                 0: "no warmup dependence that separates the placements", None: FEW}
 
 
-def mt_warmup_verdict(cells, why=None):
+def mt_warmup_verdict(cells, why=None, measures=MT_MEASURES):
     """Claim 8. From scratch, per init: the longest warmup against none for
     each placement (mt_warmup_sign). Per measure the majority of the inits
     decides; the measures combined by combine()."""
@@ -954,13 +1016,14 @@ def mt_warmup_verdict(cells, why=None):
     if len(warmups) < 2 or 0.0 not in warmups:
         return Verdict("mt-warmup", NOT_TESTED, why or "no translation runs from scratch with and without warmup")
     long = warmups[-1]
-    signs, details = {label: [] for _, label in MT_MEASURES}, []
+    signs, details = {label: [] for _, label in measures}, []
     for init in inits:
-        d = {n: mt_diffs(cell, ("scratch", init, n, long), ("scratch", init, n, 0.0)) for n in ("post", "pre")}
+        d = {n: mt_diffs(cell, ("scratch", init, n, long), ("scratch", init, n, 0.0), measures)
+             for n in ("post", "pre")}
         if None in d.values():
             continue
         words = []
-        for _, label in MT_MEASURES:
+        for _, label in measures:
             sign = mt_warmup_sign(d["post"][label], d["pre"][label])
             signs[label].append(sign)
             words.append(f"{label}: {WARMUP_WORDS[sign]}")
@@ -996,7 +1059,7 @@ GAP_WORDS = {1: "the placement matters more from scratch", -1: "the placement ma
              None: FEW}
 
 
-def mt_pretrain_gap_verdict(cells, why=None):
+def mt_pretrain_gap_verdict(cells, why=None, measures=MT_MEASURES):
     """Claim 9. Per warmup setting the fine-tunings share with the runs
     from scratch (init gpt2, the init the pre-training used): the placement
     gap |Pre − Post| per seed from scratch against after pre-training
@@ -1007,14 +1070,14 @@ def mt_pretrain_gap_verdict(cells, why=None):
     inits, warmups = mt_settings(cell, "scratch")
     _, tuned = mt_settings(cell, "finetune")
     init = "gpt2" if "gpt2" in inits else (inits[0] if inits else None)
-    signs, details = {label: [] for _, label in MT_MEASURES}, []
+    signs, details = {label: [] for _, label in measures}, []
     for wf in [w for w in warmups if w in tuned]:
         ks = [(arm, i, n, wf) for arm, i in (("scratch", init), ("finetune", "pretrained")) for n in ("pre", "post")]
         if not all(k in cell for k in ks):
             continue
-        ds, df = mt_diffs(cell, ks[0], ks[1]), mt_diffs(cell, ks[2], ks[3])
+        ds, df = mt_diffs(cell, ks[0], ks[1], measures), mt_diffs(cell, ks[2], ks[3], measures)
         parts = []
-        for m, label in MT_MEASURES:
+        for m, label in measures:
             gap = Diff([abs(x) for x in mt_gaps(cell, "scratch", init, wf, m)],
                        [abs(x) for x in mt_gaps(cell, "finetune", "pretrained", wf, m)])
             sign = mt_gap_sign(ds[label], df[label], gap)
@@ -1028,6 +1091,36 @@ def mt_pretrain_gap_verdict(cells, why=None):
     verdict, numbers = mt_decide(signs, "|Pre − Post| from scratch vs after pre-training", "narrower after",
                                  "wider", "warmup settings with a placement gap")
     return Verdict("mt-pretrain-gap", verdict, numbers, details)
+
+
+MT_PRIMARY = (("neg_val_loss", "−val loss"),)
+
+
+def merge_details(a, b):
+    """Two verdicts' details (lists, or {section: list}) as one."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        a, b = a or {}, b or {}
+        return {k: list(a.get(k) or []) + list(b.get(k) or []) for k in {**a, **b}}
+    return list(a or []) + list(b or [])
+
+
+def mt_primary(f, key):
+    """Rule version 2 of a translation claim: decided by the target side's
+    validation loss (negated, so that higher is better like the scores;
+    unlike BLEU it separates settings whose translations are all near 0),
+    with BLEU's and chrF's verdicts of version 1 shown beside it."""
+    def verdict(cells, why=None):
+        v, beside = f(cells, why, MT_PRIMARY), f(cells, why, MT_MEASURES)
+        if v.verdict == NOT_TESTED and beside.verdict == NOT_TESTED:
+            return v
+        numbers = f"{v.numbers}; beside it, not deciding: {beside.verdict} by {beside.numbers}"
+        return Verdict(key, v.verdict, numbers, merge_details(v.details, beside.details))
+    return verdict
+
+
+mt_no_warmup_verdict_v2 = mt_primary(mt_no_warmup_verdict, "mt-no-warmup")
+mt_warmup_verdict_v2 = mt_primary(mt_warmup_verdict, "mt-warmup")
+mt_pretrain_gap_verdict_v2 = mt_primary(mt_pretrain_gap_verdict, "mt-pretrain-gap")
 
 
 # ---------------------------------------------------------------- atlas
@@ -1397,12 +1490,25 @@ RULE_VERSIONS = [
           "is resolved better anywhere"),
     _rule("scale-depth", 1, "scale_depth_verdict", ("Δ final loss (off − on) at the deepest vs shallowest depth",),
           f"per placement, the deep Δ resolved larger and positive; placements: {SETTINGS_RULE}"),
+    _rule("scale-depth", 2, "scale_depth_trend_verdict",
+          ("Δ final loss (off − on) per seed at every depth: least-squares slope over log2(depth)",),
+          f"per placement, the slope's {CI_LEVEL:.0%} Student-t CI over seeds (≥ {MIN_SEEDS}) above 0 and Δ at the "
+          f"deepest depth positive; placements: {SETTINGS_RULE}"),
     _rule("mt-no-warmup", 1, "mt_no_warmup_verdict", ("test BLEU", "test chrF"),
           f"per measure {SETTINGS_RULE} over inits; {MEASURES_RULE}"),
     _rule("mt-warmup", 1, "mt_warmup_verdict", ("test BLEU", "test chrF"),
           f"per measure {SETTINGS_RULE} over inits (warmup helps Post-LN and not Pre-LN); {MEASURES_RULE}"),
     _rule("mt-pretrain-gap", 1, "mt_pretrain_gap_verdict", ("test BLEU", "test chrF"),
           f"per measure {SETTINGS_RULE} over warmup settings with a placement gap; {MEASURES_RULE}"),
+    _rule("mt-no-warmup", 2, "mt_no_warmup_verdict_v2", ("target-side validation loss", "test BLEU and chrF beside"),
+          f"by the validation loss: {SETTINGS_RULE} over inits; BLEU and chrF shown, not deciding"),
+    _rule("mt-warmup", 2, "mt_warmup_verdict_v2", ("target-side validation loss", "test BLEU and chrF beside"),
+          f"by the validation loss: {SETTINGS_RULE} over inits (warmup lowers Post-LN's loss and not Pre-LN's); "
+          "BLEU and chrF shown, not deciding"),
+    _rule("mt-pretrain-gap", 2, "mt_pretrain_gap_verdict_v2",
+          ("target-side validation loss", "test BLEU and chrF beside"),
+          f"by the validation loss: {SETTINGS_RULE} over warmup settings with a placement gap; BLEU and chrF "
+          "shown, not deciding"),
     _rule("deepnorm", 1, "deepnorm_verdict", ("depth sweep: left the unigram plateau", "stability edge"),
           f"depth sweep: {SETTINGS_RULE} over depths where Post-LN does not train; edge: DeepNorm's resolved above "
           f"Post-LN's; {MEASURES_RULE}"),
@@ -1452,9 +1558,13 @@ RULE_FUNCTIONS = {
     "better-final/1": _one(better_final_verdict, "finals"),
     "gpt2-init/1": _one(gpt2_init_verdict, "inits"),
     "scale-depth/1": _one(scale_depth_verdict, "depth_deltas"),
+    "scale-depth/2": _one(scale_depth_trend_verdict, "depth_deltas"),
     "mt-no-warmup/1": _one(mt_no_warmup_verdict, "mt"),
     "mt-warmup/1": _one(mt_warmup_verdict, "mt"),
     "mt-pretrain-gap/1": _one(mt_pretrain_gap_verdict, "mt"),
+    "mt-no-warmup/2": _one(mt_no_warmup_verdict_v2, "mt"),
+    "mt-warmup/2": _one(mt_warmup_verdict_v2, "mt"),
+    "mt-pretrain-gap/2": _one(mt_pretrain_gap_verdict_v2, "mt"),
     "deepnorm/1": _atlas(deepnorm_verdict),
     "rezero-faster/1": _atlas(rezero_verdict),
     "sandwich-growth/1": _atlas(sandwich_end_verdict),

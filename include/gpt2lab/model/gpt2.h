@@ -108,7 +108,16 @@ class GPT2 {
   const R* logits() const { return acts_.logits; }  // (B,T,Vp)
   const Activations<R>& activations() const { return acts_; }
   // Residual stream entering layer l (l = n_layer: the final one, before ln_f).
+  // It is the output of block l (1-based), and of the embeddings for l = 0:
+  // the hidden states Hugging Face's output_hidden_states lists.
   const R* residual(int l) const;
+  // What the LM head read in the last forward (B,T,C): ln_f's output, or
+  // residual(n_layer) when the model has no final norm. The last hidden
+  // state, e.g. for embeddings.
+  const R* head_input() const;
+  // Layer l's (0-based) attention probabilities in the last forward,
+  // (B,NH,T,T): row t is the softmax over positions 0..t, zero after t.
+  const R* attention_probs(int l) const;
 
  private:
   // The blocks' forward by the shape of the block (model/norm.h); each

@@ -44,6 +44,11 @@ class InferenceSession {
   // logits (padded_vocab_size floats, the first vocab_size meaningful) of the
   // last one.
   const float* append(std::span<const int> tokens);
+  // append() that returns, instead of the last logits, the final hidden
+  // state of every appended token: the LM head's input (ln_f's output; the
+  // last block's output for a model without a final norm), tokens.size()
+  // rows of n_embd floats, valid until the next call.
+  const float* append_hidden(std::span<const int> tokens);
   int position() const { return pos_; }
   int vocab_size() const { return model_.config().vocab_size; }
   void reset() { pos_ = 0; }
@@ -55,7 +60,8 @@ class InferenceSession {
   // Matmul `which` of a layer (0 c_attn, 1 attn_proj, 2 c_fc, 3 mlp_proj).
   void embed(std::span<const int> tokens);
   void block(int layer, int n);
-  void layers_and_logits(int n);                    // every block, then the last row's logits
+  void run(std::span<const int> tokens, bool hidden);  // append()'s work; hidden: append_hidden()'s
+  void layers_and_logits(int n, bool hidden);  // every block, then the last row's logits (or every row's final state)
   enum class Epilogue { store, gelu, accumulate };  // out = r, = GELU(r), += r
   void attention(int layer, int n, const float* inp, float* out, Epilogue e);
   void mlp(int layer, int n, const float* inp, float* out, Epilogue e);
@@ -99,6 +105,13 @@ class InferenceSession {
   Buffer branch_;  // (n, C) a sublayer's output where the placement needs it apart
   std::vector<float> logits_;
 };
+
+// The final hidden state of each token of one sequence (1 to block_size
+// tokens from position 0), as append_hidden() gives it: tokens.size() rows
+// of n_embd floats, row-major. Pass options.packed to share packed weights
+// among calls (packing copies the matmul weights).
+std::vector<float> final_hidden_states(const GPT2<float>& model, std::span<const int> tokens,
+                                       InferenceOptions options = {});
 
 // The mean next-token cross-entropy (nats) of B rows of T tokens, each row
 // fed one token at a time from an empty cache, so every logit comes out of

@@ -1,4 +1,4 @@
-"""Reliability, round three: every file a command reads goes through one set
+"""Hostile input files: every file a command reads goes through one set
 of checks (core/file.h, core/json.h). A FIFO, directory or oversized
 --config is refused; TOML arrays, duplicate keys and a BOM are handled; a
 run's config.json with model fields gpt2lab cannot represent is refused;

@@ -1,4 +1,4 @@
-"""Reliability, round two: each case below failed on the code
+"""Run directories, inputs and limits: each case below failed on the code
 before its fix. Ownership of a run directory, never destroying what gpt2lab
 did not write, identity rather than names, wrong results from accepted
 input, resource limits and error messages. (Output errors that fail are in

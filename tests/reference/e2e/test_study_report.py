@@ -370,10 +370,10 @@ def test_v2_translation_section(paper):
             "al.'s pattern (confirmed)" in mt and "[translation] Xiong et al. (2020)" in section(mp, "Summary")), \
         "translation: the comparison with Xiong et al., in the section and the summary"
     top = section(mp, "Verdicts")
-    assert (all(f"| {claim} | confirmed |" in top for claim in (
-         "Pre-LN translates better than Post-LN without warmup (Xiong et al.)",
-         "Warmup is needed by Post-LN, not by Pre-LN (translation)",
-         "Pre-training narrows the placement gap (translation)")) and
+    assert (all(f"| {claim} (registered rule {rule}/1) | confirmed |" in top for claim, rule in (
+        ("Pre-LN translates better than Post-LN without warmup (Xiong et al.)", "mt-no-warmup"),
+        ("Warmup is needed by Post-LN, not by Pre-LN (translation)", "mt-warmup"),
+        ("Pre-training narrows the placement gap (translation)", "mt-pretrain-gap"))) and
             "[translation](#translation-pre-ln-vs-post-ln-on-machine-translation)" in top), \
         "translation: its three verdict rows, linked to the section"
     assert all(f"(figures/{f})" in mt for f in ("translation_val_loss.png", "translation_scores.png")), \
@@ -402,8 +402,9 @@ def test_pretraining_diverged_skips_fine_tunings(tmp):
             "Skipped: mt-ft-post-w0-s1 (its pre-training run mt-pretrain-post-s1 is diverged); mt-ft-post-w25-s1"
             in mts), \
         "translation: skipped fine-tunings are counted and named, the rest still drawn"
-    assert ("| Pre-training narrows the placement gap (translation) | not tested |" in ms and
-            "| Pre-LN translates better than Post-LN without warmup (Xiong et al.) | confirmed |" in ms and
+    assert ("| Pre-training narrows the placement gap (translation) (registered rule mt-pretrain-gap/1) | not tested |"
+            in ms and "| Pre-LN translates better than Post-LN without warmup (Xiong et al.) (registered rule "
+            "mt-no-warmup/1) | confirmed |" in ms and
             "Not run in this study: grad-at-init, lr-edge, norm, init, depth, atlas (" in ms), \
         "translation alone: two seeds left after a skip are too few for the gap claim; other presets not run"
 
@@ -472,7 +473,8 @@ def test_incomplete_section_becomes_a_note(with_width, tmp):
     mo = open(os.path.join(o, "report.md")).read() if r.returncode == 0 else ""
     assert (r.returncode == 0 and "section depth could not be drawn (KeyError: 'config')" in r.stderr and
             "This section could not be drawn from this study's data (KeyError: 'config')." in section(mo, "depth:")
-            and "## Method" in mo and "| The residual scale matters more as depth grows |" in mo), \
+            and "## Method" in mo
+            and "| The residual scale matters more as depth grows (registered rule scale-depth/1) |" in mo), \
         "a section whose data is incomplete is replaced by a note; the report is still written"
 
 

@@ -18,7 +18,7 @@ MEASURES = (("bleu", "BLEU"), ("chrf", "chrF"))
 EXAMPLES = 3  # test sentences shown per setting
 CELL = 100  # characters of a sentence shown in the examples table
 
-# What each cleaning rule does (src/data/translation_pairs.h), in its order.
+# What each cleaning rule does (src/translation/pairs.h), in its order.
 CLEANING = [
     ("entries", "catalog entries read"),
     ("header", "dropped: the catalog's metadata entry (msgid \"\")"),
@@ -75,7 +75,7 @@ def warmups_of(g, arm):
 # ---------------------------------------------------------------- data
 
 def reconcile(c):
-    """Whether the cleaning counts add up (translation_pairs.h's identities),
+    """Whether the cleaning counts add up (src/translation/pairs.h's identities),
     as a sentence."""
     need = ("entries", "header", "obsolete", "fuzzy", "untranslated", "plural_pairs", "not_utf8", "empty",
             "identical", "extracted", "duplicates", "too_long", "kept")
