@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake pkg-config git
   libopenblas-openmp-dev libdnnl-dev libomp-dev
   nlohmann-json3-dev libcli11-dev libgtest-dev libcpp-httplib-dev
-  python3 python3-torch python3-numpy python3-matplotlib python3-nltk
+  python3 python3-torch python3-numpy python3-matplotlib python3-nltk python3-pytest
   python3-dev pybind11-dev python3-pybind11
   gettext
   nodejs npm

@@ -14,7 +14,7 @@ python3 scripts/check_layers.py   # no include goes up a layer (src/, include/gp
 scripts/check_format.sh           # every C++ file is laid out as .clang-format says
 scripts/check_doc_paths.sh        # docs name no path of this machine
 python3 scripts/check_design.py    # docs/design.md: paths and names exist, public headers, sizes, layers
-flake8 tools scripts              # Python lint, configured in .flake8
+flake8 tools scripts tests/reference  # Python lint, configured in .flake8
 scripts/tidy.sh                   # clang-tidy on the C++ files the last commit changed
 scripts/check_package.sh          # the installed package builds and runs examples/
 (cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j 2 --timeout 1800)

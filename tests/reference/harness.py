@@ -1,31 +1,23 @@
-"""What every reference test shares: checks that print and count, skipping,
-the gpt2lab binary run as a subprocess, scratch folders, and reading what a
-run wrote (metrics, checkpoints).
+"""What the reference tests (and bench/) share besides pytest's fixtures
+(conftest.py): the gpt2lab binary run as a subprocess, waiting for a run's
+events, and reading what a run wrote (metrics, checkpoints).
 
 The tests live in oracle/ (against an independent reference) and e2e/
-(end-to-end behaviour); this module and the other shared files stay here,
-one folder up. A test starts with
-
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    import harness
-    from harness import expect
-
-and ends with harness.finish(...). Exit status, as ctest reads it
-(SKIP_RETURN_CODE 77): 0 passed, 1 failed, 77 skipped (harness.skip).
+(end-to-end behaviour) as pytest test functions; this module and the other
+shared files stay here, one folder up, where pytest.ini puts them on the
+import path (`import harness`). Running them: docs/design.md, "How it is
+tested".
 
 Environment (ctest sets the first three; tests/CMakeLists.txt):
   GPT2LAB_BIN          the gpt2lab binary (default SOURCE/build/gpt2lab)
   GPT2LAB_TESTTOOL     the test tool (default SOURCE/build/tests/gpt2lab_testtool)
   GPT2LAB_SOURCE_DIR   the source tree (default: two folders above this file)
-  GPT2LAB_KEEP_SCRATCH=1  keep each test's scratch folder and print its path
 """
-import contextlib
 import json
 import os
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 REFERENCE = os.path.dirname(os.path.abspath(__file__))  # tests/reference: the shared files
@@ -35,60 +27,36 @@ sys.path.insert(0, os.path.join(SOURCE, "tools"))
 import metrics_file  # noqa: E402  (the tools' one metrics reader)
 TOOL = os.path.abspath(os.environ.get("GPT2LAB_TESTTOOL") or os.path.join(SOURCE, "build", "tests",
                                                                           "gpt2lab_testtool"))
-SKIP = 77  # ctest's SKIP_RETURN_CODE for every Python test
+SKIP = 77  # ctest's SKIP_RETURN_CODE: a file whose tests all skipped (conftest.py)
 
 # The small model most end-to-end tests train (a few ms a step).
 TINY_MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "64", "--vocab-size", "97"]
 
-failures = []
-
-
-# ---------------------------------------------------------------- checks
-
-def expect(cond, what):
-    """Records one check: prints 'ok    WHAT' or 'FAIL  WHAT'; returns cond."""
-    print(("ok    " if cond else "FAIL  ") + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return bool(cond)
-
-
-def fail(what):
-    """Records a failed check (for tests that report only what went wrong)."""
-    expect(False, what)
-
-
-def finish(name="the"):
-    """The summary line, then exit: 1 if any check failed, else 0."""
-    if failures:
-        print(f"{len(failures)} {name} check(s) failed:", flush=True)
-        for what in failures:
-            print("      " + what, flush=True)
-        sys.exit(1)
-    print(f"all {name} checks passed", flush=True)
-    sys.exit(0)
-
 
 def skip(reason):
-    """Nothing to check here (a missing prerequisite): exit 77, which ctest
-    shows as skipped, never as passed."""
-    print(f"SKIP: {reason}", flush=True)
-    sys.exit(SKIP)
+    """Nothing to check here (a missing prerequisite): pytest.skip, which
+    conftest.py turns into exit 77 (ctest: skipped) when every test of the
+    file skipped. Tests call pytest.skip themselves; this stays for code
+    written before the conversion to pytest."""
+    import pytest
+    pytest.skip(reason, allow_module_level=True)
 
 
 # ---------------------------------------------------------------- processes
 
 def gpt2lab_module(need_gpt2_data=True):
-    """The built Python module, imported; a skip (77) where it is not built
-    (pybind11 missing, or a sanitizer build) or, with need_gpt2_data, where
-    data/gpt2 (GPT-2's tokenizer) is missing outside CI."""
+    """The built Python module, imported (conftest.py's gpt2lab fixtures); a
+    skip where it is not built (pybind11 missing, or a sanitizer build) or,
+    with need_gpt2_data, where data/gpt2 (GPT-2's tokenizer) is missing
+    outside CI (a failure under CI); at a module's top level too."""
+    import pytest
     module_dir = os.environ.get("GPT2LAB_PY_MODULE_DIR", "")
     data = os.environ.get("GPT2LAB_DATA") or os.path.join(SOURCE, "data")
     if not module_dir:
         skip("the Python module is not built here (pybind11 missing, or a sanitizer build)")
     if need_gpt2_data and not os.path.exists(os.path.join(data, "gpt2")):
         if os.environ.get("CI"):
-            raise SystemExit("data/gpt2 missing under CI (scripts/setup.sh fetches it)")
+            pytest.fail("data/gpt2 missing under CI (scripts/setup.sh fetches it)")
         skip("data/gpt2 (GPT-2's tokenizer) is missing")
     sys.path.insert(0, module_dir)
     import gpt2lab
@@ -111,7 +79,8 @@ def command(cmd, check=False, cwd=None, env=None, timeout=None, input=None, stdi
     """Runs cmd and returns the CompletedProcess, its output captured
     (stdout goes to `stdout` instead when that is given: a file, DEVNULL).
     env: variables added to this process's environment. check=True: a
-    non-zero exit prints the command and its output and ends the test (1)."""
+    non-zero exit fails the test (pytest.fail), showing the command and its
+    output."""
     kw = {"cwd": cwd, "timeout": timeout, "text": text}
     if env is not None:
         kw["env"] = {**os.environ, **env}
@@ -126,8 +95,8 @@ def command(cmd, check=False, cwd=None, env=None, timeout=None, input=None, stdi
     if check and r.returncode != 0:
         out = (r.stdout or "") if text else (r.stdout or b"").decode(errors="replace")
         err = r.stderr if text else r.stderr.decode(errors="replace")
-        sys.stderr.write(f"command failed (exit {r.returncode}): {' '.join(map(str, cmd))}\n{out}{err}\n")
-        raise SystemExit(1)
+        import pytest
+        pytest.fail(f"command failed (exit {r.returncode}): {' '.join(map(str, cmd))}\n{out}{err}")
     return r
 
 
@@ -165,14 +134,15 @@ def wait_until(p, ready, what, every=0.01):
     """Waits while process p runs until ready() holds: True once it does,
     False if p exits first; ready() is polled every `every` seconds. A test
     waits for an event (a file appearing), not for a time; only a hang
-    (HANG_GUARD_S) kills p and ends the test (1)."""
+    (HANG_GUARD_S) kills p and fails the test."""
     deadline = time.monotonic() + HANG_GUARD_S
     while not ready():
         if p.poll() is not None:
             return bool(ready())
         if time.monotonic() > deadline:
             p.kill()
-            raise SystemExit(f"hang: {what} did not happen within {HANG_GUARD_S} s")
+            import pytest
+            pytest.fail(f"hang: {what} did not happen within {HANG_GUARD_S} s")
         time.sleep(every)
     return True
 
@@ -184,18 +154,6 @@ def start_until(cmd, path, stdout=subprocess.PIPE):
     p = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True)
     wait_until(p, lambda: os.path.exists(path), f"{path} appearing")
     return p
-
-
-def scratch(name=None):
-    """A scratch folder for the test (`with harness.scratch() as tmp:`),
-    removed at the end; GPT2LAB_KEEP_SCRATCH=1 keeps it and prints where."""
-    stem = name or os.path.splitext(os.path.basename(sys.argv[0]))[0].removeprefix("test_")
-    prefix = f"gpt2lab_{stem}_"
-    if os.environ.get("GPT2LAB_KEEP_SCRATCH"):
-        path = tempfile.mkdtemp(prefix=prefix)
-        print(f"scratch folder (kept): {path}", flush=True)
-        return contextlib.nullcontext(path)
-    return tempfile.TemporaryDirectory(prefix=prefix)
 
 
 # ---------------------------------------------------------------- what a run wrote

@@ -362,8 +362,8 @@ def atlas_runs(out, w):
                                 ms=ms, judge=w.judge)
                 init = [0.05] * (depth + 1)
                 rec["residual_stream"] = {"init": {"rms": init, "token_norm": init, "tokens": 32},
-                                          "final": {"rms": [0.05] + [0.1 * (1 + (growth - 1) * (l - 1) / (depth - 1))
-                                                                     for l in range(1, depth + 1)],
+                                          "final": {"rms": [0.05] + [0.1 * (1 + (growth - 1) * (j - 1) / (depth - 1))
+                                                                     for j in range(1, depth + 1)],
                                                     "token_norm": init, "tokens": 32}}
                 runs.append(rec)
     for variant in ATLAS_VARIANTS:
@@ -386,95 +386,137 @@ def atlas_runs(out, w):
     return runs, edges
 
 
+def gai_runs(out, w):
+    """The grad-at-init preset's run records."""
+    runs = []
+    seeds = range(w.seeds)
+    for emb in w.embeddings:
+        for depth in (4, 8):
+            for norm in ("pre", "post"):
+                for init in ("gpt2", "he"):
+                    for i in seeds:
+                        g = w.gai_growth(norm, emb, i)
+                        ffn = [0.1 * (1 + g) ** j for j in range(depth)]
+                        rms = [0.03 * (1 + j) if norm == "pre" else 1.0 for j in range(depth + 1)]
+                        v = {"depth": depth, "norm": norm, "init": init, "embedding_scale": emb, **seed_vars(w, i)}
+                        runs.append({"name": f"gai-{emb}-L{depth}-{norm}-{init}-s{i}", "preset": "grad-at-init",
+                                     "kind": "grad-at-init", "status": "completed", "variables": v,
+                                     "config": {"model": {"n_embd": 32}, "batch_size": 2, "seq_len": 16,
+                                                "batches": 2, "seed": 1337 + i},
+                                     # W¹ and W² as 0.6 and 0.8 of the FFN sum: √(0.6² + 0.8²) = 1
+                                     "result": {"grad_norm": {"ffn": ffn, "attn": ffn,
+                                                              "mlp.c_fc": [0.6 * x for x in ffn],
+                                                              "mlp.c_proj": [0.8 * x for x in ffn]},
+                                                "residual_rms": rms,
+                                                "loss": 5.7, "batches": 2, "seconds": 0.1}})
+    return runs
+
+
+def norm_runs(out, w):
+    """The norm preset's run records."""
+    runs = []
+    seeds = range(w.seeds)
+    for norm in ("pre", "post"):
+        for wf in NORM_WARMUPS:
+            for level, lr in NORM_LRS.items():
+                for i in seeds:
+                    final, tau = w.norm_run(norm, wf, level, i)
+                    warmup = round(wf * STEPS)
+                    name = f"norm-{norm}-w{int(wf * 100)}-{level}-s{i}"
+                    div = None if final is not None else 12
+                    runs.append(train_run(out, name, "norm", {"norm": norm, "warmup": warmup, "warmup_fraction": wf,
+                                                              "lr": lr, "lr_level": level, **seed_vars(w, i)},
+                                          final if final is not None else 5.5, tau, div,
+                                          spikes=w.spikes("norm", norm), warmup=warmup, lr=lr, judge=w.judge))
+    return runs
+
+
+def lr_edge_runs(out, w):
+    """The lr-edge preset's run records and searches."""
+    runs, edges = [], []
+    seeds = range(w.seeds)
+    for norm in ("pre", "post"):
+        for wf in (0.0, 0.25):
+            for clip in (0.0, 1.0):
+                for i in seeds:
+                    top = w.edge_index(norm, wf, clip, i)
+                    probes = []
+                    for k, lr in enumerate(GRID):
+                        trains = k <= top if w.probe is None else w.probe(norm, wf, clip, i, k)
+                        name = f"lredge-{norm}-w{int(wf * 100)}-c{clip:g}-s{i}-lr{lr:g}"
+                        warmup = round(wf * STEPS)
+                        v = {"norm": norm, "warmup": warmup, "warmup_fraction": wf, "clip": clip, "lr": lr,
+                             **seed_vars(w, i)}
+                        runs.append(train_run(out, name, "lr-edge", v, 4.2 if trains else 5.5, 8,
+                                              None if trains else 9, clip=clip, warmup=warmup, lr=lr,
+                                              trains=trains))
+                        probes.append({"lr": lr, "trains": trains, "run": name})
+                        if not trains and w.probe is None:
+                            break
+                    ok = [k for k, p in enumerate(probes) if p["trains"]]
+                    top = max(ok) if ok else -1
+                    edge = GRID[top] if top >= 0 else None
+                    failed = GRID[top + 1] if top + 1 < len(GRID) else None
+                    edges.append({"preset": "lr-edge", "setting": {"norm": norm, "warmup_fraction": wf,
+                                                                   "clip": clip, **seed_vars(w, i)},
+                                  "grid": GRID, "probes": probes, "edge": edge, "failed": failed,
+                                  "complete": True})
+    return runs, edges
+
+
+def init_runs(out, w):
+    """The init preset's run records."""
+    runs = []
+    seeds = range(w.seeds)
+    for norm in ("pre", "post"):
+        for init, scale in INITS:
+            label = init + ("+scale" if scale and init != "gpt2" else "")
+            for i in seeds:
+                sym = None
+                if init == "zero":
+                    sym = {"layer": 0, "units": 128, "distinct_units": 1, "spread": 0.0, "weight_rms": 0.0,
+                           "relative_spread": 0.0}
+                name = f"init-{norm}-{label.replace('+', '-')}-s{i}"
+                runs.append(train_run(out, name, "init", {"norm": norm, "init": init, "residual_scale": scale,
+                                                          "depth": 2, **seed_vars(w, i)},
+                                      w.init_final(norm, label, i), 10, symmetry=sym,
+                                      spikes=w.spikes("init", norm), judge=w.judge))
+    return runs
+
+
+def depth_runs(out, w):
+    """The depth preset's run records."""
+    runs = []
+    seeds = range(w.seeds)
+    for depth in w.depths:
+        for norm in ("pre", "post"):
+            for scale in (True, False):
+                for i in seeds:
+                    name = f"depth-L{depth}-{norm}-{'scale' if scale else 'noscale'}-s{i}"
+                    runs.append(train_run(out, name, "depth", {"depth": depth, "norm": norm,
+                                                               "residual_scale": scale, **seed_vars(w, i)},
+                                          w.depth_final(norm, scale, depth, i), 10, n_layer=depth,
+                                          spikes=w.spikes("depth", norm), judge=w.judge))
+    return runs
+
+
 def make_study(out, w=None):
     """Writes OUT/study.json and OUT/runs/*/metrics.jsonl for World w."""
     w = w or World.paper()
     runs, edges = [], []
     seeds = range(w.seeds)
     if "grad-at-init" in w.presets:
-        for emb in w.embeddings:
-            for depth in (4, 8):
-                for norm in ("pre", "post"):
-                    for init in ("gpt2", "he"):
-                        for i in seeds:
-                            g = w.gai_growth(norm, emb, i)
-                            ffn = [0.1 * (1 + g) ** l for l in range(depth)]
-                            rms = [0.03 * (1 + l) if norm == "pre" else 1.0 for l in range(depth + 1)]
-                            v = {"depth": depth, "norm": norm, "init": init, "embedding_scale": emb, **seed_vars(w, i)}
-                            runs.append({"name": f"gai-{emb}-L{depth}-{norm}-{init}-s{i}", "preset": "grad-at-init",
-                                         "kind": "grad-at-init", "status": "completed", "variables": v,
-                                         "config": {"model": {"n_embd": 32}, "batch_size": 2, "seq_len": 16,
-                                                    "batches": 2, "seed": 1337 + i},
-                                         # W¹ and W² as 0.6 and 0.8 of the FFN sum: √(0.6² + 0.8²) = 1
-                                         "result": {"grad_norm": {"ffn": ffn, "attn": ffn,
-                                                                  "mlp.c_fc": [0.6 * x for x in ffn],
-                                                                  "mlp.c_proj": [0.8 * x for x in ffn]},
-                                                    "residual_rms": rms,
-                                                    "loss": 5.7, "batches": 2, "seconds": 0.1}})
+        runs += gai_runs(out, w)
     if "norm" in w.presets:
-        for norm in ("pre", "post"):
-            for wf in NORM_WARMUPS:
-                for level, lr in NORM_LRS.items():
-                    for i in seeds:
-                        final, tau = w.norm_run(norm, wf, level, i)
-                        warmup = round(wf * STEPS)
-                        name = f"norm-{norm}-w{int(wf * 100)}-{level}-s{i}"
-                        div = None if final is not None else 12
-                        runs.append(train_run(out, name, "norm", {"norm": norm, "warmup": warmup, "warmup_fraction": wf,
-                                                                  "lr": lr, "lr_level": level, **seed_vars(w, i)},
-                                              final if final is not None else 5.5, tau, div,
-                                              spikes=w.spikes("norm", norm), warmup=warmup, lr=lr, judge=w.judge))
+        runs += norm_runs(out, w)
     if "lr-edge" in w.presets:
-        for norm in ("pre", "post"):
-            for wf in (0.0, 0.25):
-                for clip in (0.0, 1.0):
-                    for i in seeds:
-                        top = w.edge_index(norm, wf, clip, i)
-                        probes = []
-                        for k, lr in enumerate(GRID):
-                            trains = k <= top if w.probe is None else w.probe(norm, wf, clip, i, k)
-                            name = f"lredge-{norm}-w{int(wf * 100)}-c{clip:g}-s{i}-lr{lr:g}"
-                            warmup = round(wf * STEPS)
-                            v = {"norm": norm, "warmup": warmup, "warmup_fraction": wf, "clip": clip, "lr": lr,
-                                 **seed_vars(w, i)}
-                            runs.append(train_run(out, name, "lr-edge", v, 4.2 if trains else 5.5, 8,
-                                                  None if trains else 9, clip=clip, warmup=warmup, lr=lr,
-                                                  trains=trains))
-                            probes.append({"lr": lr, "trains": trains, "run": name})
-                            if not trains and w.probe is None:
-                                break
-                        ok = [k for k, p in enumerate(probes) if p["trains"]]
-                        top = max(ok) if ok else -1
-                        edge = GRID[top] if top >= 0 else None
-                        failed = GRID[top + 1] if top + 1 < len(GRID) else None
-                        edges.append({"preset": "lr-edge", "setting": {"norm": norm, "warmup_fraction": wf,
-                                                                       "clip": clip, **seed_vars(w, i)},
-                                      "grid": GRID, "probes": probes, "edge": edge, "failed": failed,
-                                      "complete": True})
+        more, more_edges = lr_edge_runs(out, w)
+        runs += more
+        edges += more_edges
     if "init" in w.presets:
-        for norm in ("pre", "post"):
-            for init, scale in INITS:
-                label = init + ("+scale" if scale and init != "gpt2" else "")
-                for i in seeds:
-                    sym = None
-                    if init == "zero":
-                        sym = {"layer": 0, "units": 128, "distinct_units": 1, "spread": 0.0, "weight_rms": 0.0,
-                               "relative_spread": 0.0}
-                    name = f"init-{norm}-{label.replace('+', '-')}-s{i}"
-                    runs.append(train_run(out, name, "init", {"norm": norm, "init": init, "residual_scale": scale,
-                                                              "depth": 2, **seed_vars(w, i)},
-                                          w.init_final(norm, label, i), 10, symmetry=sym,
-                                          spikes=w.spikes("init", norm), judge=w.judge))
+        runs += init_runs(out, w)
     if "depth" in w.presets:
-        for depth in w.depths:
-            for norm in ("pre", "post"):
-                for scale in (True, False):
-                    for i in seeds:
-                        name = f"depth-L{depth}-{norm}-{'scale' if scale else 'noscale'}-s{i}"
-                        runs.append(train_run(out, name, "depth", {"depth": depth, "norm": norm,
-                                                                   "residual_scale": scale, **seed_vars(w, i)},
-                                              w.depth_final(norm, scale, depth, i), 10, n_layer=depth,
-                                              spikes=w.spikes("depth", norm), judge=w.judge))
+        runs += depth_runs(out, w)
     if "translation" in w.presets:
         runs += mt_runs(out, w)
     if "atlas" in w.presets:

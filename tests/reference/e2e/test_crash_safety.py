@@ -18,13 +18,13 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import checkpoint_problems, expect, read_metrics, stable, staging_dirs  # noqa: E402
-from shards import make_dataset  # noqa: E402
+import pytest
+
+import harness
+from harness import checkpoint_problems, read_metrics, stable, staging_dirs
+from shards import make_dataset
 
 # Long enough that the kills below land before the run completes even on an
 # idle machine, where a step of this model takes a few milliseconds (with 30
@@ -37,14 +37,25 @@ COMMON = ["-B", "4", "-T", "32", "--steps", "400", "--lr", "3e-3", "--warmup", "
 train, cmd = harness.quiet_train, harness.quiet_train_cmd
 
 
-with harness.scratch() as tmp:
-    data = make_dataset(os.path.join(tmp, "data"), 97, n_train=60000, n_val=5000)
-    ref_dir = os.path.join(tmp, "ref")
-    train(data, ref_dir, *COMMON)
-    ref = stable(read_metrics(ref_dir))
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    return make_dataset(str(tmp_path_factory.mktemp("data")), 97, n_train=60000, n_val=5000)
 
-    # ---- 1. SIGKILL at many moments, a checkpoint every step.
-    run = os.path.join(tmp, "killed")
+
+@pytest.fixture(scope="module")
+def ref(data, tmp_path_factory):
+    ref_dir = str(tmp_path_factory.mktemp("ref") / "ref")
+    train(data, ref_dir, *COMMON)
+    return stable(read_metrics(ref_dir))
+
+
+# ---- 1. SIGKILL at many moments, a checkpoint every step.
+
+@pytest.fixture(scope="module")
+def killed(data, tmp_path_factory):
+    """(the run folder, kills, kills inside a save, attempts, [(attempt,
+    checkpoint problems)] after each kill)."""
+    run = str(tmp_path_factory.mktemp("killed") / "killed")
     rnd = random.Random(int(os.environ.get("GPT2LAB_CRASH_SEED", "9")))
     kills = kills_in_save = 0
     bad_after_kill = []
@@ -74,54 +85,99 @@ with harness.scratch() as tmp:
         problems = checkpoint_problems(run)
         if problems:
             bad_after_kill.append((attempt, problems))
-    expect(not bad_after_kill, f"after each of {kills} SIGKILLs ({kills_in_save} inside a checkpoint write) the "
-                               f"checkpoint loads, is finite and agrees with metrics.jsonl {bad_after_kill[:3]}")
-    expect(kills_in_save >= attempts // 4, f"kills landed inside checkpoint writes ({kills_in_save} of {kills})")
-    train(data, run, *COMMON, "--save-every", "1", *(["--resume"] if os.path.exists(os.path.join(run, "config.json")) else []))
-    expect(stable(read_metrics(run)) == ref, "after the kills, --resume gives metrics identical to the uninterrupted run")
-    expect(not staging_dirs(run), f"no staging directory is left behind ({staging_dirs(run)})")
     print(f"crash: {kills} kills ({kills_in_save} inside a save) in {time.time() - t_start:.1f} s", flush=True)
+    return run, kills, kills_in_save, attempts, bad_after_kill
 
-    # ---- 3. Numerical faults never reach a checkpoint.
-    for kind in ("nan-grad", "inf-grad", "nan-activation", "inf-activation"):
-        g = os.path.join(tmp, "fault-" + kind)
-        r = train(data, g, *COMMON, "--save-every", "1", "--inject-nan-at", "12", "--inject-kind", kind)
-        with open(os.path.join(g, "result.json")) as fh:
-            res = json.load(fh)
-        with open(os.path.join(g, "checkpoint", "state.json")) as fh:
-            st = json.load(fh)
-        expect(r.returncode == 0 and res["status"] == "diverged" and st["step"] == 12 and not checkpoint_problems(g),
-               f"{kind} at step 12: diverged ({res.get('reason')}), checkpoint of step {st['step']} kept and finite")
+
+def test_checkpoint_is_whole_after_every_kill(killed):
+    _, kills, kills_in_save, _, bad_after_kill = killed
+    assert not bad_after_kill, (f"after each of {kills} SIGKILLs ({kills_in_save} inside a checkpoint write) the "
+                                f"checkpoint loads, is finite and agrees with metrics.jsonl {bad_after_kill[:3]}")
+
+
+def test_kills_land_inside_checkpoint_writes(killed):
+    _, kills, kills_in_save, attempts, _ = killed
+    assert kills_in_save >= attempts // 4, f"kills landed inside checkpoint writes ({kills_in_save} of {kills})"
+
+
+@pytest.fixture(scope="module")
+def resumed(data, killed):
+    run = killed[0]
+    train(data, run, *COMMON, "--save-every", "1",
+          *(["--resume"] if os.path.exists(os.path.join(run, "config.json")) else []))
+    return run
+
+
+def test_resume_after_the_kills_gives_identical_metrics(resumed, ref):
+    assert stable(read_metrics(resumed)) == ref, \
+        "after the kills, --resume gives metrics identical to the uninterrupted run"
+
+
+def test_no_staging_directory_is_left_behind(resumed):
+    assert not staging_dirs(resumed), f"no staging directory is left behind ({staging_dirs(resumed)})"
+
+
+# ---- 3. Numerical faults never reach a checkpoint.
+
+@pytest.mark.parametrize("kind", ["nan-grad", "inf-grad", "nan-activation", "inf-activation"])
+def test_numerical_fault_never_reaches_a_checkpoint(data, tmp, kind):
+    g = os.path.join(tmp, "fault-" + kind)
+    r = train(data, g, *COMMON, "--save-every", "1", "--inject-nan-at", "12", "--inject-kind", kind)
+    with open(os.path.join(g, "result.json")) as fh:
+        res = json.load(fh)
+    with open(os.path.join(g, "checkpoint", "state.json")) as fh:
+        st = json.load(fh)
+    assert r.returncode == 0 and res["status"] == "diverged" and st["step"] == 12 and not checkpoint_problems(g), \
+        f"{kind} at step 12: diverged ({res.get('reason')}), checkpoint of step {st['step']} kept and finite"
+
+
+def test_overflowed_weights_never_reach_a_checkpoint(data, tmp):
     h = os.path.join(tmp, "overflow")
-    r = train(data, h, "-B", "4", "-T", "32", "--steps", "6", "--lr", "1e38", "--save-every", "1", "--grad-clip", "0")
+    train(data, h, "-B", "4", "-T", "32", "--steps", "6", "--lr", "1e38", "--save-every", "1", "--grad-clip", "0")
     with open(os.path.join(h, "result.json")) as fh:
         res = json.load(fh)
     has_ckpt = os.path.isdir(os.path.join(h, "checkpoint"))
-    expect(res["status"] == "diverged" and not checkpoint_problems(h),
-           f"weights overflowed by --lr 1e38: diverged ({res.get('reason')}), "
-           f"{'checkpoint finite' if has_ckpt else 'no checkpoint written'}")
-    r = train(data, os.path.join(tmp, "x"), "--lr", "1e39", check=False)
-    expect(r.returncode == 1 and "--lr" in r.stderr, "a learning rate beyond float range is refused")
+    assert res["status"] == "diverged" and not checkpoint_problems(h), \
+        (f"weights overflowed by --lr 1e38: diverged ({res.get('reason')}), "
+         f"{'checkpoint finite' if has_ckpt else 'no checkpoint written'}")
 
-    # ---- 4. A corrupted state.json is refused, naming the field.
+
+def test_learning_rate_beyond_float_range_is_refused(data, tmp):
+    r = train(data, os.path.join(tmp, "x"), "--lr", "1e39", check=False)
+    assert r.returncode == 1 and "--lr" in r.stderr, "a learning rate beyond float range is refused"
+
+
+# ---- 4. A corrupted state.json is refused, naming the field.
+
+@pytest.fixture
+def corrupt(data, tmp):
+    """(a short run's folder, its state.json path, its good state)."""
     c = os.path.join(tmp, "corrupt")
     train(data, c, "-B", "4", "-T", "32", "--steps", "4", "--save-every", "2")
     state_path = os.path.join(c, "checkpoint", "state.json")
     with open(state_path) as fh:
         good = json.load(fh)
-    for field, value, needle in (("data_position", -5, "'data_position'"), ("step", 1.5, "'step'"),
-                                 ("metrics_bytes", 10**12, "'metrics_bytes'"), ("adam_t", None, "'adam_t'")):
-        bad = dict(good)
-        bad[field] = value
-        with open(state_path, "w") as fh:
-            json.dump(bad, fh)
-        r = train(data, c, "-B", "4", "-T", "32", "--steps", "8", "--save-every", "2", "--resume", check=False)
-        expect(r.returncode == 1 and needle in r.stderr and "state.json" in r.stderr,
-               f"state.json with {field}={value} is refused: {r.stderr.strip()[:160]}")
+    return c, state_path, good
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("data_position", -5, "'data_position'"), ("step", 1.5, "'step'"),
+    ("metrics_bytes", 10**12, "'metrics_bytes'"), ("adam_t", None, "'adam_t'")])
+def test_bad_state_field_is_refused_by_name(data, corrupt, field, value, needle):
+    c, state_path, good = corrupt
+    bad = dict(good)
+    bad[field] = value
+    with open(state_path, "w") as fh:
+        json.dump(bad, fh)
+    r = train(data, c, "-B", "4", "-T", "32", "--steps", "8", "--save-every", "2", "--resume", check=False)
+    assert r.returncode == 1 and needle in r.stderr and "state.json" in r.stderr, \
+        f"state.json with {field}={value} is refused: {r.stderr.strip()[:160]}"
+
+
+def test_torn_state_json_is_refused(data, corrupt):
+    c, state_path, _ = corrupt
     with open(state_path, "w") as fh:
         fh.write('{"step": 2, "adam_')
     r = train(data, c, "-B", "4", "-T", "32", "--steps", "8", "--resume", check=False)
-    expect(r.returncode == 1 and "state.json" in r.stderr and "internal error" not in r.stderr,
-           f"a torn state.json is refused: {r.stderr.strip()[:160]}")
-
-harness.finish("crash-safety")
+    assert r.returncode == 1 and "state.json" in r.stderr and "internal error" not in r.stderr, \
+        f"a torn state.json is refused: {r.stderr.strip()[:160]}"

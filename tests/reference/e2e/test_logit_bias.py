@@ -5,18 +5,13 @@ seed; +100 all but forces a token, -100 bans the greedy choice; ids outside
 the vocabulary and biases outside [-100, 100] are refused. (The adjustment
 itself is checked against a hand computation in tests/sample/logit_bias_test.cpp.)
 
-Skips (77) when the Python module is not built or data/gpt2 (the
+Skips when the Python module is not built or data/gpt2 (the
 tokenizer) is missing and CI is not set.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import expect  # noqa: E402
-import serve_util  # noqa: E402
+import pytest
 
-gpt2lab = harness.gpt2lab_module()
+import harness
 
 PROMPT = [464, 3773]  # "The economy"
 N = 12
@@ -36,46 +31,89 @@ def server(srv, **fields):
     return got["choices"][0]["logprobs"]["tokens"]
 
 
-with harness.scratch() as tmp:
-    model = os.path.join(tmp, "tiny")
-    harness.run("init", "--out", model, "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "64",
-                "--vocab-size", "50257", "--seed", "5", check=True)
-    m = gpt2lab.Model.load(model)
-    tok = m.tokenizer
-    forced = cli(model, "--logit-bias", "1000=100")
-    expect(forced == [1000] * N, f"--logit-bias 1000=100: every token is 1000 ({forced})")
+@pytest.fixture(scope="module")
+def m(gpt2lab_gpt2, tiny_gpt2_model):
+    return gpt2lab_gpt2.Model.load(tiny_gpt2_model)
+
+
+@pytest.fixture(scope="module")
+def forced(tiny_gpt2_model):
+    return cli(tiny_gpt2_model, "--logit-bias", "1000=100")
+
+
+@pytest.fixture(scope="module")
+def greedy(tiny_gpt2_model):
+    return cli(tiny_gpt2_model, "--temperature", "0")
+
+
+@pytest.fixture(scope="module")
+def mixed(tiny_gpt2_model, greedy):
+    """(two biases, the tokens sample draws with them)."""
+    biases = {1000: 3.5, greedy[0]: -2}
+    return biases, cli(tiny_gpt2_model, "--logit-bias", "1000=3.5", "--logit-bias", f"{greedy[0]}=-2")
+
+
+def test_plus_100_forces_a_token(forced):
+    assert forced == [1000] * N, f"--logit-bias 1000=100: every token is 1000 ({forced})"
+
+
+def test_generate_forced_draws_the_same(m, forced):
     py = m.generate(PROMPT, max_new_tokens=N, seed=3, logit_bias={1000: 100})
-    expect(py == forced, f"Model.generate(logit_bias={{1000: 100}}) draws the same ({py})")
-    greedy = cli(model, "--temperature", "0")
-    banned = cli(model, "--temperature", "0", "--logit-bias", f"{greedy[0]}=-100")
-    expect(isinstance(banned, list) and banned[0] != greedy[0] and greedy[0] not in banned,
-           f"greedy with its first choice {greedy[0]} at -100: never drawn ({banned})")
-    mixed = ["--logit-bias", "1000=3.5", "--logit-bias", f"{greedy[0]}=-2"]
-    want = cli(model, *mixed)
-    expect(want != cli(model), "the two biases change the tokens drawn")
-    py = m.generate(PROMPT, max_new_tokens=N, seed=3, logit_bias={1000: 3.5, greedy[0]: -2})
-    expect(py == want, f"Model.generate with two biases draws sample's tokens ({py} / {want})")
-    with serve_util.Server(model, "--threads", "1") as srv:
-        got = server(srv, logit_bias={"1000": 3.5, str(greedy[0]): -2})
-        texts = [tok.decode([i]) for i in want]
-        expect(got == texts, f"/v1/completions with the same logit_bias gives sample's tokens ({got} / {texts})")
-        status, body = server(srv, logit_bias={"50257": 1})
-        expect(status == 400 and body["error"]["param"] == "logit_bias" and "[0, 50257)" in body["error"]["message"],
-               f"/v1/completions logit_bias id 50257: 400 ({status} {body})")
-        status, body = server(srv, logit_bias={"5": -101})
-        expect(status == 400 and body["error"]["message"] == "logit_bias of token 5 = -101 is out of range: it must be"
-               " a finite number >= -100 and <= 100", f"bias -101: 400, in sample's words ({status} {body})")
-        got = server(srv, logit_bias={"1000": 100})
-        expect(got == [tok.decode([1000])] * N, f"/v1/completions logit_bias 1000: 100 draws only 1000 ({got})")
-    refused = cli(model, "--logit-bias", "50257=1")
-    expect(refused == "gpt2lab: error: logit_bias names token 50257, outside the model's vocabulary of 50257",
-           f"sample --logit-bias 50257=1 is refused ({refused!r})")
-    refused = cli(model, "--logit-bias", "5=101")
-    expect("logit_bias of token 5 = 101 is out of range" in refused, f"sample --logit-bias 5=101 ({refused!r})")
-    try:
+    assert py == forced, f"Model.generate(logit_bias={{1000: 100}}) draws the same ({py})"
+
+
+def test_minus_100_bans_the_greedy_choice(tiny_gpt2_model, greedy):
+    banned = cli(tiny_gpt2_model, "--temperature", "0", "--logit-bias", f"{greedy[0]}=-100")
+    assert isinstance(banned, list) and banned[0] != greedy[0] and greedy[0] not in banned, \
+        f"greedy with its first choice {greedy[0]} at -100: never drawn ({banned})"
+
+
+def test_two_biases_change_the_tokens(tiny_gpt2_model, mixed):
+    assert mixed[1] != cli(tiny_gpt2_model), "the two biases change the tokens drawn"
+
+
+def test_generate_with_two_biases_draws_samples_tokens(m, mixed):
+    biases, want = mixed
+    py = m.generate(PROMPT, max_new_tokens=N, seed=3, logit_bias=biases)
+    assert py == want, f"Model.generate with two biases draws sample's tokens ({py} / {want})"
+
+
+def test_server_with_two_biases_gives_samples_tokens(m, tiny_server, mixed, greedy):
+    got = server(tiny_server, logit_bias={"1000": 3.5, str(greedy[0]): -2})
+    texts = [m.tokenizer.decode([i]) for i in mixed[1]]
+    assert got == texts, f"/v1/completions with the same logit_bias gives sample's tokens ({got} / {texts})"
+
+
+def test_server_refuses_an_id_outside_the_vocabulary(tiny_server):
+    status, body = server(tiny_server, logit_bias={"50257": 1})
+    assert status == 400 and body["error"]["param"] == "logit_bias" and "[0, 50257)" in body["error"]["message"], \
+        f"/v1/completions logit_bias id 50257: 400 ({status} {body})"
+
+
+def test_server_refuses_a_bias_out_of_range(tiny_server):
+    status, body = server(tiny_server, logit_bias={"5": -101})
+    assert (status == 400 and body["error"]["message"] == "logit_bias of token 5 = -101 is out of range: it must be"
+            " a finite number >= -100 and <= 100"), f"bias -101: 400, in sample's words ({status} {body})"
+
+
+def test_server_plus_100_draws_only_that_token(m, tiny_server):
+    got = server(tiny_server, logit_bias={"1000": 100})
+    assert got == [m.tokenizer.decode([1000])] * N, f"/v1/completions logit_bias 1000: 100 draws only 1000 ({got})"
+
+
+def test_sample_refuses_an_id_outside_the_vocabulary(tiny_gpt2_model):
+    refused = cli(tiny_gpt2_model, "--logit-bias", "50257=1")
+    assert refused == "gpt2lab: error: logit_bias names token 50257, outside the model's vocabulary of 50257", \
+        f"sample --logit-bias 50257=1 is refused ({refused!r})"
+
+
+def test_sample_refuses_a_bias_out_of_range(tiny_gpt2_model):
+    refused = cli(tiny_gpt2_model, "--logit-bias", "5=101")
+    assert "logit_bias of token 5 = 101 is out of range" in refused, f"sample --logit-bias 5=101 ({refused!r})"
+
+
+def test_generate_refuses_a_bias_out_of_range(gpt2lab_gpt2, m):
+    with pytest.raises(gpt2lab_gpt2.Error) as e:
         m.generate(PROMPT, max_new_tokens=1, logit_bias={5: 101})
-        expect(False, "generate(logit_bias={5: 101}) is refused")
-    except gpt2lab.Error as e:
-        expect(str(e) == "logit_bias of token 5 = 101 is out of range: it must be a finite number >= -100 and <= 100",
-               f"generate(logit_bias={{5: 101}}) is refused in sample's words: {e}")
-harness.finish("logit bias")
+    assert str(e.value) == ("logit_bias of token 5 = 101 is out of range: it must be a finite number >= -100 "
+                            "and <= 100"), f"generate(logit_bias={{5: 101}}) is refused in sample's words: {e.value}"

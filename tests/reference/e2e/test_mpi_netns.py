@@ -3,7 +3,7 @@ network namespaces (scripts/netns_cluster.sh), talking TCP over veth and a
 bridge, train exactly like 1 process with accumulation 2; a rank killed, or
 its host's link set down, ends the job with an error within a bound instead
 of hanging it.
-Skips (exit 77) when namespaces cannot be made (not root, no `ip netns`) or
+Skips when namespaces cannot be made (not root, no `ip netns`) or
 gpt2lab was built without MPI. The cluster is named after this process
 (g2l<pid>) and taken down at the end, also on failure, a timeout or SIGTERM;
 one left by a test that was killed outright is taken down by the next."""
@@ -12,25 +12,18 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import BIN, SOURCE, expect, read_metrics  # noqa: E402
-from shards import make_dataset  # noqa: E402
+import pytest
+
+import harness
+from harness import BIN, SOURCE, read_metrics
+from shards import make_dataset
 
 CLUSTER = os.path.join(SOURCE, "scripts", "netns_cluster.sh")
 STATE = "/run/gpt2lab-netns"
 MPIRUN = shutil.which("mpirun")
-if not MPIRUN or "libmpi" not in harness.command(["ldd", BIN]).stdout:
-    harness.skip("gpt2lab is built without MPI (cmake -DGPT2LAB_MPI=ON with Open MPI installed)")
-if os.geteuid() != 0 or not shutil.which("ip"):
-    harness.skip("network namespaces need root and iproute2's `ip`")
-probe = f"g2lprobe{os.getpid()}"
-if harness.command(["ip", "netns", "add", probe]).returncode != 0:
-    harness.skip("this machine does not allow network namespaces (ip netns add failed)")
-harness.command(["ip", "netns", "del", probe])
+NAME = f"g2l{os.getpid()}"
 
 MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--block-size", "32", "--vocab-size", "97"]
 COMMON = MODEL + ["-B", "4", "-T", "32", "--lr", "3e-3", "--warmup", "2", "--eval-every", "0", "--eval-batches", "1",
@@ -114,52 +107,102 @@ def cut_link(name):
     return harness.command(["ip", "-n", f"{name}-1", "link", "set", "eth0", "down"]).returncode == 0
 
 
-def checks(name, tmp):
-    data = make_dataset(os.path.join(tmp, "data"), 97, n_train=20000, n_val=2000)
-    ref = os.path.join(tmp, "ref")
-    harness.run("train", "--data", data, "--out", ref, *COMMON, "--steps", "3", "--accum", "2", env=ENV, timeout=120,
-                check=True)
-    for zero in ("0", "1"):
-        out = os.path.join(tmp, "hosts" + zero)
-        r = harness.command(mpirun(name, data, out, "--steps", "3", "--zero", zero, "--bucket-mb", "0.005"), env=ENV,
-                            timeout=120)
-        if not expect(r.returncode == 0, f"2 ranks in 2 namespaces train (ZeRO-{zero}; exit {r.returncode})"):
-            print(r.stderr[-3000:])
-            continue
-        a = [x for x in read_metrics(ref) if x.get("kind") == "train"]
-        b = [x for x in read_metrics(out) if x.get("kind") == "train"]
-        w = max(abs(x["loss"] - y["loss"]) / x["loss"] for x, y in zip(a, b)) if len(a) == len(b) else float("inf")
-        expect(len(b) == 3 and w <= 1e-5, f"2 hosts{' + ZeRO-1' if zero == '1' else ''} = 1 process with accum 2 "
-                                          f"(worst loss rel diff {w:.1e})")
-
-    ok, rc, secs, err = fail_midway(name, data, os.path.join(tmp, "killed"), lambda: kill_rank(name))
-    expect(ok and rc != 0, f"rank 1 killed on host 1: the job ends in {secs:.1f} s with exit {rc}")
-    expect("signal" in err.lower() or "exited" in err.lower() or "abort" in err.lower(),
-           "mpirun says a rank died")
-
-    ok, rc, secs, err = fail_midway(name, data, os.path.join(tmp, "cut"), lambda: cut_link(name))
-    expect(ok and rc != 0, f"host 1's link set down: the job ends in {secs:.1f} s with exit {rc}")
-    expect("has not completed after" in err and "--comm-timeout" in err,
-           "a rank says which collective did not complete, and why: " +
-           next((line for line in err.splitlines() if "gpt2lab: rank" in line), "(no such line)"))
+def skip_without_namespaces():
+    if not MPIRUN or "libmpi" not in harness.command(["ldd", BIN]).stdout:
+        pytest.skip("gpt2lab is built without MPI (cmake -DGPT2LAB_MPI=ON with Open MPI installed)")
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        pytest.skip("network namespaces need root and iproute2's `ip`")
+    probe = f"g2lprobe{os.getpid()}"
+    if harness.command(["ip", "netns", "add", probe]).returncode != 0:
+        pytest.skip("this machine does not allow network namespaces (ip netns add failed)")
+    harness.command(["ip", "netns", "del", probe])
 
 
 def on_signal(signum, _frame):
-    raise SystemExit(128 + signum)  # runs the finally below
+    raise SystemExit(128 + signum)  # runs the fixture's finally
 
 
-take_down_stale()
-NAME = f"g2l{os.getpid()}"
-signal.signal(signal.SIGTERM, on_signal)
-signal.signal(signal.SIGINT, on_signal)
-try:
-    harness.command([CLUSTER, "up", "2", "--name", NAME], check=True, timeout=60)
-    with harness.scratch() as scratch:
-        checks(NAME, scratch)
-finally:
+def take_down():
     harness.command([CLUSTER, "down", "--name", NAME], timeout=60)
-    left = [ns for ns in harness.command(["ip", "netns", "list"]).stdout.split() if ns.startswith(NAME + "-")]
-    expect(not left and not os.path.exists(os.path.join(STATE, NAME)),
-           f"the cluster is taken down ({len(left)} namespaces left)")
 
-harness.finish("MPI across namespaces")
+
+@pytest.fixture(scope="module")
+def cluster():
+    """The 2-host cluster's name, taken down at the end (also on failure or SIGTERM)."""
+    skip_without_namespaces()
+    take_down_stale()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        harness.command([CLUSTER, "up", "2", "--name", NAME], check=True, timeout=60)
+        yield NAME
+    finally:
+        take_down()
+
+
+@pytest.fixture(scope="module")
+def data(cluster, tmp_path_factory):
+    return make_dataset(str(tmp_path_factory.mktemp("data")), 97, n_train=20000, n_val=2000)
+
+
+@pytest.fixture(scope="module")
+def ref(data, tmp_path_factory):
+    ref = str(tmp_path_factory.mktemp("ref") / "ref")
+    harness.run("train", "--data", data, "--out", ref, *COMMON, "--steps", "3", "--accum", "2", env=ENV, timeout=120,
+                check=True)
+    return ref
+
+
+@pytest.mark.parametrize("zero", ["0", "1"])
+def test_two_hosts_equal_one_process_with_accumulation(cluster, data, ref, tmp, zero):
+    out = os.path.join(tmp, "hosts" + zero)
+    r = harness.command(mpirun(cluster, data, out, "--steps", "3", "--zero", zero, "--bucket-mb", "0.005"), env=ENV,
+                        timeout=120)
+    if r.returncode != 0:
+        print(r.stderr[-3000:])
+    assert r.returncode == 0, f"2 ranks in 2 namespaces train (ZeRO-{zero}; exit {r.returncode})"
+    a = [x for x in read_metrics(ref) if x.get("kind") == "train"]
+    b = [x for x in read_metrics(out) if x.get("kind") == "train"]
+    w = max(abs(x["loss"] - y["loss"]) / x["loss"] for x, y in zip(a, b)) if len(a) == len(b) else float("inf")
+    assert len(b) == 3 and w <= 1e-5, (f"2 hosts{' + ZeRO-1' if zero == '1' else ''} = 1 process with accum 2 "
+                                       f"(worst loss rel diff {w:.1e})")
+
+
+@pytest.fixture(scope="module")
+def rank_killed(cluster, data, tmp_path_factory):
+    return fail_midway(cluster, data, str(tmp_path_factory.mktemp("killed") / "killed"), lambda: kill_rank(cluster))
+
+
+def test_killed_rank_ends_the_job(rank_killed):
+    ok, rc, secs, _ = rank_killed
+    assert ok and rc != 0, f"rank 1 killed on host 1: the job ends in {secs:.1f} s with exit {rc}"
+
+
+def test_mpirun_says_a_rank_died(rank_killed):
+    err = rank_killed[3]
+    assert "signal" in err.lower() or "exited" in err.lower() or "abort" in err.lower(), "mpirun says a rank died"
+
+
+@pytest.fixture(scope="module")
+def link_cut(cluster, data, tmp_path_factory):
+    return fail_midway(cluster, data, str(tmp_path_factory.mktemp("cut") / "cut"), lambda: cut_link(cluster))
+
+
+def test_cut_link_ends_the_job(link_cut):
+    ok, rc, secs, _ = link_cut
+    assert ok and rc != 0, f"host 1's link set down: the job ends in {secs:.1f} s with exit {rc}"
+
+
+def test_rank_says_which_collective_did_not_complete(link_cut):
+    err = link_cut[3]
+    assert "has not completed after" in err and "--comm-timeout" in err, \
+        ("a rank says which collective did not complete, and why: " +
+         next((line for line in err.splitlines() if "gpt2lab: rank" in line), "(no such line)"))
+
+
+def test_cluster_is_taken_down(cluster):
+    # Last in the file: the fixture's own teardown then finds nothing to do.
+    take_down()
+    left = [ns for ns in harness.command(["ip", "netns", "list"]).stdout.split() if ns.startswith(NAME + "-")]
+    assert not left and not os.path.exists(os.path.join(STATE, NAME)), \
+        f"the cluster is taken down ({len(left)} namespaces left)"

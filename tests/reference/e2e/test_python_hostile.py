@@ -11,23 +11,29 @@ destroyed the old checkpoint; lone surrogates, seeds of -1 or 2**64 and
 ints beyond 64 bits raised pybind11's cast errors; a folder locked by this
 same process was blamed on "another gpt2lab process".
 
-Skips (exit 77) when the module was not built.
+Skips when the module was not built.
 """
 import os
 import subprocess
 import sys
 import textwrap
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import expect  # noqa: E402
+import numpy as np
+import pytest
+
+import harness
 
 MODULE_DIR = os.environ.get("GPT2LAB_PY_MODULE_DIR", "")
-if not MODULE_DIR:
-    harness.skip("the Python module is not built here (pybind11 missing, or a sanitizer build)")
-sys.path.insert(0, MODULE_DIR)
-import gpt2lab  # noqa: E402
-import numpy as np  # noqa: E402
+gpt2lab = None  # the module, once the fixture below has imported it
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module(request):
+    """Makes the module (conftest's fixture: a skip where it is not built)
+    this file's global `gpt2lab`, as the helpers and cases use it."""
+    global gpt2lab
+    gpt2lab = request.getfixturevalue("gpt2lab")
+
 
 TINY = dict(n_layer=1, n_head=2, n_embd=16, block_size=32)
 VOCAB = 300  # the trained tokenizer's size below
@@ -39,10 +45,11 @@ def refused(fn, fragments, what):
         fn()
     except gpt2lab.Error as e:
         missing = [f for f in fragments if f not in str(e)]
-        return expect(not missing, f"{what}: gpt2lab.Error with {missing or fragments} ({e})")
+        assert not missing, f"{what}: gpt2lab.Error with {missing or fragments} ({e})"
+        return
     except BaseException as e:  # noqa: B036 - the wrong kind of failure is the finding
-        return expect(False, f"{what}: expected gpt2lab.Error, got {type(e).__name__}: {e}")
-    return expect(False, f"{what}: accepted, expected gpt2lab.Error")
+        pytest.fail(f"{what}: expected gpt2lab.Error, got {type(e).__name__}: {e}")
+    pytest.fail(f"{what}: accepted, expected gpt2lab.Error")
 
 
 def gives(fn, want, what):
@@ -50,8 +57,8 @@ def gives(fn, want, what):
     try:
         got = fn()
     except BaseException as e:  # noqa: B036
-        return expect(False, f"{what}: raised {type(e).__name__}: {str(e)[:300]}")
-    return expect(got == want, f"{what} ({got!r:.200})")
+        pytest.fail(f"{what}: raised {type(e).__name__}: {str(e)[:300]}")
+    assert got == want, f"{what} ({got!r:.200})"
 
 
 def label(v):
@@ -66,7 +73,10 @@ def child(code):
     return r.returncode, r.stdout + r.stderr
 
 
-def make_tokenizer(tmp):
+@pytest.fixture(scope="module")
+def tok_dir(tmp_path_factory):
+    """A BPE tokenizer of VOCAB tokens trained by `gpt2lab tokenizer train`."""
+    tmp = str(tmp_path_factory.mktemp("tok"))
     text = os.path.join(tmp, "corpus.txt")
     rng = np.random.default_rng(1)
     words = ["".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz"), size=rng.integers(2, 9)))
@@ -98,19 +108,19 @@ THREADS = """
 """
 
 
-def check_threads(tok_dir):
+def test_encode_batch_hostile_threads(tok_dir):
     bad = [100000, 4097, -1, 2**64, True, 1.5, "2"]
     rc, out = child(THREADS % (tok_dir, bad))
-    expect(rc == 0, f"encode_batch with hostile threads: the process lives (exit {rc})" +
-           ("" if rc == 0 else "\n" + out[-2000:]))
+    assert rc == 0, \
+        f"encode_batch with hostile threads: the process lives (exit {rc})" + ("" if rc == 0 else "\n" + out[-2000:])
     lines = out.splitlines()
     for n in bad:
         line = next((x for x in lines if x.split(" ")[1:2] == [str(n)]), "")
         frag = "out of range: it must be an integer in [0, 4096]" if isinstance(n, int) and not isinstance(
             n, bool) else "must be an integer in [0, 4096]"
-        expect(line.startswith("Error ") and "threads" in line and frag in line,
-               f"encode_batch(threads={n!r}): gpt2lab.Error naming threads and [0, 4096] ({line})")
-    expect("same True" in lines, "encode_batch: threads=0 (all cores) and 2 give encode()'s ids")
+        assert line.startswith("Error ") and "threads" in line and frag in line, \
+            f"encode_batch(threads={n!r}): gpt2lab.Error naming threads and [0, 4096] ({line})"
+    assert "same True" in lines, "encode_batch: threads=0 (all cores) and 2 give encode()'s ids"
 
 
 # ---------------------------------------------------------------- save
@@ -119,52 +129,52 @@ def snapshot(d):
     return {name: open(os.path.join(d, name), "rb").read() for name in sorted(os.listdir(d))}
 
 
-def check_save(tmp, tok_dir):
+def test_save_stages_weights_and_tokenizer(tmp, tok_dir):
     m = gpt2lab.Model.init(**TINY, vocab_size=VOCAB, seed=5)
     parent = os.path.join(tmp, "saves")
     os.makedirs(parent)
     old = os.path.join(parent, "ckpt")
     m.save(old, tokenizer=tok_dir)
     before = snapshot(old)
-    expect({"config.json", "model.safetensors", "vocab.json", "merges.txt", "tokenizer_config.json"} <= set(before),
-           f"save(tokenizer=DIR): the tokenizer's files go with the weights ({sorted(before)})")
-    expect(gpt2lab.Model.load(old).tokenizer.encode("the fox") == gpt2lab.Tokenizer.load(tok_dir).encode("the fox"),
-           "the saved checkpoint carries its tokenizer")
+    assert {"config.json", "model.safetensors", "vocab.json", "merges.txt", "tokenizer_config.json"} <= set(before), \
+        f"save(tokenizer=DIR): the tokenizer's files go with the weights ({sorted(before)})"
+    assert gpt2lab.Model.load(old).tokenizer.encode("the fox") == gpt2lab.Tokenizer.load(tok_dir).encode("the fox"), \
+        "the saved checkpoint carries its tokenizer"
     other = gpt2lab.Model.init(**TINY, vocab_size=VOCAB, seed=6)
     listing = sorted(os.listdir(parent))
     refused(lambda: other.save(old, overwrite=True, tokenizer=os.path.join(tmp, "no-such-tokenizer")),
             ["no-such-tokenizer"], "save(overwrite=True, tokenizer=missing)")
-    expect(snapshot(old) == before, "a failed save(overwrite=True) leaves the old checkpoint byte for byte")
-    expect(sorted(os.listdir(parent)) == listing, f"no staging folder is left beside it ({os.listdir(parent)})")
+    assert snapshot(old) == before, "a failed save(overwrite=True) leaves the old checkpoint byte for byte"
+    assert sorted(os.listdir(parent)) == listing, f"no staging folder is left beside it ({os.listdir(parent)})"
     rc, out = child(f"""
         import sys
         sys.path.insert(0, sys.argv[1])
         import gpt2lab
         print(gpt2lab.Model.load({old!r}).generate("the", max_new_tokens=3, seed=1) is not None)
     """)
-    expect(rc == 0 and "True" in out, f"the old checkpoint still samples with its tokenizer (exit {rc}) {out[-500:]}")
+    assert rc == 0 and "True" in out, f"the old checkpoint still samples with its tokenizer (exit {rc}) {out[-500:]}"
 
     refused(lambda: other.save(old, tokenizer=tok_dir), ["already holds a model checkpoint", "overwrite=True"],
             "save over a checkpoint without overwrite=True names the keyword, not --force")
-    expect(snapshot(old) == before, "... and the old checkpoint is untouched")
+    assert snapshot(old) == before, "... and the old checkpoint is untouched"
     wrong = gpt2lab.Model.init(**TINY, vocab_size=VOCAB + 1, seed=6)
     refused(lambda: wrong.save(old, overwrite=True, tokenizer=tok_dir), ["has 300 tokens", "vocab_size is 301"],
             "save with a tokenizer of another size than the model's vocabulary")
-    expect(snapshot(old) == before, "... and the old checkpoint is untouched")
+    assert snapshot(old) == before, "... and the old checkpoint is untouched"
 
     new = os.path.join(parent, "new")
     refused(lambda: other.save(new, tokenizer=os.path.join(tmp, "no-such-tokenizer")), ["no-such-tokenizer"],
             "save to a new folder with a missing tokenizer")
-    expect(not os.path.exists(new) and sorted(os.listdir(parent)) == listing,
-           f"a failed save to a new folder leaves no folder and no staging ({sorted(os.listdir(parent))})")
+    assert not os.path.exists(new) and sorted(os.listdir(parent)) == listing, \
+        f"a failed save to a new folder leaves no folder and no staging ({sorted(os.listdir(parent))})"
     refused(lambda: other.save(new, overwrite="yes"), ["overwrite must be True or False"], "save(overwrite='yes')")
     refused(lambda: other.save(new, tokenizer=5), ["tokenizer must be a path"], "save(tokenizer=5)")
-    expect(not os.path.exists(new), "a refused save writes nothing")
+    assert not os.path.exists(new), "a refused save writes nothing"
 
 
 # ---------------------------------------------------------------- text
 
-def check_surrogates(tmp, tok_dir):
+def test_lone_surrogates_are_refused(tmp, tok_dir):
     tok = gpt2lab.Tokenizer.load(tok_dir)
     m = gpt2lab.Model.init(**TINY, vocab_size=VOCAB)
     m.save(os.path.join(tmp, "m"), tokenizer=tok_dir)
@@ -173,7 +183,7 @@ def check_surrogates(tmp, tok_dir):
     refused(lambda: tok.encode(bad), ["encode: text", "lone surrogate (U+DC80 at index 2)"], "encode(lone surrogate)")
     refused(lambda: tok.encode_batch(["ok", "\ud800"]), ["texts[1]", "lone surrogate"],
             "encode_batch([..., lone surrogate])")
-    expect(tok.encode(b"ab\x80c") == tok.encode_batch([b"ab\x80c"])[0], "bytes that are not UTF-8 are still text")
+    assert tok.encode(b"ab\x80c") == tok.encode_batch([b"ab\x80c"])[0], "bytes that are not UTF-8 are still text"
     refused(lambda: m.generate(bad, max_new_tokens=1), ["prompt", "lone surrogate"], "generate(lone surrogate)")
     refused(lambda: m.stream(bad, max_new_tokens=1), ["prompt", "lone surrogate"], "stream(lone surrogate)")
     refused(lambda: gpt2lab.Tokenizer.load(bad), ["Tokenizer.load: spec", "lone surrogate"],
@@ -193,23 +203,23 @@ def check_surrogates(tmp, tok_dir):
     refused(lambda: m.generate([1], weights=bad), ["weights", "lone surrogate"], "generate(weights=surrogate)")
 
 
-def check_nul(tmp, tok_dir):
+def test_paths_with_nul_are_refused(tmp, tok_dir):
     m = gpt2lab.Model.init(**TINY, vocab_size=VOCAB)
     target = os.path.join(tmp, "nul")
     refused(lambda: m.save(target + "\0junk"), ["Model.save: dir", "NUL character (at byte"], "save(path with NUL)")
-    expect(not os.path.exists(target), "a path with NUL is not cut at the NUL and written")
+    assert not os.path.exists(target), "a path with NUL is not cut at the NUL and written"
     refused(lambda: gpt2lab.Model.load(tmp + "/m\0x"), ["NUL"], "Model.load(path with NUL)")
     refused(lambda: gpt2lab.Tokenizer.load(tok_dir + "\0x"), ["NUL"], "Tokenizer.load(path with NUL)")
     refused(lambda: gpt2lab.train(data=tmp + "\0x", out=target), ["data", "NUL"], "train(data with NUL)")
     refused(lambda: m.save(target, tokenizer=tok_dir + "\0x"), ["tokenizer", "NUL"], "save(tokenizer with NUL)")
-    expect(not os.path.exists(target), "... nothing written")
+    assert not os.path.exists(target), "... nothing written"
     tok = gpt2lab.Tokenizer.load(tok_dir)
-    expect(tok.decode(tok.encode("a\0b")) == "a\0b", "NUL in text (not a path) is text")
+    assert tok.decode(tok.encode("a\0b")) == "a\0b", "NUL in text (not a path) is text"
 
 
 # ---------------------------------------------------------------- numbers
 
-def check_seeds(tmp):
+def test_seeds_and_big_integers(tmp):
     for seed in (-1, 2**64, 2**200):
         refused(lambda: gpt2lab.Model.init(**TINY, vocab_size=97, seed=seed),
                 ["seed", "out of range", "[0, 18446744073709551615]"],
@@ -226,7 +236,8 @@ def check_seeds(tmp):
                 f"generate(seed={seed})")
     gives(lambda: len(m.generate([1], max_new_tokens=2, seed=2**64 - 1)), 2, "generate(seed=2**64-1): the largest seed")
     gives(lambda: len(m.generate([1], max_new_tokens=2, seed=np.uint64(7))), 2, "generate(seed=numpy.uint64)")
-    refused(lambda: gpt2lab.train(seed=2**64, out=os.path.join(tmp, "r")), ["seed = 18446744073709551616 is out of range", "[0, 18446744073709551615]"],
+    refused(lambda: gpt2lab.train(seed=2**64, out=os.path.join(tmp, "r")),
+            ["seed = 18446744073709551616 is out of range", "[0, 18446744073709551615]"],
             "train(seed=2**64)")
     refused(lambda: gpt2lab.train(seed=-1, out=os.path.join(tmp, "r")), ["--seed"], "train(seed=-1)")
     refused(lambda: gpt2lab.train(steps=2**64), ["steps = 18446744073709551616 is out of range"],
@@ -241,7 +252,7 @@ def check_seeds(tmp):
     refused(lambda: gpt2lab.Model.init(n_layer=1.5), ["--n-layer", "integer"], "Model.init(n_layer=1.5)")
 
 
-def check_sampling(tok_dir):
+def test_sampling_arguments(tok_dir):
     m = gpt2lab.Model.init(**TINY, vocab_size=97)
     cases = [
         ("max_new_tokens", -1, "[0, 16777216]"), ("max_new_tokens", 2**24 + 1, "[0, 16777216]"),
@@ -268,7 +279,7 @@ def check_sampling(tok_dir):
           "numpy integers are integers")
 
 
-def check_ids():
+def test_token_ids():
     m = gpt2lab.Model.init(**TINY, vocab_size=97)
     big = np.array([[1, 2, 3]], dtype=np.uint64)
     big[0, 2] = 2**64 - 1
@@ -292,7 +303,7 @@ def check_ids():
     refused(lambda: m.generate(None, max_new_tokens=1), ["token ids"], "generate(None)")
 
 
-def check_tokenizer_args(tok_dir):
+def test_tokenizer_arguments(tok_dir):
     tok = gpt2lab.Tokenizer.load(tok_dir)
     refused(lambda: tok.encode_batch("one text"), ["a list of texts", "got str"], "encode_batch(a str)")
     refused(lambda: tok.encode_batch(5), ["a list of texts"], "encode_batch(5)")
@@ -309,7 +320,7 @@ def check_tokenizer_args(tok_dir):
           "encode_batch takes any iterable of texts")
 
 
-def check_metrics_args(tmp):
+def test_read_metrics_arguments(tmp):
     refused(lambda: gpt2lab.read_metrics(tmp, pandas="yes"), ["pandas must be True or False"],
             "read_metrics(pandas='yes')")
     refused(lambda: gpt2lab.read_metrics(None), ["run must be a path"], "read_metrics(None)")
@@ -317,7 +328,7 @@ def check_metrics_args(tmp):
 
 # ---------------------------------------------------------------- locks
 
-def check_lock(tmp):
+def test_lock_held_by_this_process(tmp):
     import shards
 
     data = shards.make_dataset(os.path.join(tmp, "data"), 97, n_train=4000, n_val=1000)
@@ -336,21 +347,5 @@ def check_lock(tmp):
 
     gpt2lab.train(**flags, progress=progress)
     msg = seen[0] if seen else ""
-    expect(f"already in use by this process (pid {os.getpid()})" in msg and "another gpt2lab process" not in msg,
-           f"a folder this process holds is said to be held by this process ({msg})")
-
-
-with harness.scratch() as tmp:
-    tok_dir = make_tokenizer(tmp)
-    check_threads(tok_dir)
-    check_save(tmp, tok_dir)
-    check_surrogates(tmp, tok_dir)
-    check_nul(tmp, tok_dir)
-    check_seeds(tmp)
-    check_sampling(tok_dir)
-    check_ids()
-    check_tokenizer_args(tok_dir)
-    check_metrics_args(tmp)
-    check_lock(tmp)
-
-harness.finish("hostile Python argument")
+    assert f"already in use by this process (pid {os.getpid()})" in msg and "another gpt2lab process" not in msg, \
+        f"a folder this process holds is said to be held by this process ({msg})"

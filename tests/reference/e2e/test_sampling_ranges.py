@@ -3,18 +3,13 @@ Python module's Model.generate and `gpt2lab serve`'s /v1/completions refuse
 the same out-of-range values, naming the same range in the same words
 (top_p below 1e-06 was once taken by the server and refused by the others).
 
-Skips (77) when the Python module is not built or data/gpt2 (the server's
+Skips when the Python module is not built or data/gpt2 (the server's
 tokenizer) is missing and CI is not set.
 """
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import expect  # noqa: E402
-import serve_util  # noqa: E402
+import pytest
 
-gpt2lab = harness.gpt2lab_module()
+import harness
 
 # (Python keyword, flag, request field, value, the range every one names)
 CASES = [
@@ -37,40 +32,53 @@ def range_named(message, name):
     return message.split(head, 1)[1].strip().split("\n")[0].rstrip(".")
 
 
-def main():
-    with harness.scratch() as tmp:
-        model = os.path.join(tmp, "tiny")
-        harness.run("init", "--out", model, "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "64",
-                    "--vocab-size", "50257", "--seed", "5", check=True)
-        m = gpt2lab.Model.load(model)
-        with serve_util.Server(model, "--threads", "1") as srv:
-            for key, flag, field, value, want in CASES:
-                r = harness.run("sample", "--model", model, "--prompt-ids", "1", flag, str(value), timeout=60)
-                cli = r.stderr.split("error: ", 1)[-1]
-                try:
-                    m.generate([1], max_new_tokens=1, **{key: value})
-                    py = ""
-                except gpt2lab.Error as e:
-                    py = str(e)
-                status, _, got = srv.request("POST", "/v1/completions",
-                                             {"prompt": "Hi", "max_tokens": 1, field: value})
-                server = got["error"]["message"] if status == 400 else ""
-                what = f"{key} = {value!r}"
-                expect(r.returncode != 0 and range_named(cli, flag) == want,
-                       f"{what}: sample {flag} refuses it naming {want!r} ({cli.strip()!r})")
-                expect(range_named(py, key) == want, f"{what}: Model.generate refuses it naming {want!r} ({py!r})")
-                expect(status == 400 and range_named(server, field) == want
-                       and got["error"]["param"] == field,
-                       f"{what}: /v1/completions refuses it (400) naming {want!r} ({status} {server!r})")
-            # The lowest top_p all three take.
-            r = harness.run("sample", "--model", model, "--prompt-ids", "1", "--top-p", "1e-6", "--max-new-tokens",
-                            "1", "--format", "ids", "--quiet", timeout=60)
-            expect(r.returncode == 0, f"sample --top-p 1e-6 is taken ({r.stderr.strip()!r})")
-            expect(len(m.generate([1], max_new_tokens=1, top_p=1e-6)) == 1, "generate(top_p=1e-6) is taken")
-            status, _, got = srv.request("POST", "/v1/completions", {"prompt": "Hi", "max_tokens": 1, "top_p": 1e-6})
-            expect(status == 200, f"/v1/completions top_p 1e-6 is taken ({status} {got})")
-    harness.finish("sampling ranges")
+@pytest.fixture(scope="module")
+def m(gpt2lab_gpt2, tiny_gpt2_model):
+    return gpt2lab_gpt2.Model.load(tiny_gpt2_model)
 
 
-if __name__ == "__main__":
-    main()
+def case_id(case):
+    return f"{case[0]}={case[3]!r}"
+
+
+@pytest.mark.parametrize("key,flag,field,value,want", CASES, ids=[case_id(c) for c in CASES])
+def test_sample_refuses_naming_the_range(tiny_gpt2_model, key, flag, field, value, want):
+    r = harness.run("sample", "--model", tiny_gpt2_model, "--prompt-ids", "1", flag, str(value), timeout=60)
+    cli = r.stderr.split("error: ", 1)[-1]
+    assert r.returncode != 0 and range_named(cli, flag) == want, \
+        f"{key} = {value!r}: sample {flag} refuses it naming {want!r} ({cli.strip()!r})"
+
+
+@pytest.mark.parametrize("key,flag,field,value,want", CASES, ids=[case_id(c) for c in CASES])
+def test_generate_refuses_naming_the_range(gpt2lab_gpt2, m, key, flag, field, value, want):
+    try:
+        m.generate([1], max_new_tokens=1, **{key: value})
+        py = ""
+    except gpt2lab_gpt2.Error as e:
+        py = str(e)
+    assert range_named(py, key) == want, f"{key} = {value!r}: Model.generate refuses it naming {want!r} ({py!r})"
+
+
+@pytest.mark.parametrize("key,flag,field,value,want", CASES, ids=[case_id(c) for c in CASES])
+def test_server_refuses_naming_the_range(tiny_server, key, flag, field, value, want):
+    status, _, got = tiny_server.request("POST", "/v1/completions", {"prompt": "Hi", "max_tokens": 1, field: value})
+    server = got["error"]["message"] if status == 400 else ""
+    assert status == 400 and range_named(server, field) == want and got["error"]["param"] == field, \
+        f"{key} = {value!r}: /v1/completions refuses it (400) naming {want!r} ({status} {server!r})"
+
+
+# The lowest top_p all three take.
+
+def test_sample_takes_the_lowest_top_p(tiny_gpt2_model):
+    r = harness.run("sample", "--model", tiny_gpt2_model, "--prompt-ids", "1", "--top-p", "1e-6",
+                    "--max-new-tokens", "1", "--format", "ids", "--quiet", timeout=60)
+    assert r.returncode == 0, f"sample --top-p 1e-6 is taken ({r.stderr.strip()!r})"
+
+
+def test_generate_takes_the_lowest_top_p(m):
+    assert len(m.generate([1], max_new_tokens=1, top_p=1e-6)) == 1, "generate(top_p=1e-6) is taken"
+
+
+def test_server_takes_the_lowest_top_p(tiny_server):
+    status, _, got = tiny_server.request("POST", "/v1/completions", {"prompt": "Hi", "max_tokens": 1, "top_p": 1e-6})
+    assert status == 200, f"/v1/completions top_p 1e-6 is taken ({status} {got})"

@@ -70,23 +70,23 @@ def render(template, messages):
 
 
 @pytest.fixture(scope="module")
-def setup():
+def setup(tmp_path_factory):
     reason = missing()
     if reason:
         if os.environ.get("CI"):
             raise SystemExit(reason + " under CI (scripts/setup.sh fetches them)")
         pytest.skip(reason)
-    with harness.scratch("serve_chat") as tmp:
-        model = os.path.join(tmp, "tiny")
-        harness.run("init", "--out", model, "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "64",
-                    "--vocab-size", "50257", "--seed", "5", check=True)
-        custom = os.path.join(tmp, "custom_template.json")
-        with open(custom, "w") as f:
-            json.dump(CUSTOM_TEMPLATE, f)
-        with serve_util.Server(model, "--threads", "1", "--api-key", KEY, log=os.path.join(tmp, "serve.log")) as srv, \
-                serve_util.Server(model, "--threads", "1", "--api-key", KEY, "--chat-template", custom,
-                                  log=os.path.join(tmp, "custom.log")) as custom_srv:
-            yield {"tmp": tmp, "model": model, "srv": srv, "custom": custom_srv}
+    tmp = str(tmp_path_factory.mktemp("serve_chat"))
+    model = os.path.join(tmp, "tiny")
+    harness.run("init", "--out", model, "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "64",
+                "--vocab-size", "50257", "--seed", "5", check=True)
+    custom = os.path.join(tmp, "custom_template.json")
+    with open(custom, "w") as f:
+        json.dump(CUSTOM_TEMPLATE, f)
+    with serve_util.Server(model, "--threads", "1", "--api-key", KEY, log=os.path.join(tmp, "serve.log")) as srv, \
+            serve_util.Server(model, "--threads", "1", "--api-key", KEY, "--chat-template", custom,
+                              log=os.path.join(tmp, "custom.log")) as custom_srv:
+        yield {"tmp": tmp, "model": model, "srv": srv, "custom": custom_srv}
 
 
 def client(setup, requests, srv=None):

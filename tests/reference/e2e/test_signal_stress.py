@@ -16,13 +16,10 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import expect  # noqa: E402
-from shards import make_dataset  # noqa: E402
+import harness
+from shards import make_dataset
 
 N = int(os.environ.get("GPT2LAB_SIGNALS", "50"))
 
@@ -61,25 +58,20 @@ def one(data, out, threads, sig, delay, i):
     return None
 
 
-def main():
+def test_signals_during_training_never_crash(tmp_path):
     rng = random.Random(1313)
-    with harness.scratch() as tmp:
-        data = make_dataset(os.path.join(tmp, "data"), 97)
-        bad = []
-        for i in range(N):
-            threads = 1 + i % 2
-            sig = signal.SIGINT if (i // 2) % 2 == 0 else signal.SIGTERM
-            # Mostly mid-training; some right at start (during set-up and the
-            # first steps). A signal that arrives before the run has written
-            # anything may end the process (nothing is lost then).
-            delay = rng.uniform(0.0, 0.15) if i % 5 == 0 else rng.uniform(0.2, 1.5)
-            why = one(data, os.path.join(tmp, f"run{i}"), threads, sig, delay, i)
-            if why:
-                bad.append(why)
-                print("      " + why, flush=True)
-        expect(not bad, f"{N} signals: every run exited 0 with a readable result ({len(bad)} did not)")
-    harness.finish("signal-stress")
-
-
-if __name__ == "__main__":
-    main()
+    tmp = str(tmp_path)
+    data = make_dataset(os.path.join(tmp, "data"), 97)
+    bad = []
+    for i in range(N):
+        threads = 1 + i % 2
+        sig = signal.SIGINT if (i // 2) % 2 == 0 else signal.SIGTERM
+        # Mostly mid-training; some right at start (during set-up and the
+        # first steps). A signal that arrives before the run has written
+        # anything may end the process (nothing is lost then).
+        delay = rng.uniform(0.0, 0.15) if i % 5 == 0 else rng.uniform(0.2, 1.5)
+        why = one(data, os.path.join(tmp, f"run{i}"), threads, sig, delay, i)
+        if why:
+            bad.append(why)
+            print("      " + why, flush=True)
+    assert not bad, f"{N} signals: every run exited 0 with a readable result ({len(bad)} did not)"

@@ -13,18 +13,15 @@ import signal
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
-import harness  # noqa: E402
-from harness import expect  # noqa: E402
+import pytest
+
+import harness
 
 BIN = harness.BIN
 PACK = os.path.join(harness.SOURCE, "tools", "study_pack.py")
 REPORT = os.path.join(harness.SOURCE, "tools", "report")
 GITIGNORE = os.path.join(harness.SOURCE, "docs", "study", "v3", ".gitignore")
 corpus = os.path.join(harness.SOURCE, "data", "sotu")
-if not os.path.isdir(corpus):
-    harness.skip("the default corpus (data/sotu) is not there: scripts/setup.sh fetches it")
 
 
 def study_cmd(out, *extra):
@@ -35,7 +32,7 @@ def study_cmd(out, *extra):
 def git(*args, cwd):
     r = harness.command(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd)
     if r.returncode != 0:
-        raise SystemExit(f"git {' '.join(args)}: {r.stderr}")
+        pytest.fail(f"git {' '.join(args)}: {r.stderr}")
     return r.stdout
 
 
@@ -58,16 +55,38 @@ def commit_and_clone(study, tmp):
 def outcomes(out):
     s = json.load(open(os.path.join(out, "study.json")))
     keep = ("status", "outcome", "fluency", "config", "variables", "result")
-    timeless = lambda v: {k: x for k, x in v.items() if k != "seconds"} if isinstance(v, dict) else v
+
+    def timeless(v):
+        return {k: x for k, x in v.items() if k != "seconds"} if isinstance(v, dict) else v
     return {r["name"]: {k: timeless(r.get(k)) for k in keep} for r in s["runs"]}, s.get("edges"), s.get("judge")
 
 
-with harness.scratch() as tmp:
-    a, b = (os.path.join(tmp, x) for x in ("a", "b"))
-    r = harness.command(study_cmd(a))
-    expect(r.returncode == 0, "the uninterrupted study finishes" + ("" if r.returncode == 0 else r.stderr[-1500:]))
+# The steps below follow one study: stopped, packed, committed, cloned,
+# resumed elsewhere; each fixture is one step, each test checks one.
 
-    # b: stopped by a signal after some runs.
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory):
+    if not os.path.isdir(corpus):
+        pytest.skip("the default corpus (data/sotu) is not there: scripts/setup.sh fetches it")
+    return str(tmp_path_factory.mktemp("committed"))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp):
+    """(the folder of a study never stopped, its exit)."""
+    a = os.path.join(tmp, "a")
+    return a, harness.command(study_cmd(a))
+
+
+def test_uninterrupted_study_finishes(uninterrupted):
+    r = uninterrupted[1]
+    assert r.returncode == 0, "the uninterrupted study finishes" + ("" if r.returncode == 0 else r.stderr[-1500:])
+
+
+@pytest.fixture(scope="module")
+def stopped(tmp):
+    """(the folder of a study stopped by a signal after some runs, then packed; study_pack's exit)."""
+    b = os.path.join(tmp, "b")
     p = subprocess.Popen(study_cmd(b), stderr=subprocess.PIPE, text=True)
     started = 0
     for line in p.stderr:
@@ -77,61 +96,129 @@ with harness.scratch() as tmp:
             break
     p.stderr.read()
     p.wait()
-    r = harness.command([sys.executable, PACK, b])
-    expect(r.returncode == 0 and "runs packed" in r.stdout, "tools/study_pack.py packs the finished runs")
-    text = open(os.path.join(b, "study.json")).read()
-    expect(tmp not in text.replace(" --out " + b, ""), "study.json names no path of this machine (but the command)")
+    return b, harness.command([sys.executable, PACK, b])
 
-    c, taken = commit_and_clone(b, tmp)
+
+def test_study_pack_packs_the_finished_runs(stopped):
+    r = stopped[1]
+    assert r.returncode == 0 and "runs packed" in r.stdout, "tools/study_pack.py packs the finished runs"
+
+
+def test_study_json_names_no_path_of_this_machine(stopped, tmp):
+    b = stopped[0]
+    text = open(os.path.join(b, "study.json")).read()
+    assert tmp not in text.replace(" --out " + b, ""), "study.json names no path of this machine (but the command)"
+
+
+@pytest.fixture(scope="module")
+def cloned(stopped, tmp):
+    """(the clone's study folder, the files git took)."""
+    return commit_and_clone(stopped[0], tmp)
+
+
+def test_clone_with_only_study_json_gz_says_to_unpack(cloned):
+    c = cloned[0]
     r = harness.command(study_cmd(c))
-    expect(r.returncode != 0 and "study_pack.py --unpack" in r.stderr,
-           "a clone holding study.json.gz only: the study says to unpack it first")
+    assert r.returncode != 0 and "study_pack.py --unpack" in r.stderr, \
+        "a clone holding study.json.gz only: the study says to unpack it first"
+
+
+def test_report_reads_study_json_gz(cloned):
+    c = cloned[0]
     r = harness.command([sys.executable, REPORT, c, "--no-figures"])
-    expect(r.returncode == 0 and os.path.exists(os.path.join(c, "report.md")) and
-           not os.path.exists(os.path.join(c, "study.json")),
-           "the report reads a committed study straight from study.json.gz")
-    r = harness.command([sys.executable, PACK, "--unpack", c])
-    expect(r.returncode == 0 and os.path.exists(os.path.join(c, "study.json")),
-           "tools/study_pack.py --unpack restores study.json from study.json.gz")
-    expect(taken and "study.json" not in taken and "study.json.gz" in taken and
-           all(t == "study.json.gz" or t.endswith(("result.json", "metrics.jsonl.gz")) for t in taken) and
-           not any("checkpoint" in t or t.startswith("data") for t in taken),
-           f"what git keeps: study.json packed, results and packed metrics ({len(taken)} files)")
+    assert (r.returncode == 0 and os.path.exists(os.path.join(c, "report.md")) and
+            not os.path.exists(os.path.join(c, "study.json"))), \
+        "the report reads a committed study straight from study.json.gz"
+
+
+@pytest.fixture(scope="module")
+def unpacked(cloned):
+    """study_pack --unpack's exit on the clone."""
+    return harness.command([sys.executable, PACK, "--unpack", cloned[0]])
+
+
+def test_unpack_restores_study_json(cloned, unpacked):
+    c = cloned[0]
+    r = unpacked
+    assert r.returncode == 0 and os.path.exists(os.path.join(c, "study.json")), \
+        "tools/study_pack.py --unpack restores study.json from study.json.gz"
+
+
+def test_git_keeps_packed_study_results_and_metrics(cloned):
+    taken = cloned[1]
+    assert (taken and "study.json" not in taken and "study.json.gz" in taken and
+            all(t == "study.json.gz" or t.endswith(("result.json", "metrics.jsonl.gz")) for t in taken) and
+            not any("checkpoint" in t or t.startswith("data") for t in taken)), \
+        f"what git keeps: study.json packed, results and packed metrics ({len(taken)} files)"
+
+
+@pytest.fixture(scope="module")
+def resumed(uninterrupted, cloned, unpacked):
+    """(the resumed study's exit, runs finished before the signal, runs it cut short)."""
+    c, taken = cloned
     finished_before = sum(t.endswith("result.json") and json.load(open(os.path.join(c, t)))["status"] in
                           ("completed", "diverged") for t in taken)
     interrupted = sum(t.endswith("result.json") for t in taken) - finished_before
-    r = harness.command(study_cmd(c))
-    expect(r.returncode == 0, "the copy resumes in a fresh folder elsewhere" +
-           ("" if r.returncode == 0 else r.stderr[-1500:]))
+    return harness.command(study_cmd(c)), finished_before, interrupted
+
+
+def test_copy_resumes_elsewhere(resumed):
+    r = resumed[0]
+    assert r.returncode == 0, \
+        ("the copy resumes in a fresh folder elsewhere" +
+         ("" if r.returncode == 0 else r.stderr[-1500:]))
+
+
+def test_grad_at_init_models_are_not_measured_again(uninterrupted, resumed):
+    a = uninterrupted[0]
+    r = resumed[0]
+    gai = sum(x["kind"] == "grad-at-init" for x in json.load(open(os.path.join(a, "study.json")))["runs"])
+    assert gai > 0 and r.stderr.count(": done before, kept") == gai, \
+        f"the {gai} grad-at-init models are not measured again: their results are in study.json"
+
+
+def test_runs_finished_before_the_signal_are_kept(uninterrupted, resumed):
+    a = uninterrupted[0]
+    r, finished_before, _ = resumed
     total = sum(x["kind"] == "train" for x in json.load(open(os.path.join(a, "study.json")))["runs"])
     trained = sum(line.startswith("[") and ": training (" in line for line in r.stderr.splitlines())
-    gai = sum(x["kind"] == "grad-at-init" for x in json.load(open(os.path.join(a, "study.json")))["runs"])
-    expect(gai > 0 and r.stderr.count(": done before, kept") == gai,
-           f"the {gai} grad-at-init models are not measured again: their results are in study.json")
-    expect(finished_before >= 2 and trained == total - finished_before,
-           f"the {finished_before} runs finished before the signal are kept: {trained} of {total} trained now")
-    expect(interrupted == 1 and ": resuming" not in r.stderr,
-           "the run the signal cut short (result.json without its checkpoint) starts again")
-    ra, ea, ja = outcomes(a)
-    rc, ec, jc = outcomes(c)
+    assert finished_before >= 2 and trained == total - finished_before, \
+        f"the {finished_before} runs finished before the signal are kept: {trained} of {total} trained now"
+
+
+def test_run_cut_short_starts_again(resumed):
+    r, _, interrupted = resumed
+    assert interrupted == 1 and ": resuming" not in r.stderr, \
+        "the run the signal cut short (result.json without its checkpoint) starts again"
+
+
+def test_resumed_outcomes_equal_the_uninterrupted_study(uninterrupted, cloned, resumed):
+    ra, ea, ja = outcomes(uninterrupted[0])
+    rc, ec, jc = outcomes(cloned[0])
     diff = sorted({k for n in set(ra) | set(rc) for k in ("status", "outcome", "fluency", "config", "variables",
                                                           "result")
                    if (ra.get(n) or {}).get(k) != (rc.get(n) or {}).get(k)})
-    expect(ra == rc, f"every run's outcome, samples and judge scores equal the uninterrupted study's (differ: {diff})")
-    strip = lambda es: [{k: v for k, v in e.items() if k != "complete"} for e in es or []]
-    expect(strip(ea) == strip(ec) and ja == jc, "the lr-edge scans and the judge's calibration are the same")
+    assert ra == rc, f"every run's outcome, samples and judge scores equal the uninterrupted study's (differ: {diff})"
 
+    def strip(es):
+        return [{k: v for k, v in e.items() if k != "complete"} for e in es or []]
+    assert strip(ea) == strip(ec) and ja == jc, "the lr-edge scans and the judge's calibration are the same"
+
+
+def test_report_draws_the_resumed_copy(cloned, resumed):
+    c = cloned[0]
     r = harness.command([sys.executable, REPORT, c, "--no-figures"])
     md = open(os.path.join(c, "report.md")).read() if r.returncode == 0 else ""
-    expect(r.returncode == 0 and "## lr-edge" in md and "stability edge" in md,
-           "the report draws the resumed copy, reading the packed metrics")
+    assert r.returncode == 0 and "## lr-edge" in md and "stability edge" in md, \
+        "the report draws the resumed copy, reading the packed metrics"
 
-    # A run recorded under other settings is refused, not kept.
+
+def test_run_recorded_under_other_settings_is_refused(cloned, resumed):
+    # Last: it edits the clone's study.json.
+    c = cloned[0]
     s = json.load(open(os.path.join(c, "study.json")))
     s["runs"][-1]["config"]["steps"] += 1
     json.dump(s, open(os.path.join(c, "study.json"), "w"))
     r = harness.command(study_cmd(c))
-    expect(r.returncode != 0 and "was recorded with other settings (steps)" in r.stderr,
-           "a run recorded with other settings than the budget plans is refused, naming the field")
-
-harness.finish("study_committed")
+    assert r.returncode != 0 and "was recorded with other settings (steps)" in r.stderr, \
+        "a run recorded with other settings than the budget plans is refused, naming the field"

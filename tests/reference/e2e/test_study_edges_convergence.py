@@ -9,12 +9,10 @@ computed on two real runs that saw the same batches."""
 import json
 import math
 import os
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
-import harness  # noqa: E402
-from harness import expect  # noqa: E402
+import pytest
+
+import harness
 
 REPORT = os.path.join(harness.SOURCE, "tools", "report")
 harness.report_package()
@@ -56,65 +54,73 @@ def scan(classes):
 
 # ------------------------------------------------------------ probe classes
 
-got, stab, train = scan(["stuck", "stuck", "trained", "trained", "spiked", "diverged", "trained", "diverged"])
-expect([c for _, c in got] == ["stuck", "stuck", "trained", "trained", "spiked", "diverged", "trained", "diverged"],
-       "probe classes: diverged, stuck on the plateau, spiked and recovered, trained")
-expect(stab == math.log2(GRID[4]), "stability edge: the probe below the first divergence (spiked counts as stable)")
-expect(train == math.log2(GRID[2]), "trainability edge: the lowest probe that left the plateau")
-_, stab, train = scan(["stuck"] * 8)
-expect(stab == Bound(">", math.log2(GRID[-1])) and train == Bound(">", math.log2(GRID[-1])),
-       "nothing diverged and nothing trained: both edges are '≥ the top' bounds, never numbers")
-_, stab, train = scan(["trained"] + ["diverged"] * 7)
-expect(stab == math.log2(GRID[0]),
-       "the lowest probe trained and the next diverged: the stability edge is that lowest probe")
-_, stab, train = scan(["diverged"] * 8)
-expect(stab == Bound("<", math.log2(GRID[0])) and train == Bound(">", math.log2(GRID[-1])),
-       "the lowest probe diverged: stability '< lowest'; trainability not reached on the grid")
-_, stab, train = scan(["trained"] * 8)
-expect(stab == Bound(">", math.log2(GRID[-1])) and train == Bound("<", math.log2(GRID[0])),
-       "everything trained: stability '≥ top', trainability '< lowest'")
-expect(E.stability_log2({"exhaustive": False, "complete": True}, got) is None and
-       E.stability_log2({"exhaustive": True, "complete": False}, got) is None,
-       "a bisection search (study v2) or an unfinished scan has no two edges")
 
-# Post-LN's stability edge censored above the grid, Pre-LN's inside it: the
-# comparison is decided only where the bound decides it.
-d = V.Diff([math.log2(GRID[5])] * 3, [Bound(">", math.log2(GRID[7]))] * 3)
-expect(d.resolved and d.sign < 0, "Pre-LN's edge at 8e-4 vs Post-LN's '≥ 3.2e-3': the bound decides (Post-LN higher)")
-d = V.Diff([math.log2(GRID[7])] * 3, [Bound(">", math.log2(GRID[5]))] * 3)
-expect(not d.resolved, "Pre-LN's 3.2e-3 vs Post-LN's '≥ 8e-4': not resolved, the bound does not decide")
+def test_probe_classes():
+    got, stab, train = scan(["stuck", "stuck", "trained", "trained", "spiked", "diverged", "trained", "diverged"])
+    assert [c for _, c in got] == ["stuck", "stuck", "trained", "trained", "spiked", "diverged", "trained",
+                                   "diverged"], \
+        "probe classes: diverged, stuck on the plateau, spiked and recovered, trained"
+    assert stab == math.log2(GRID[4]), "stability edge: the probe below the first divergence (spiked counts as stable)"
+    assert train == math.log2(GRID[2]), "trainability edge: the lowest probe that left the plateau"
+    _, stab, train = scan(["stuck"] * 8)
+    assert stab == Bound(">", math.log2(GRID[-1])) and train == Bound(">", math.log2(GRID[-1])), \
+        "nothing diverged and nothing trained: both edges are '≥ the top' bounds, never numbers"
+    _, stab, train = scan(["trained"] + ["diverged"] * 7)
+    assert stab == math.log2(GRID[0]), \
+        "the lowest probe trained and the next diverged: the stability edge is that lowest probe"
+    _, stab, train = scan(["diverged"] * 8)
+    assert stab == Bound("<", math.log2(GRID[0])) and train == Bound(">", math.log2(GRID[-1])), \
+        "the lowest probe diverged: stability '< lowest'; trainability not reached on the grid"
+    _, stab, train = scan(["trained"] * 8)
+    assert stab == Bound(">", math.log2(GRID[-1])) and train == Bound("<", math.log2(GRID[0])), \
+        "everything trained: stability '≥ top', trainability '< lowest'"
+    assert (E.stability_log2({"exhaustive": False, "complete": True}, got) is None and
+            E.stability_log2({"exhaustive": True, "complete": False}, got) is None), \
+        "a bisection search (study v2) or an unfinished scan has no two edges"
+
+    # Post-LN's stability edge censored above the grid, Pre-LN's inside it: the
+    # comparison is decided only where the bound decides it.
+    d = V.Diff([math.log2(GRID[5])] * 3, [Bound(">", math.log2(GRID[7]))] * 3)
+    assert d.resolved and d.sign < 0, \
+        "Pre-LN's edge at 8e-4 vs Post-LN's '≥ 3.2e-3': the bound decides (Post-LN higher)"
+    d = V.Diff([math.log2(GRID[7])] * 3, [Bound(">", math.log2(GRID[5]))] * 3)
+    assert not d.resolved, "Pre-LN's 3.2e-3 vs Post-LN's '≥ 8e-4': not resolved, the bound does not decide"
+
 
 # ------------------------------------------------------------ convergence on the validation curve
-
-curve = [(0, 8.3), (100, 7.0), (200, 6.0), (300, 5.2)]
-tokens, ok = E.tokens_to_val(curve, 5.5, 512)
-expect(ok and abs(tokens - (200 + 0.5 / 0.8 * 100) * 512) < 1e-9,
-       "tokens to the validation target: interpolated between evaluations (262.5 steps × 512)")
-tokens, ok = E.tokens_to_val([(0, 8.3), (100, 6.6), (200, 6.55)], 5.5, 512)
-expect(not ok and tokens == 200 * 512, "a run that stays on the plateau: not reached, with the tokens it trained")
-expect(E.censored_tokens((200 * 512, False)) == Bound(">", 200 * 512), "not reached enters comparisons as a bound")
 
 
 def times(pre, post):
     return [{"setting": "no warmup, lr 1e-3", "pre": pre, "post": post, "reached_pre": 3, "reached_post": 3}]
 
 
-expect(V.faster_val_verdict(times([1000, 1010, 990], [2000, 2020, 1980])).verdict == C,
-       "faster/2: Pre-LN reaches the validation target with fewer tokens -> confirmed")
-expect(V.faster_val_verdict(times([2000, 2020, 1980], [1000, 1010, 990])).verdict == X,
-       "faster/2: Post-LN with fewer tokens -> contradicted")
-expect(V.faster_val_verdict(times([1000, 1200, 900], [1100, 1000, 950])).verdict == N,
-       "faster/2: within seed noise -> not observed")
-t = times([1000, 1010, 990], [Bound(">", 4000)] * 3)
-t[0]["reached_post"] = 0
-expect(V.faster_val_verdict(t).verdict == C, "faster/2: Post-LN never reached it (bounds beyond Pre-LN's) -> confirmed")
-t = times([Bound(">", 4000)] * 3, [Bound(">", 4000)] * 3)
-t[0]["reached_pre"] = t[0]["reached_post"] = 0
-expect(V.faster_val_verdict(t).verdict == T, "faster/2: neither reached it anywhere -> not tested")
-expect(V.faster_val_verdict(times([1000, 1010], [2000, 2020])).verdict == T, "faster/2: 2 seeds -> not tested")
+def test_convergence_on_the_validation_curve():
+    curve = [(0, 8.3), (100, 7.0), (200, 6.0), (300, 5.2)]
+    tokens, ok = E.tokens_to_val(curve, 5.5, 512)
+    assert ok and abs(tokens - (200 + 0.5 / 0.8 * 100) * 512) < 1e-9, \
+        "tokens to the validation target: interpolated between evaluations (262.5 steps × 512)"
+    tokens, ok = E.tokens_to_val([(0, 8.3), (100, 6.6), (200, 6.55)], 5.5, 512)
+    assert not ok and tokens == 200 * 512, "a run that stays on the plateau: not reached, with the tokens it trained"
+    assert E.censored_tokens((200 * 512, False)) == Bound(">", 200 * 512), "not reached enters comparisons as a bound"
+
+    assert V.faster_val_verdict(times([1000, 1010, 990], [2000, 2020, 1980])).verdict == C, \
+        "faster/2: Pre-LN reaches the validation target with fewer tokens -> confirmed"
+    assert V.faster_val_verdict(times([2000, 2020, 1980], [1000, 1010, 990])).verdict == X, \
+        "faster/2: Post-LN with fewer tokens -> contradicted"
+    assert V.faster_val_verdict(times([1000, 1200, 900], [1100, 1000, 950])).verdict == N, \
+        "faster/2: within seed noise -> not observed"
+    t = times([1000, 1010, 990], [Bound(">", 4000)] * 3)
+    t[0]["reached_post"] = 0
+    assert V.faster_val_verdict(t).verdict == C, \
+        "faster/2: Post-LN never reached it (bounds beyond Pre-LN's) -> confirmed"
+    t = times([Bound(">", 4000)] * 3, [Bound(">", 4000)] * 3)
+    t[0]["reached_pre"] = t[0]["reached_post"] = 0
+    assert V.faster_val_verdict(t).verdict == T, "faster/2: neither reached it anywhere -> not tested"
+    assert V.faster_val_verdict(times([1000, 1010], [2000, 2020])).verdict == T, "faster/2: 2 seeds -> not tested"
 
 
 # ------------------------------------------------------------ warmup benefit (no-warmup/2)
+
 
 def finals(pre0, prew, post0, postw):
     out = []
@@ -124,24 +130,25 @@ def finals(pre0, prew, post0, postw):
     return out
 
 
-same, lower, higher = [5.0, 5.01, 4.99], [4.5, 4.51, 4.49], [5.5, 5.51, 5.49]
-expect(V.warmup_benefit_verdict(finals(same, same, same, lower))[0] == C,
-       "warmup helps Post-LN only -> confirmed")
-expect(V.warmup_benefit_verdict(finals(same, lower, same, lower))[0] == X,
-       "warmup resolvedly helps Pre-LN (the v2 finding at lr 4e-3) -> contradicted")
-expect(V.warmup_benefit_verdict(finals(same, same, same, same))[0] == N, "warmup helps neither -> not observed")
-expect(V.warmup_benefit_verdict(finals(same[:2], same[:2], same[:2], lower[:2]))[0] == T, "2 seeds -> not tested")
-edges = [{"warmup_fraction": 0.0, "clip": 0.0, "pre": [-9.0, -9.0, -9.0], "post": [-12.0, -12.1, -11.9]}]
-v = V.no_warmup_verdict_v2(edges, [], finals(same, lower, same, lower))
-expect(v.verdict == M and "[confirmed]" in v.numbers and "[contradicted]" in v.numbers,
-       "no-warmup/2: the edge confirms, warmup helps Pre-LN -> mixed, each measure's verdict shown")
-v = V.no_warmup_verdict_v2(edges, [], finals(same, same, same, lower))
-expect(v.verdict == C, "no-warmup/2: every computable measure confirms -> confirmed")
-expect("no-warmup/2" in V.RULE_BY_ID and "faster/2" in V.RULE_BY_ID and V.RULES["faster"]["id"] == "faster/2",
-       "the new rules are registered as new versions; the old ones stay computable")
+def test_warmup_benefit_no_warmup_2():
+    same, lower = [5.0, 5.01, 4.99], [4.5, 4.51, 4.49]
+    assert V.warmup_benefit_verdict(finals(same, same, same, lower))[0] == C, "warmup helps Post-LN only -> confirmed"
+    assert V.warmup_benefit_verdict(finals(same, lower, same, lower))[0] == X, \
+        "warmup resolvedly helps Pre-LN (the v2 finding at lr 4e-3) -> contradicted"
+    assert V.warmup_benefit_verdict(finals(same, same, same, same))[0] == N, "warmup helps neither -> not observed"
+    assert V.warmup_benefit_verdict(finals(same[:2], same[:2], same[:2], lower[:2]))[0] == T, "2 seeds -> not tested"
+    edges = [{"warmup_fraction": 0.0, "clip": 0.0, "pre": [-9.0, -9.0, -9.0], "post": [-12.0, -12.1, -11.9]}]
+    v = V.no_warmup_verdict_v2(edges, [], finals(same, lower, same, lower))
+    assert v.verdict == M and "[confirmed]" in v.numbers and "[contradicted]" in v.numbers, \
+        "no-warmup/2: the edge confirms, warmup helps Pre-LN -> mixed, each measure's verdict shown"
+    v = V.no_warmup_verdict_v2(edges, [], finals(same, same, same, lower))
+    assert v.verdict == C, "no-warmup/2: every computable measure confirms -> confirmed"
+    assert "no-warmup/2" in V.RULE_BY_ID and "faster/2" in V.RULE_BY_ID and V.RULES["faster"]["id"] == "faster/2", \
+        "the new rules are registered as new versions; the old ones stay computable"
 
 
 # ------------------------------------------------------------ the best lr of a sweep
+
 
 def sweep(best_lr_pre, best_lr_post):
     out = []
@@ -153,11 +160,12 @@ def sweep(best_lr_pre, best_lr_post):
     return out
 
 
-v = V.better_final_verdict(sweep(2e-3, 1e-3))
-expect(v.verdict == C and "edge of its sweep" not in v.numbers, "better-final: both bests inside their sweeps")
-v = V.better_final_verdict(sweep(8e-3, 1e-3))
-expect(v.verdict == C and "Pre-LN's best lr is at the edge of its sweep" in v.numbers,
-       "better-final: a best lr at the sweep's edge is said to be one (a better one may lie beyond)")
+def test_the_best_lr_of_a_sweep():
+    v = V.better_final_verdict(sweep(2e-3, 1e-3))
+    assert v.verdict == C and "edge of its sweep" not in v.numbers, "better-final: both bests inside their sweeps"
+    v = V.better_final_verdict(sweep(8e-3, 1e-3))
+    assert v.verdict == C and "Pre-LN's best lr is at the edge of its sweep" in v.numbers, \
+        "better-final: a best lr at the sweep's edge is said to be one (a better one may lie beyond)"
 
 
 # ------------------------------------------------------------ init's Post-LN selection in the report
@@ -170,27 +178,7 @@ class WithSelection:
         self.s = {"selections": {"init-post": sel}} if sel is not None else {}
 
 
-cands = [{"lr": 5e-4, "seeds": 3, "trained": 1, "mean_val_loss": 6.4}, {"lr": 1e-3, "seeds": 3, "trained": 3,
-                                                                         "mean_val_loss": 5.2}]
-f = init_section.selection_findings(WithSelection({"lr": 1e-3, "warmup_fraction": 0.25, "rule": "R",
-                                                   "candidates": cands}))
-expect(len(f) == 1 and "train at lr 1e-3 with 25% warmup" in f[0] and "lr 5e-4: 1/3 seeds left the plateau" in f[0],
-       "init: the report says where Post-LN's arms train and which lrs were candidates")
-f = init_section.selection_findings(WithSelection({"lr": None, "candidates": cands[:1]}))
-expect(len(f) == 1 and "no scheme is compared under Post-LN" in f[0],
-       "init: no lr trains -> the report says no scheme is compared under Post-LN, and why")
-expect(init_section.selection_findings(WithSelection(None)) == [], "init: a study without the selection says nothing")
-
-
 from report.sections import atlas as atlas_section  # noqa: E402
-
-sel = {"atlas-rezero": {"lr": 4e-3, "trains": True, "depth": 12},
-       "atlas-post-ln": {"lr": 5e-4, "trains": False, "depth": 12}}
-st = WithSelection(None)
-st.s = {"selections": sel}
-f = atlas_section.selection_findings(st)
-expect(len(f) == 1 and "rezero 4e-3" in f[0] and "post-ln 5e-4 (no lr trained: its lowest loss)" in f[0],
-       "atlas: the report names each variant's selected lr and says where none trained")
 
 
 # ReZero against each rival: the split the majority hides is shown.
@@ -198,19 +186,42 @@ def cell(tokens):
     return {"tokens": tokens, "target": 6.0}
 
 
-cells = {"cells": [dict(variant=v, depth=d, **cell(t)) for d in (6, 12, 24, 48) for v, t in
-                   (("rezero", [100, 101, 99]), ("pre-ln", [50, 51, 49]),
-                    ("post-ln", [200, 201, 199] if d >= 24 else [100, 101, 99]))]}
-try:
-    v = V.rezero_verdict(cells)
-    expect("vs Pre-LN: faster at 0, slower at 4 of 4 depths" in v.numbers and
-           "vs Post-LN: faster at 2, slower at 0 of 4 depths" in v.numbers,
-           f"rezero-faster: the split by rival is in the numbers ({v.numbers})")
-except (KeyError, TypeError) as e:
-    expect(False, f"rezero-faster: synthetic atlas cells accepted ({e!r})")
+def test_init_s_post_ln_selection_in_the_report():
+    cands = [{"lr": 5e-4, "seeds": 3, "trained": 1, "mean_val_loss": 6.4},
+             {"lr": 1e-3, "seeds": 3, "trained": 3, "mean_val_loss": 5.2}]
+    f = init_section.selection_findings(WithSelection({"lr": 1e-3, "warmup_fraction": 0.25, "rule": "R",
+                                                       "candidates": cands}))
+    assert (len(f) == 1 and "train at lr 1e-3 with 25% warmup" in f[0]
+            and "lr 5e-4: 1/3 seeds left the plateau" in f[0]), \
+        "init: the report says where Post-LN's arms train and which lrs were candidates"
+    f = init_section.selection_findings(WithSelection({"lr": None, "candidates": cands[:1]}))
+    assert len(f) == 1 and "no scheme is compared under Post-LN" in f[0], \
+        "init: no lr trains -> the report says no scheme is compared under Post-LN, and why"
+    assert init_section.selection_findings(WithSelection(None)) == [], \
+        "init: a study without the selection says nothing"
+
+    sel = {"atlas-rezero": {"lr": 4e-3, "trains": True, "depth": 12},
+           "atlas-post-ln": {"lr": 5e-4, "trains": False, "depth": 12}}
+    st = WithSelection(None)
+    st.s = {"selections": sel}
+    f = atlas_section.selection_findings(st)
+    assert len(f) == 1 and "rezero 4e-3" in f[0] and "post-ln 5e-4 (no lr trained: its lowest loss)" in f[0], \
+        "atlas: the report names each variant's selected lr and says where none trained"
+
+    cells = {"cells": [dict(variant=v, depth=d, **cell(t)) for d in (6, 12, 24, 48) for v, t in
+                       (("rezero", [100, 101, 99]), ("pre-ln", [50, 51, 49]),
+                        ("post-ln", [200, 201, 199] if d >= 24 else [100, 101, 99]))]}
+    try:
+        v = V.rezero_verdict(cells)
+        assert ("vs Pre-LN: faster at 0, slower at 4 of 4 depths" in v.numbers and
+                "vs Post-LN: faster at 2, slower at 0 of 4 depths" in v.numbers), \
+            f"rezero-faster: the split by rival is in the numbers ({v.numbers})"
+    except (KeyError, TypeError) as e:
+        assert False, f"rezero-faster: synthetic atlas cells accepted ({e!r})"
 
 
 # ------------------------------------------------------------ two real models on the same batches
+
 
 def real_pair(tmp):
     """Two tiny runs with the same seed (same batches, same val batches) and
@@ -219,22 +230,20 @@ def real_pair(tmp):
     r = harness.command([harness.BIN, "study", "--preset", "init", "--budget", "tiny", "--data",
                          os.path.join(harness.SOURCE, "data", "sotu"), "--out", out, "--no-report", "--threads", "1"])
     if r.returncode != 0:
-        raise SystemExit("study failed: " + r.stderr[-2000:])
+        pytest.fail("study failed: " + r.stderr[-2000:])
     runs = {x["name"]: x for x in json.load(open(os.path.join(out, "study.json")))["runs"]}
     return runs["init-pre-gpt2-s1"], runs["init-pre-normal-s1"]
 
 
-if not os.path.isdir(os.path.join(harness.SOURCE, "data", "sotu")):
-    harness.skip("the default corpus (data/sotu) is not there: scripts/setup.sh fetches it")
-with harness.scratch() as tmp:
+def test_two_real_models_on_the_same_batches(tmp):
+    if not os.path.isdir(os.path.join(harness.SOURCE, "data", "sotu")):
+        pytest.skip("the default corpus (data/sotu) is not there: scripts/setup.sh fetches it")
     a, b = real_pair(tmp)
-ca, cb = a["outcome"]["val_curve"], b["outcome"]["val_curve"]
-expect(a["config"]["seed"] == b["config"]["seed"] and ca[0][0] == cb[0][0] == 0 and len(ca) == len(cb),
-       "the two real runs share their seed (batches) and evaluation steps")
-target = max(ca[-1][1], cb[-1][1]) + 0.25 * (min(ca[0][1], cb[0][1]) - max(ca[-1][1], cb[-1][1]))
-ta, oka = E.tokens_to_val([tuple(x) for x in ca], target, 32)
-tb, okb = E.tokens_to_val([tuple(x) for x in cb], target, 32)
-expect(oka and okb and ta != tb, f"two models on the same batches reach a validation target at different tokens "
-       f"({ta:.1f} vs {tb:.1f})")
-
-harness.finish("edges_convergence")
+    ca, cb = a["outcome"]["val_curve"], b["outcome"]["val_curve"]
+    assert a["config"]["seed"] == b["config"]["seed"] and ca[0][0] == cb[0][0] == 0 and len(ca) == len(cb), \
+        "the two real runs share their seed (batches) and evaluation steps"
+    target = max(ca[-1][1], cb[-1][1]) + 0.25 * (min(ca[0][1], cb[0][1]) - max(ca[-1][1], cb[-1][1]))
+    ta, oka = E.tokens_to_val([tuple(x) for x in ca], target, 32)
+    tb, okb = E.tokens_to_val([tuple(x) for x in cb], target, 32)
+    assert oka and okb and ta != tb, \
+        f"two models on the same batches reach a validation target at different tokens ({ta:.1f} vs {tb:.1f})"

@@ -12,12 +12,11 @@ import json
 import os
 import random
 import struct
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import expect, run as gpt2lab  # noqa: E402
-from shards import read_shard  # noqa: E402
+import pytest
+
+from harness import run as gpt2lab
+from shards import read_shard
 
 WORDS = [("file", "fichier"), ("folder", "dossier"), ("open", "ouvrir"), ("close", "fermer"), ("save", "enregistrer"),
          ("error", "erreur"), ("window", "fenêtre"), ("user", "utilisateur"), ("name", "nom"), ("size", "taille"),
@@ -87,40 +86,102 @@ def read_jsonl(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def check_dataset(d):
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    """(the scratch folder, its catalogs); a small English corpus beside them
+    (every 20th document is val) for the BPE and pre-training."""
+    tmp = str(tmp_path_factory.mktemp("translation"))
+    cats = make_catalogs(os.path.join(tmp, "cats"))
+    corpus = os.path.join(tmp, "corpus")
+    os.makedirs(corpus)
+    for i in range(24):
+        with open(os.path.join(corpus, f"doc{i:02d}.txt"), "w") as f:
+            f.write(" ".join(f"The {a} and the {b} are here." for a, _ in WORDS for b, _ in WORDS[i % 12:i % 12 + 3]))
+    return tmp, cats
+
+
+@pytest.fixture(scope="module")
+def prepared(setup):
+    """(the en -> fr dataset's folder, prepare-translation's exit)."""
+    tmp, cats = setup
+    d = os.path.join(tmp, "en_fr")
+    r = gpt2lab("prepare-translation", "--catalogs", cats, "--target", "fr", "--out", d, "--valid-pairs", "20",
+                "--test-pairs", "30")
+    return d, r
+
+
+def test_prepare_translation_writes_a_dataset(prepared):
+    r = prepared[1]
+    assert r.returncode == 0 and "pairs: train" in r.stdout, f"prepare-translation: {r.stderr.strip()[-300:]}"
+
+
+def test_dataset_holds_the_catalogs_pairs(prepared):
+    d = prepared[0]
     meta = json.load(open(os.path.join(d, "meta.json")))
-    expect(meta["kind"] == "translation" and meta["format"] == "gpt2lab dataset", "meta.json: a translation dataset")
+    assert meta["kind"] == "translation" and meta["format"] == "gpt2lab dataset", "meta.json: a translation dataset"
     c = meta["cleaning"]
-    expect(c["fuzzy"] == 1 and c["untranslated"] == 1 and c["identical"] == 1 and c["plural_pairs"] == 1,
-           f"every cleaning rule is counted: {c}")
-    expect(meta["packages"] == [{"package": "pkg-a", "version": "1.0-1", "sha256": "ab" * 32}],
-           "packages.tsv is recorded in meta.json")
-    expect(len(meta["catalogs"]) == 2 and all(len(x["sha256"]) == 64 for x in meta["catalogs"]),
-           "both fr catalogs are listed with their hashes")
+    assert c["fuzzy"] == 1 and c["untranslated"] == 1 and c["identical"] == 1 and c["plural_pairs"] == 1, \
+        f"every cleaning rule is counted: {c}"
+    assert meta["packages"] == [{"package": "pkg-a", "version": "1.0-1", "sha256": "ab" * 32}], \
+        "packages.tsv is recorded in meta.json"
+    assert len(meta["catalogs"]) == 2 and all(len(x["sha256"]) == 64 for x in meta["catalogs"]), \
+        "both fr catalogs are listed with their hashes"
     splits = {s: read_jsonl(os.path.join(d, s + ".jsonl")) for s in ("train", "valid", "test")}
-    expect(len(splits["valid"]) == 20 and len(splits["test"]) == 30, "valid and test hold the pairs asked for")
+    assert len(splits["valid"]) == 20 and len(splits["test"]) == 30, "valid and test hold the pairs asked for"
     sources = {s: {p["source"] for p in v} for s, v in splits.items()}
-    expect(not (sources["train"] & sources["test"]) and not (sources["train"] & sources["valid"])
-           and not (sources["valid"] & sources["test"]), "no source string is in two splits")
+    assert (not (sources["train"] & sources["test"]) and not (sources["train"] & sources["valid"])
+            and not (sources["valid"] & sources["test"])), \
+        "no source string is in two splits"
     targets = {p["target"] for p in splits["train"]}
-    expect("%d fichiers" in targets and "Deux lignes" in targets | {p["target"] for p in splits["test"] + splits["valid"]},
-           "plural forms and multiline strings become pairs")
+    assert ("%d fichiers" in targets
+            and "Deux lignes" in targets | {p["target"] for p in splits["test"] + splits["valid"]}), \
+        "plural forms and multiline strings become pairs"
     tokens = read_shard(os.path.join(d, "train.bin"))
     raw = open(os.path.join(d, "train.mask"), "rb").read()
     mask = list(raw[1024:])
-    expect(len(mask) == len(tokens), "one mask byte per token")
+    assert len(mask) == len(tokens), "one mask byte per token"
     eot = meta["tokenizer"]["eot_id"]
     # The mask is 1 exactly on each completion and its closing <|endoftext|>.
     closing = [i for i, t in enumerate(tokens) if t == eot and i > 0]
-    expect(all(mask[i] == 1 for i in closing) and mask[0] == 0, "each closing <|endoftext|> counts, the first does not")
-    expect(0.2 < sum(mask) / len(mask) < 0.8, f"about half the tokens count ({sum(mask)} of {len(mask)})")
-    return meta
+    assert all(mask[i] == 1 for i in closing) and mask[0] == 0, "each closing <|endoftext|> counts, the first does not"
+    assert 0.2 < sum(mask) / len(mask) < 0.8, f"about half the tokens count ({sum(mask)} of {len(mask)})"
 
 
-def bad_input(tmp, cats):
+def test_existing_dataset_is_replaced_only_with_force(setup, prepared):
+    cats, d = setup[1], prepared[0]
+    r = gpt2lab("prepare-translation", "--catalogs", cats, "--target", "fr", "--out", d, "--valid-pairs", "20",
+                "--test-pairs", "30")
+    assert r.returncode == 1 and "--force" in r.stderr, "an existing dataset is replaced only with --force"
+
+
+def test_reverse_translates_into_english(setup):
+    tmp, cats = setup
+    rev = os.path.join(tmp, "fr_en")
+    gpt2lab("prepare-translation", "--catalogs", cats, "--reverse", "--out", rev, "--valid-pairs", "20",
+            "--test-pairs", "30", check=True)
+    t = json.load(open(os.path.join(rev, "meta.json")))["translation"]
+    first = read_jsonl(os.path.join(rev, "test.jsonl"))[0]
+    assert (t["source_language"] == "fr" and t["prompt"].startswith("<|endoftext|>French:")
+            and any(w in first["target"].lower() for w, _ in WORDS)), \
+        "--reverse translates into English"
+
+
+def test_target_de_reads_the_german_catalogs(setup):
+    tmp, cats = setup
+    de = os.path.join(tmp, "en_de")
+    gpt2lab("prepare-translation", "--catalogs", cats, "--target", "de", "--out", de, "--valid-pairs", "5",
+            "--test-pairs", "5", check=True)
+    assert json.load(open(os.path.join(de, "meta.json")))["translation"]["target_name"] == "German", \
+        "--target de reads the German catalogs"
+
+
+def test_bad_input_is_refused_with_nothing_written(setup, tmp):
+    cats = setup[1]
+
     def refused(args, needle, what, out):
         r = gpt2lab("prepare-translation", *args, "--out", out)
-        expect(r.returncode == 1 and needle in r.stderr and not os.path.exists(out), f"{what}: {r.stderr.strip()[-200:]}")
+        assert r.returncode == 1 and needle in r.stderr and not os.path.exists(out), \
+            f"{what}: {r.stderr.strip()[-200:]}"
 
     out = os.path.join(tmp, "bad")
     refused(["--catalogs", os.path.join(tmp, "nowhere")], "does not exist", "a missing catalogs folder", out)
@@ -145,22 +206,23 @@ def bad_input(tmp, cats):
         f.write('{"keep": "me"}\n')
     r = gpt2lab("prepare-translation", "--catalogs", cats, "--out", theirs, "--force", "--valid-pairs", "20",
                 "--test-pairs", "30")
-    expect(r.returncode == 1 and open(os.path.join(theirs, "train.jsonl")).read() == '{"keep": "me"}\n',
-           f"a folder with someone else's train.jsonl is not replaced, even with --force: {r.stderr.strip()[-160:]}")
+    assert r.returncode == 1 and open(os.path.join(theirs, "train.jsonl")).read() == '{"keep": "me"}\n', \
+        f"a folder with someone else's train.jsonl is not replaced, even with --force: {r.stderr.strip()[-160:]}"
 
 
-def train_and_eval(tmp, d, meta):
+def test_train_and_eval_translation(setup, prepared, tmp):
+    d = prepared[0]
     run = os.path.join(tmp, "run")
     r = gpt2lab("train", "--data", d, "--out", run, "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "-B", "4",
                 "-T", "32", "--steps", "20", "--eval-every", "10", "--eval-batches", "2", "--quiet", "--threads", "2")
-    expect(r.returncode == 0, f"train on the pairs: {r.stderr.strip()[-300:]}")
+    assert r.returncode == 0, f"train on the pairs: {r.stderr.strip()[-300:]}"
     hyp = os.path.join(tmp, "hyp.json")
     r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", hyp, "--threads", "2")
-    expect(r.returncode == 0 and "BLEU" in r.stdout and "chrF" in r.stdout and "reference" in r.stdout,
-           f"eval-translation prints scores and examples: {r.stdout[-300:]} {r.stderr[-300:]}")
+    assert r.returncode == 0 and "BLEU" in r.stdout and "chrF" in r.stdout and "reference" in r.stdout, \
+        f"eval-translation prints scores and examples: {r.stdout[-300:]} {r.stderr[-300:]}"
     j = json.load(open(hyp))
-    expect(len(j["items"]) == 30 and 0 <= j["bleu"] <= 100 and 0 <= j["chrf"] <= 100,
-           "every test pair has a hypothesis; scores in [0, 100]")
+    assert len(j["items"]) == 30 and 0 <= j["bleu"] <= 100 and 0 <= j["chrf"] <= 100, \
+        "every test pair has a hypothesis; scores in [0, 100]"
     hyps, refs = os.path.join(tmp, "h.txt"), os.path.join(tmp, "r.txt")
     with open(hyps, "w") as f:
         f.write("".join(x["hypothesis"].replace("\n", " ") + "\n" for x in j["items"]))
@@ -170,105 +232,73 @@ def train_and_eval(tmp, d, meta):
     s = json.loads(r.stdout) if r.returncode == 0 else {}
     bleu = s.get("bleu", {}).get("score") if isinstance(s.get("bleu"), dict) else s.get("bleu")
     chrf = s.get("chrf", {}).get("score") if isinstance(s.get("chrf"), dict) else s.get("chrf")
-    expect(bleu is not None and abs(bleu - j["bleu"]) < 1e-9 and abs(chrf - j["chrf"]) < 1e-9,
-           f"eval-translation's scores equal `gpt2lab score` on its hypotheses ({bleu}, {chrf} vs {j['bleu']}, {j['chrf']})")
+    assert bleu is not None and abs(bleu - j["bleu"]) < 1e-9 and abs(chrf - j["chrf"]) < 1e-9, \
+        (f"eval-translation's scores equal `gpt2lab score` on its hypotheses "
+         f"({bleu}, {chrf} vs {j['bleu']}, {j['chrf']})")
     r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", hyp, "--limit", "5", "--json")
-    expect(r.returncode == 0 and json.loads(r.stdout)["pairs"] == 5, "--limit and --json; our own file is replaced")
+    assert r.returncode == 0 and json.loads(r.stdout)["pairs"] == 5, "--limit and --json; our own file is replaced"
     mine = os.path.join(tmp, "mine.json")
     with open(mine, "w") as f:
         f.write("{}\n")
     r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", mine)
-    expect(r.returncode == 1 and open(mine).read() == "{}\n", "a file eval-translation did not write is not replaced")
+    assert r.returncode == 1 and open(mine).read() == "{}\n", "a file eval-translation did not write is not replaced"
     # A model whose tokenizer is not the dataset's: refused, naming both.
     tok = os.path.join(tmp, "tok")
-    gpt2lab("tokenizer", "train", "--input", os.path.join(tmp, "corpus"), "--vocab-size", "300", "--out", tok,
+    gpt2lab("tokenizer", "train", "--input", os.path.join(setup[0], "corpus"), "--vocab-size", "300", "--out", tok,
             check=True)
     other = os.path.join(tmp, "other")
-    gpt2lab("prepare-translation", "--catalogs", os.path.join(tmp, "cats"), "--tokenizer", tok, "--out", other,
+    gpt2lab("prepare-translation", "--catalogs", os.path.join(setup[0], "cats"), "--tokenizer", tok, "--out", other,
             "--valid-pairs", "20", "--test-pairs", "30", check=True)
     r = gpt2lab("eval-translation", "--model", run, "--data", other, "--out", os.path.join(tmp, "x.json"))
-    expect(r.returncode == 1 and "tokenizer" in r.stderr and not os.path.exists(os.path.join(tmp, "x.json")),
-           f"a model trained with another tokenizer is refused: {r.stderr.strip()[-200:]}")
+    assert r.returncode == 1 and "tokenizer" in r.stderr and not os.path.exists(os.path.join(tmp, "x.json")), \
+        f"a model trained with another tokenizer is refused: {r.stderr.strip()[-200:]}"
     test_file = os.path.join(d, "test.jsonl")
     kept = open(test_file, "rb").read()
     with open(test_file, "ab") as f:
         f.write(b'{"source": "Extra", "target": "En plus"}\n')
     r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", os.path.join(tmp, "y.json"))
-    expect(r.returncode == 1 and "has changed since" in r.stderr, f"an edited test.jsonl is refused: {r.stderr[-200:]}")
+    assert r.returncode == 1 and "has changed since" in r.stderr, f"an edited test.jsonl is refused: {r.stderr[-200:]}"
     with open(test_file, "wb") as f:
         f.write(kept)
-    r = gpt2lab("eval-translation", "--model", run, "--data", os.path.join(tmp, "corpus"))
-    expect(r.returncode == 1 and "not a translation dataset" in r.stderr, "a folder that is not a translation dataset")
+    r = gpt2lab("eval-translation", "--model", run, "--data", os.path.join(setup[0], "corpus"))
+    assert r.returncode == 1 and "not a translation dataset" in r.stderr, "a folder that is not a translation dataset"
 
 
-def study(tmp):
+def test_study_translation_preset(setup):
+    tmp = setup[0]
     out = os.path.join(tmp, "study")
     r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
                 "--catalogs", os.path.join(tmp, "cats"), "--out", out, "--no-report", "--quiet", "--threads", "2")
-    expect(r.returncode == 0, f"study --preset translation (tiny): {r.stderr.strip()[-400:]}")
+    assert r.returncode == 0, f"study --preset translation (tiny): {r.stderr.strip()[-400:]}"
     s = json.load(open(os.path.join(out, "study.json")))
     runs = [x for x in s["runs"] if x["preset"] == "translation"]
     arms = {}
     for x in runs:
         arms.setdefault(x["variables"]["arm"], []).append(x)
-    expect(len(arms.get("pretrain", [])) == 4 and len(arms.get("finetune", [])) == 8
-           and len(arms.get("scratch", [])) == 16, f"2 seeds of every setting: { {k: len(v) for k, v in arms.items()} }")
+    assert (len(arms.get("pretrain", [])) == 4 and len(arms.get("finetune", [])) == 8
+            and len(arms.get("scratch", [])) == 16), \
+        f"2 seeds of every setting: { {k: len(v) for k, v in arms.items()} }"
     scored = [x for x in arms.get("finetune", []) + arms.get("scratch", []) if x["status"] == "completed"]
-    expect(scored and all("bleu" in x["translation"] and len(x["translation"]["examples"]) == 5 for x in scored),
-           "every completed run is scored with BLEU, chrF and examples")
+    assert scored and all("bleu" in x["translation"] and len(x["translation"]["examples"]) == 5 for x in scored), \
+        "every completed run is scored with BLEU, chrF and examples"
     ft = arms.get("finetune", [{}])[0]
-    expect(ft.get("config", {}).get("init_from", "").endswith("mt-pretrain-pre-s1"), "fine-tuning starts from pre-training")
-    expect(s.get("translation_data", {}).get("pairs", {}).get("test") == 6, "study.json records the translation data")
+    assert ft.get("config", {}).get("init_from", "").endswith("mt-pretrain-pre-s1"), \
+        "fine-tuning starts from pre-training"
+    assert s.get("translation_data", {}).get("pairs", {}).get("test") == 6, "study.json records the translation data"
     r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
                 "--catalogs", os.path.join(tmp, "cats"), "--out", out, "--no-report", "--quiet", "--threads", "2")
-    expect(r.returncode == 0 and "28 found done" in r.stderr, f"a rerun keeps every run: {r.stderr.strip()[-200:]}")
+    assert r.returncode == 0 and "28 found done" in r.stderr, f"a rerun keeps every run: {r.stderr.strip()[-200:]}"
     # Two runs at a time, 2 threads each as above: every fine-tuning waits for
     # its pre-training run (none is skipped), and every run is the same.
     j = os.path.join(tmp, "study-jobs")
     r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
                 "--catalogs", os.path.join(tmp, "cats"), "--out", j, "--no-report", "--quiet", "--threads", "4",
                 "--jobs", "2")
-    expect(r.returncode == 0, f"study --preset translation --jobs 2: {r.stderr.strip()[-400:]}")
+    assert r.returncode == 0, f"study --preset translation --jobs 2: {r.stderr.strip()[-400:]}"
     sj = json.load(open(os.path.join(j, "study.json")))
-    result = lambda x: (x["name"], x["status"], x.get("outcome"), x.get("symmetry"),
-                        {k: v for k, v in x.get("translation", {}).items() if k != "seconds"})
-    expect([result(x) for x in sj["runs"]] == [result(x) for x in s["runs"]],
-           "with --jobs 2 every run (fine-tunings after their pre-training) has the same outcome and BLEU")
 
-
-def main():
-    with harness.scratch() as tmp:
-        cats = make_catalogs(os.path.join(tmp, "cats"))
-        corpus = os.path.join(tmp, "corpus")
-        os.makedirs(corpus)
-        for i in range(24):  # a small English corpus (every 20th document is val) for the BPE and pre-training
-            with open(os.path.join(corpus, f"doc{i:02d}.txt"), "w") as f:
-                f.write(" ".join(f"The {a} and the {b} are here." for a, _ in WORDS for b, _ in WORDS[i % 12:i % 12 + 3]))
-        d = os.path.join(tmp, "en_fr")
-        r = gpt2lab("prepare-translation", "--catalogs", cats, "--target", "fr", "--out", d, "--valid-pairs", "20",
-                    "--test-pairs", "30")
-        expect(r.returncode == 0 and "pairs: train" in r.stdout, f"prepare-translation: {r.stderr.strip()[-300:]}")
-        meta = check_dataset(d)
-        r = gpt2lab("prepare-translation", "--catalogs", cats, "--target", "fr", "--out", d, "--valid-pairs", "20",
-                    "--test-pairs", "30")
-        expect(r.returncode == 1 and "--force" in r.stderr, "an existing dataset is replaced only with --force")
-        rev = os.path.join(tmp, "fr_en")
-        gpt2lab("prepare-translation", "--catalogs", cats, "--reverse", "--out", rev, "--valid-pairs", "20",
-                "--test-pairs", "30", check=True)
-        t = json.load(open(os.path.join(rev, "meta.json")))["translation"]
-        first = read_jsonl(os.path.join(rev, "test.jsonl"))[0]
-        expect(t["source_language"] == "fr" and t["prompt"].startswith("<|endoftext|>French:")
-               and any(w in first["target"].lower() for w, _ in WORDS), "--reverse translates into English")
-        de = os.path.join(tmp, "en_de")
-        gpt2lab("prepare-translation", "--catalogs", cats, "--target", "de", "--out", de, "--valid-pairs", "5",
-                "--test-pairs", "5", check=True)
-        expect(json.load(open(os.path.join(de, "meta.json")))["translation"]["target_name"] == "German",
-               "--target de reads the German catalogs")
-        bad_input(tmp, cats)
-        train_and_eval(tmp, d, meta)
-        study(tmp)
-    harness.finish("translation")
-
-
-if __name__ == "__main__":
-    main()
+    def result(x):
+        return (x["name"], x["status"], x.get("outcome"), x.get("symmetry"),
+                {k: v for k, v in x.get("translation", {}).items() if k != "seconds"})
+    assert [result(x) for x in sj["runs"]] == [result(x) for x in s["runs"]], \
+        "with --jobs 2 every run (fine-tunings after their pre-training) has the same outcome and BLEU"

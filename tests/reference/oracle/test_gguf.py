@@ -11,10 +11,11 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from gpt2_torch import write_safetensors  # noqa: E402
-from harness import SOURCE, expect  # noqa: E402
+import pytest
+
+import harness
+from gpt2_torch import write_safetensors
+from harness import SOURCE
 
 GGUF_PY = os.path.join(SOURCE, "data", "llama.cpp", "src", "gguf-py")
 GPT2_DIR = os.path.join(SOURCE, "data", "gpt2")
@@ -67,29 +68,61 @@ def field(r, key):
     return r.fields[key].contents()
 
 
-def check_metadata(r, dtype):
-    expect(field(r, "general.architecture") == "gpt2", f"{dtype}: general.architecture is gpt2")
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """(random weights, their HF directory, the scratch folder)."""
+    if not os.path.isdir(GGUF_PY):
+        pytest.skip(f"llama.cpp's gguf-py is not at {GGUF_PY} (scripts/fetch_llama_cpp.sh --source)")
+    sys.path.insert(0, GGUF_PY)
+    w = random_model(np.random.default_rng(7))
+    tmp = str(tmp_path_factory.mktemp("gguf"))
+    hf = os.path.join(tmp, "hf")
+    write_hf_dir(hf, w)
+    return w, hf, tmp
+
+
+@pytest.fixture(scope="module")
+def exported(model):
+    """The model converted to each GGUF dtype: {dtype: GGUFReader}."""
+    from gguf import GGUFReader
+    _, hf, tmp = model
+    readers = {}
+    for dtype in DTYPES:
+        out = os.path.join(tmp, f"{dtype}.gguf")
+        harness.run("convert", "--input", hf, "--out", out, "--to", "gguf", "--dtype", dtype, check=True)
+        readers[dtype] = GGUFReader(out)
+    return readers
+
+
+DTYPES = ("f32", "f16", "q8_0")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_metadata(exported, dtype):
+    r = exported[dtype]
+    assert field(r, "general.architecture") == "gpt2", f"{dtype}: general.architecture is gpt2"
     want = {"gpt2.context_length": BLOCK, "gpt2.embedding_length": C, "gpt2.feed_forward_length": 4 * C,
             "gpt2.block_count": L, "gpt2.attention.head_count": NH, "tokenizer.ggml.eos_token_id": 50256,
             "general.file_type": {"f32": 0, "f16": 1, "q8_0": 7}[dtype]}
     got = {k: field(r, k) for k in want}
-    expect(got == want, f"{dtype}: hyperparameters {got}")
+    assert got == want, f"{dtype}: hyperparameters {got}"
     eps = field(r, "gpt2.attention.layer_norm_epsilon")
-    expect(abs(eps - 1e-5) < 1e-12, f"{dtype}: layer_norm_epsilon {eps}")
+    assert abs(eps - 1e-5) < 1e-12, f"{dtype}: layer_norm_epsilon {eps}"
 
 
-def check_tokenizer(r):
+def test_tokenizer(exported):
+    r = exported["f32"]
     with open(os.path.join(GPT2_DIR, "encoder.json"), encoding="utf-8") as f:
         encoder = json.load(f)
     with open(os.path.join(GPT2_DIR, "vocab.bpe"), encoding="utf-8") as f:
         merges = [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#version")]
     tokens = field(r, "tokenizer.ggml.tokens")
     by_id = sorted(encoder, key=encoder.get)
-    expect(tokens == by_id, f"tokenizer.ggml.tokens equal encoder.json by id ({len(tokens)} tokens)")
-    expect(field(r, "tokenizer.ggml.merges") == merges, f"tokenizer.ggml.merges equal vocab.bpe ({len(merges)})")
+    assert tokens == by_id, f"tokenizer.ggml.tokens equal encoder.json by id ({len(tokens)} tokens)"
+    assert field(r, "tokenizer.ggml.merges") == merges, f"tokenizer.ggml.merges equal vocab.bpe ({len(merges)})"
     types = field(r, "tokenizer.ggml.token_type")
-    expect(types[50256] == 3 and set(types[:50256]) == {1}, "<|endoftext|> alone is a control token")
-    expect(field(r, "tokenizer.ggml.model") == "gpt2", "tokenizer.ggml.model is gpt2")
+    assert types[50256] == 3 and set(types[:50256]) == {1}, "<|endoftext|> alone is a control token"
+    assert field(r, "tokenizer.ggml.model") == "gpt2", "tokenizer.ggml.model is gpt2"
 
 
 def encoded(a, dtype):
@@ -103,10 +136,12 @@ def encoded(a, dtype):
     return quantize(a, GGMLQuantizationType.Q8_0)
 
 
-def check_tensors(r, w, dtype):
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tensors(model, exported, dtype):
+    r, w = exported[dtype], model[0]
     want = expected_tensors(w)
     got = {t.name: t for t in r.tensors}
-    expect(sorted(got) == sorted(want), f"{dtype}: the {len(want)} tensors llama.cpp's gpt2 reads, no more")
+    assert sorted(got) == sorted(want), f"{dtype}: the {len(want)} tensors llama.cpp's gpt2 reads, no more"
     bad = []
     for name, a in want.items():
         t = got.get(name)
@@ -121,48 +156,36 @@ def check_tensors(r, w, dtype):
         ref = encoded(a, dtype if is_mat else "f32").reshape(-1)
         if not np.array_equal(np.asarray(t.data).view(np.uint8).reshape(-1), ref):
             bad.append(f"{name}: bytes differ")
-    expect(not bad, f"{dtype}: every tensor's type, shape and bytes" + (": " + "; ".join(bad[:4]) if bad else ""))
+    assert not bad, f"{dtype}: every tensor's type, shape and bytes" + (": " + "; ".join(bad[:4]) if bad else "")
 
 
-def check_refusals(tmp, hf, w):
+def test_post_ln_model_is_refused(model):
+    w, hf, tmp = model
     post = os.path.join(tmp, "post")
     write_hf_dir(post, w, norm="post")
     r = harness.run("convert", "--input", post, "--out", os.path.join(tmp, "post.gguf"), "--to", "gguf")
-    expect(r.returncode != 0 and "Pre-LN" in r.stderr and not os.path.exists(os.path.join(tmp, "post.gguf")),
-           f"a Post-LN model is refused: {r.stderr.strip()[:120]}")
+    assert r.returncode != 0 and "Pre-LN" in r.stderr and not os.path.exists(os.path.join(tmp, "post.gguf")), \
+        f"a Post-LN model is refused: {r.stderr.strip()[:120]}"
+
+
+def test_file_we_did_not_write_is_never_replaced(model):
+    _, hf, tmp = model
     mine = os.path.join(tmp, "notes.txt")
     with open(mine, "w") as f:
         f.write("not a model\n")
     r = harness.run("convert", "--input", hf, "--out", mine, "--to", "gguf", "--force")
     with open(mine) as f:
         kept = f.read() == "not a model\n"
-    expect(r.returncode != 0 and kept, f"a file gpt2lab did not write is never replaced: {r.stderr.strip()[:100]}")
+    assert r.returncode != 0 and kept, f"a file gpt2lab did not write is never replaced: {r.stderr.strip()[:100]}"
+
+
+def test_q8_0_without_gguf_is_refused(model):
+    _, hf, tmp = model
     r = harness.run("convert", "--input", hf, "--out", os.path.join(tmp, "x"), "--to", "hf", "--dtype", "q8_0")
-    expect(r.returncode != 0 and "--to gguf" in r.stderr, "--dtype q8_0 without --to gguf is refused")
+    assert r.returncode != 0 and "--to gguf" in r.stderr, "--dtype q8_0 without --to gguf is refused"
+
+
+def test_existing_gguf_file_needs_force(model, exported):
+    _, hf, tmp = model
     again = harness.run("convert", "--input", hf, "--out", os.path.join(tmp, "f32.gguf"), "--to", "gguf")
-    expect(again.returncode != 0 and "--force" in again.stderr, "an existing GGUF file needs --force")
-
-
-def main():
-    if not os.path.isdir(GGUF_PY):
-        harness.skip(f"llama.cpp's gguf-py is not at {GGUF_PY} (scripts/fetch_llama_cpp.sh --source)")
-    sys.path.insert(0, GGUF_PY)
-    from gguf import GGUFReader
-    w = random_model(np.random.default_rng(7))
-    with harness.scratch() as tmp:
-        hf = os.path.join(tmp, "hf")
-        write_hf_dir(hf, w)
-        for dtype in ("f32", "f16", "q8_0"):
-            out = os.path.join(tmp, f"{dtype}.gguf")
-            harness.run("convert", "--input", hf, "--out", out, "--to", "gguf", "--dtype", dtype, check=True)
-            r = GGUFReader(out)
-            check_metadata(r, dtype)
-            check_tensors(r, w, dtype)
-            if dtype == "f32":
-                check_tokenizer(r)
-        check_refusals(tmp, hf, w)
-    harness.finish("GGUF")
-
-
-if __name__ == "__main__":
-    main()
+    assert again.returncode != 0 and "--force" in again.stderr, "an existing GGUF file needs --force"

@@ -4,21 +4,15 @@ merges) prints the same text as `gpt2lab sample --temperature 0` on the
 checkpoint, for several prompts. Needs llama.cpp built
 (scripts/fetch_llama_cpp.sh, ~10 min on 2 cores); skipped without it."""
 import os
-import sys
 
 import numpy as np
+import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from harness import SOURCE, expect  # noqa: E402
+import harness
+from harness import SOURCE
+from test_gguf import BLOCK, random_model, write_hf_dir
 
 SIMPLE = os.environ.get("LLAMA_SIMPLE") or os.path.join(SOURCE, "data", "llama.cpp", "build", "bin", "llama-simple")
-if not os.access(SIMPLE, os.X_OK):
-    harness.skip(f"llama.cpp's llama-simple is not built at {SIMPLE} (scripts/fetch_llama_cpp.sh)")
-
-from test_gguf import BLOCK, random_model, write_hf_dir  # noqa: E402
-
 PROMPTS = ["The quick brown fox", "Hello, world! It is", " 1 2 3 4", "État—naïve café"]
 NEW = 12
 
@@ -34,19 +28,26 @@ def theirs(gguf, prompt):
     return r.stdout.rstrip(b"\n")
 
 
-def main():
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    """(HF directory, its GGUF conversion) of a random model."""
+    if not os.access(SIMPLE, os.X_OK):
+        pytest.skip(f"llama.cpp's llama-simple is not built at {SIMPLE} (scripts/fetch_llama_cpp.sh)")
+    tmp = str(tmp_path_factory.mktemp("gguf"))
     w = random_model(np.random.default_rng(11))
-    with harness.scratch() as tmp:
-        hf = os.path.join(tmp, "hf")
-        write_hf_dir(hf, w)
-        gguf = os.path.join(tmp, "f32.gguf")
-        harness.run("convert", "--input", hf, "--out", gguf, "--to", "gguf", check=True)
-        for p in PROMPTS:
-            a, b = ours(hf, p), theirs(gguf, p)
-            expect(a == b and len(a) > len(p), f"{p!r}: gpt2lab {a[:60]!r} == llama.cpp {b[:60]!r}")
-    expect(len(PROMPTS[0]) + NEW < BLOCK, "prompts and continuations fit the context")
-    harness.finish("llama.cpp GGUF")
+    hf = os.path.join(tmp, "hf")
+    write_hf_dir(hf, w)
+    gguf = os.path.join(tmp, "f32.gguf")
+    harness.run("convert", "--input", hf, "--out", gguf, "--to", "gguf", check=True)
+    return hf, gguf
 
 
-if __name__ == "__main__":
-    main()
+@pytest.mark.parametrize("p", PROMPTS)
+def test_llama_cpp_prints_what_gpt2lab_samples(converted, p):
+    hf, gguf = converted
+    a, b = ours(hf, p), theirs(gguf, p)
+    assert a == b and len(a) > len(p), f"{p!r}: gpt2lab {a[:60]!r} == llama.cpp {b[:60]!r}"
+
+
+def test_prompts_fit_the_context(converted):
+    assert len(PROMPTS[0]) + NEW < BLOCK, "prompts and continuations fit the context"

@@ -4,15 +4,15 @@ PyTorch reference token for token; conversions round-trip exactly; damaged
 files fail cleanly."""
 import json
 import os
-import sys
 
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from gpt2_torch import TorchGPT2, read_safetensors, rel_err, write_safetensors  # noqa: E402
-from harness import TOOL, expect  # noqa: E402
+import pytest
+
+import harness
+from gpt2_torch import TorchGPT2, read_safetensors, rel_err, write_safetensors
+from harness import TOOL
 
 torch.set_num_threads(1)
 L, NH, C, BLOCK, V = 2, 4, 32, 24, 101
@@ -113,65 +113,115 @@ def greedy_reference(w, prompt, n):
     return ids[len(prompt):]
 
 
-rng = np.random.default_rng(3)
-w = random_weights(rng)
-tokens = rng.integers(0, V, size=(2, BLOCK))
-with harness.scratch() as tmp:
-    for dtype in ("F32", "F16", "BF16"):
-        d = os.path.join(tmp, "hf-" + dtype)
-        write_hf_dir(d, w, dtype)
-        wr = round_to(w, dtype)
-        ref, _ = TorchGPT2(HF_CONFIG, wr).forward(torch.tensor(tokens))
-        err = rel_err(gpt2lab_logits(d, tokens), ref.detach().numpy())
-        expect(err < 1e-5, f"Hugging Face directory ({dtype}, no prefix, mask buffers) logits match ({err:.1e})")
+@pytest.fixture(scope="module")
+def weights():
+    """(random weights, a token batch) every case uses."""
+    rng = np.random.default_rng(3)
+    w = random_weights(rng)
+    return w, rng.integers(0, V, size=(2, BLOCK))
 
-    d = os.path.join(tmp, "hf-F32")
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("interop"))
+
+
+@pytest.fixture(scope="module")
+def hf_dirs(weights, tmp):
+    """An HF directory per dtype: {dtype: folder}."""
+    w, _ = weights
+    dirs = {}
+    for dtype in ("F32", "F16", "BF16"):
+        dirs[dtype] = os.path.join(tmp, "hf-" + dtype)
+        write_hf_dir(dirs[dtype], w, dtype)
+    return dirs
+
+
+@pytest.mark.parametrize("dtype", ["F32", "F16", "BF16"])
+def test_hf_directory_logits_match(weights, hf_dirs, dtype):
+    w, tokens = weights
+    wr = round_to(w, dtype)
+    ref, _ = TorchGPT2(HF_CONFIG, wr).forward(torch.tensor(tokens))
+    err = rel_err(gpt2lab_logits(hf_dirs[dtype], tokens), ref.detach().numpy())
+    assert err < 1e-5, f"Hugging Face directory ({dtype}, no prefix, mask buffers) logits match ({err:.1e})"
+
+
+def test_greedy_generation_equals_the_reference(weights, hf_dirs):
+    w, _ = weights
     prompt = [5, 17, 42]
     ref_ids = greedy_reference(w, prompt, 30)
-    r = harness.run("sample", "--model", d, "--prompt-ids", " ".join(map(str, prompt)), "--temperature", "0",
-                    "--max-new-tokens", "30", "--format", "ids", "--context", "slide")
+    r = harness.run("sample", "--model", hf_dirs["F32"], "--prompt-ids", " ".join(map(str, prompt)),
+                    "--temperature", "0", "--max-new-tokens", "30", "--format", "ids", "--context", "slide")
     ours = [int(x) for x in r.stdout.split()]
-    expect(ours[:21] == ref_ids[:21], f"greedy generation equals the PyTorch reference within the context "
-                                      f"({sum(a == b for a, b in zip(ours, ref_ids))}/30 equal overall)")
+    assert ours[:21] == ref_ids[:21], (f"greedy generation equals the PyTorch reference within the context "
+                                       f"({sum(a == b for a, b in zip(ours, ref_ids))}/30 equal overall)")
 
-    # llm.c files written here load exactly; exports are byte-identical to them.
-    for version, label in ((3, "fp32"), (5, "bf16")):
+
+# llm.c files written here load exactly; exports are byte-identical to them.
+
+@pytest.fixture(scope="module")
+def llmc_files(weights, tmp):
+    """{version: (llm.c file, its import)}."""
+    w, _ = weights
+    files = {}
+    for version in (3, 5):
         f = os.path.join(tmp, f"model_v{version}.bin")
         write_llmc(f, w, version)
         out = os.path.join(tmp, f"from-llmc-{version}")
         harness.run("convert", "--input", f, "--out", out, check=True)
-        got = read_safetensors(os.path.join(out, "model.safetensors"))
-        wr = round_to(w, "F32" if version == 3 else "BF16")
-        exact = all(np.array_equal(got["transformer." + k], v) for k, v in wr.items())
-        expect(exact, f"llm.c version {version} ({label}) file imports exactly")
-        back = os.path.join(tmp, f"back-{version}.bin")
-        harness.run("convert", "--input", out, "--out", back, "--to", "llmc", "--dtype", label, check=True)
-        with open(f, "rb") as a, open(back, "rb") as b:
-            expect(a.read() == b.read(), f"export to llm.c {label} is byte-identical to the file written by the reference")
-    harness.run("convert", "--input", os.path.join(tmp, "model_v3.bin"), "--out", os.path.join(tmp, "rt1"), check=True)
+        files[version] = f, out
+    return files
+
+
+@pytest.mark.parametrize("version,label", [(3, "fp32"), (5, "bf16")])
+def test_llmc_file_imports_exactly(weights, llmc_files, version, label):
+    w, _ = weights
+    got = read_safetensors(os.path.join(llmc_files[version][1], "model.safetensors"))
+    wr = round_to(w, "F32" if version == 3 else "BF16")
+    exact = all(np.array_equal(got["transformer." + k], v) for k, v in wr.items())
+    assert exact, f"llm.c version {version} ({label}) file imports exactly"
+
+
+@pytest.mark.parametrize("version,label", [(3, "fp32"), (5, "bf16")])
+def test_llmc_export_is_byte_identical(llmc_files, tmp, version, label):
+    f, out = llmc_files[version]
+    back = os.path.join(tmp, f"back-{version}.bin")
+    harness.run("convert", "--input", out, "--out", back, "--to", "llmc", "--dtype", label, check=True)
+    with open(f, "rb") as a, open(back, "rb") as b:
+        assert a.read() == b.read(), f"export to llm.c {label} is byte-identical to the file written by the reference"
+
+
+def test_llmc_round_trip_is_byte_identical(llmc_files, tmp):
+    harness.run("convert", "--input", llmc_files[3][0], "--out", os.path.join(tmp, "rt1"), check=True)
     harness.run("convert", "--input", os.path.join(tmp, "rt1"), "--out", os.path.join(tmp, "rt.bin"), check=True)
     harness.run("convert", "--input", os.path.join(tmp, "rt.bin"), "--out", os.path.join(tmp, "rt2"), check=True)
     with open(os.path.join(tmp, "rt1", "model.safetensors"), "rb") as a, \
             open(os.path.join(tmp, "rt2", "model.safetensors"), "rb") as b:
-        expect(a.read() == b.read(), "checkpoint -> llm.c -> checkpoint round trip is byte-identical")
+        assert a.read() == b.read(), "checkpoint -> llm.c -> checkpoint round trip is byte-identical"
 
-    # Damaged inputs fail cleanly with a message naming the problem.
-    good = open(os.path.join(tmp, "model_v3.bin"), "rb").read()
+
+# Damaged inputs fail cleanly with a message naming the problem.
+DAMAGE = {"truncated": "truncated", "header only": "truncated", "short": "header", "bad version": "version",
+          "zero layers": "num_layers"}
+
+
+@pytest.mark.parametrize("name", list(DAMAGE))
+def test_damaged_llmc_file_is_refused(llmc_files, tmp_path, name):
+    with open(llmc_files[3][0], "rb") as fh:
+        good = fh.read()
     cases = {"truncated": good[:-10], "header only": good[:1024], "short": good[:100],
              "bad version": good[:4] + np.int32(7).tobytes() + good[8:],
              "zero layers": good[:16] + np.int32(0).tobytes() + good[20:]}
-    words = {"truncated": "truncated", "header only": "truncated", "short": "header", "bad version": "version",
-             "zero layers": "num_layers"}
-    for name, blob in cases.items():
-        p = os.path.join(tmp, "bad.bin")
-        with open(p, "wb") as f:
-            f.write(blob)
-        r = harness.run("convert", "--input", p, "--out", os.path.join(tmp, "bad-out"))
-        expect(r.returncode == 1 and words[name] in r.stderr and not os.path.exists(os.path.join(tmp, "bad-out")),
-               f"llm.c file, {name}: refused ({r.stderr.strip()[:90]})")
-    r = harness.run("init", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--vocab-size", "20",
-                    "--block-size", "8", "--norm", "post", "--out", os.path.join(tmp, "post"))
-    r = harness.run("convert", "--input", os.path.join(tmp, "post"), "--out", os.path.join(tmp, "post.bin"))
-    expect(r.returncode == 1 and "Pre-LN" in r.stderr, "a Post-LN model is not exported to llm.c")
+    p = str(tmp_path / "bad.bin")
+    with open(p, "wb") as f:
+        f.write(cases[name])
+    r = harness.run("convert", "--input", p, "--out", str(tmp_path / "bad-out"))
+    assert r.returncode == 1 and DAMAGE[name] in r.stderr and not os.path.exists(tmp_path / "bad-out"), \
+        f"llm.c file, {name}: refused ({r.stderr.strip()[:90]})"
 
-harness.finish("interop")
+
+def test_post_ln_model_is_not_exported_to_llmc(tmp_path):
+    harness.run("init", "--n-layer", "1", "--n-head", "2", "--n-embd", "8", "--vocab-size", "20",
+                "--block-size", "8", "--norm", "post", "--out", str(tmp_path / "post"))
+    r = harness.run("convert", "--input", str(tmp_path / "post"), "--out", str(tmp_path / "post.bin"))
+    assert r.returncode == 1 and "Pre-LN" in r.stderr, "a Post-LN model is not exported to llm.c"

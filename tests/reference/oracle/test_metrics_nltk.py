@@ -31,7 +31,7 @@ What is compared, and why these inputs:
            (a hypothesis's n-grams count only against a reference that has
            some), then sacreBLEU's effective-order average written out here.
 
-Skips (exit 77) when NLTK is missing (scripts/setup.sh installs
+Skips when NLTK is missing (scripts/setup.sh installs
 python3-nltk), unless CI is set: there that is a failure.
 """
 import json
@@ -39,11 +39,10 @@ import os
 import random
 import re
 import string
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
-from harness import expect  # noqa: E402
+import pytest
+
+import harness
 
 TOLERANCE = 1e-6  # on the 0..100 scale
 
@@ -242,23 +241,73 @@ def close(a, b):
     return abs(a - b) <= TOLERANCE
 
 
-# ---------------------------------------------------------------- checks
+# ---------------------------------------------------------------- the sets compared
 
-def check_13a(tmp):
+def _corpora():
+    """(BLEU sets [(name, hyps, refs, tokenize)], chrF sets [(name, hyps,
+    refs)], the names of the BLEU sets whose brevity penalties are
+    collected), drawn in one fixed order from one seed."""
+    hyps, refs = [h for h, _ in PAIRS], [r for _, r in PAIRS]
+    bleu = [("fixed pairs", hyps, refs, "13a"), ("fixed pairs, white-space tokens", hyps, refs, "none"),
+            ("fixed pairs, pre-tokenized", [" ".join(tokenize_13a(h)) for h in hyps],
+             [" ".join(tokenize_13a(r)) for r in refs], "none")]
+    chrf = [("fixed pairs", hyps, refs)]
+    rng = random.Random(2024)
+    for i, (n_pairs, keep) in enumerate([(5, 0.9), (40, 0.7), (200, 0.5), (120, 0.35), (60, 0.8)]):
+        hyps, refs = random_bleu_corpus(rng, n_pairs, keep)
+        for tokenize in ("13a", "none"):
+            bleu.append((f"random corpus {i}", hyps, refs, tokenize))
+        chrf.append((f"random words {i}", hyps, refs))
+    # Mostly deletions: hypotheses shorter than their references.
+    hyps, refs = random_bleu_corpus(rng, 80, 0.55, min_ref=8)
+    hyps = [" ".join(h.split()[: max(4, len(h.split()) * 3 // 4)]) for h in hyps]
+    bleu.append(("random short hypotheses", hyps, refs, "none"))
+    for i in range(4):
+        hyps, refs = random_chrf_corpus(rng, [3, 30, 150, 400][i])
+        chrf.append((f"random characters {i}", hyps, refs))
+    return bleu, chrf
+
+
+BLEU_SETS, CHRF_SETS = _corpora()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nltk():
+    try:
+        import nltk.translate.bleu_score  # noqa: F401
+        import nltk.translate.chrf_score  # noqa: F401
+    except ImportError as e:
+        print(f"missing: NLTK ({e}); scripts/setup.sh installs python3-nltk")
+        if os.environ.get("CI"):
+            pytest.fail("NLTK is missing under CI")
+        pytest.skip("NLTK is missing")
+    import warnings
+    warnings.simplefilter("ignore")  # NLTK warns about zero counts in its own checks
+
+
+def adversarial_lines():
     rng = random.Random(13)
-    lines = ADVERSARIAL + random_adversarial(rng, 3000) + [h for h, _ in PAIRS] + [r for _, r in PAIRS]
+    return ADVERSARIAL + random_adversarial(rng, 3000) + [h for h, _ in PAIRS] + [r for _, r in PAIRS]
+
+
+def test_13a_tokens_equal_python_13a(tmp_path):
+    lines = adversarial_lines()
     # Every line on both sides: hypotheses as they are, references reversed.
-    out = gpt2lab_json(tmp, lines, lines[::-1], "--show-tokens")
+    out = gpt2lab_json(tmp_path, lines, lines[::-1], "--show-tokens")
     inputs = lines + lines[::-1]
     ours = out["hyp_tokens"] + out["ref_tokens"]
     ref = [bleu_tokens(x, "13a") for x in inputs]
     bad = [(x, o, p) for x, o, p in zip(inputs, ours, ref) if o != p]
-    expect(len(ours) == len(ref) and not bad,
-           f"13a: gpt2lab's tokens equal the Python 13a's on {len(ref)} adversarial lines"
-           + (f"; first difference: {bad[0][0]!r}: gpt2lab {bad[0][1]} vs {bad[0][2]}" if bad else ""))
-    none = gpt2lab_json(tmp, lines, lines, "--show-tokens", "--tokenize", "none")["hyp_tokens"]
-    expect(none == [bleu_tokens(x, "none") for x in lines],
-           "--tokenize none: tokens equal Python's str.split() (Unicode white space) on the same lines")
+    assert len(ours) == len(ref) and not bad, \
+        (f"13a: gpt2lab's tokens equal the Python 13a's on {len(ref)} adversarial lines"
+         + (f"; first difference: {bad[0][0]!r}: gpt2lab {bad[0][1]} vs {bad[0][2]}" if bad else ""))
+
+
+def test_tokenize_none_splits_on_white_space(tmp_path):
+    lines = adversarial_lines()
+    none = gpt2lab_json(tmp_path, lines, lines, "--show-tokens", "--tokenize", "none")["hyp_tokens"]
+    assert none == [bleu_tokens(x, "none") for x in lines], \
+        "--tokenize none: tokens equal Python's str.split() (Unicode white space) on the same lines"
 
 
 def nltk_bleu_reference(hyp_tokens, ref_tokens):
@@ -275,23 +324,39 @@ def nltk_bleu_reference(hyp_tokens, ref_tokens):
             "hyp_len": hyp_len, "ref_len": ref_len, "bp": brevity_penalty(ref_len, hyp_len), "comparable": comparable}
 
 
-def check_bleu(tmp, name, hyps, refs, tokenize):
+def bleu_of(tmp, hyps, refs, tokenize):
+    """(gpt2lab's BLEU, NLTK's reference)."""
     flags = [] if tokenize == "13a" else ["--tokenize", "none"]
     ours = gpt2lab_json(tmp, hyps, refs, *flags)["bleu"]
     ref = nltk_bleu_reference([bleu_tokens(h, tokenize) for h in hyps], [bleu_tokens(r, tokenize) for r in refs])
-    if not expect(ref["comparable"], f"BLEU {name}: every hypothesis has >= 4 tokens and every order a match "
-                                     f"(matches {ref['matches']})"):
-        return None
-    expect(ours["matches"] == ref["matches"] and ours["totals"] == ref["totals"],
-           f"BLEU {name}: matches {ours['matches']} and totals {ours['totals']} equal NLTK's "
-           f"{ref['matches']} {ref['totals']}")
-    expect(ours["hyp_len"] == ref["hyp_len"] and ours["ref_len"] == ref["ref_len"],
-           f"BLEU {name}: lengths {ours['hyp_len']}/{ours['ref_len']} equal NLTK's {ref['hyp_len']}/{ref['ref_len']}")
-    expect(abs(ours["brevity_penalty"] - ref["bp"]) <= 1e-12,
-           f"BLEU {name}: brevity penalty {ours['brevity_penalty']:.9f} vs NLTK {ref['bp']:.9f}")
-    expect(close(ours["score"], ref["score"]),
-           f"BLEU {name} ({len(hyps)} lines, tokenize {tokenize}): {ours['score']:.9f} vs NLTK {ref['score']:.9f}")
-    return ours
+    return ours, ref
+
+
+@pytest.mark.parametrize("name,hyps,refs,tokenize", BLEU_SETS, ids=[f"{b[0]}-{b[3]}" for b in BLEU_SETS])
+def test_bleu_equals_nltk(tmp_path, name, hyps, refs, tokenize):
+    ours, ref = bleu_of(tmp_path, hyps, refs, tokenize)
+    assert ref["comparable"], (f"BLEU {name}: every hypothesis has >= 4 tokens and every order a match "
+                               f"(matches {ref['matches']})")
+    assert ours["matches"] == ref["matches"] and ours["totals"] == ref["totals"], \
+        (f"BLEU {name}: matches {ours['matches']} and totals {ours['totals']} equal NLTK's "
+         f"{ref['matches']} {ref['totals']}")
+    assert ours["hyp_len"] == ref["hyp_len"] and ours["ref_len"] == ref["ref_len"], \
+        f"BLEU {name}: lengths {ours['hyp_len']}/{ours['ref_len']} equal NLTK's {ref['hyp_len']}/{ref['ref_len']}"
+    assert abs(ours["brevity_penalty"] - ref["bp"]) <= 1e-12, \
+        f"BLEU {name}: brevity penalty {ours['brevity_penalty']:.9f} vs NLTK {ref['bp']:.9f}"
+    assert close(ours["score"], ref["score"]), \
+        f"BLEU {name} ({len(hyps)} lines, tokenize {tokenize}): {ours['score']:.9f} vs NLTK {ref['score']:.9f}"
+
+
+def test_bleu_sets_include_both_brevity_cases(tmp_path):
+    brevity = []
+    for name, hyps, refs, tokenize in BLEU_SETS:
+        if name.startswith("random"):
+            ours, ref = bleu_of(tmp_path, hyps, refs, tokenize)
+            if ref["comparable"]:
+                brevity.append(ours["brevity_penalty"])
+    assert any(bp < 1 for bp in brevity) and any(bp == 1 for bp in brevity), \
+        f"the BLEU sets include brevity penalties below 1 and equal to 1 ({[round(b, 4) for b in brevity]})"
 
 
 def sacrebleu_chrf_from_nltk(hyps, refs, beta, order):
@@ -314,67 +379,17 @@ def sacrebleu_chrf_from_nltk(hyps, refs, beta, order):
     return {"score": score, "hyp_ngrams": hyp_sum, "ref_ngrams": ref_sum, "matches": match_sum}
 
 
-def check_chrf(tmp, name, hyps, refs):
+@pytest.mark.parametrize("beta", [2, 3])
+@pytest.mark.parametrize("name,hyps,refs", CHRF_SETS, ids=[c[0] for c in CHRF_SETS])
+def test_chrf_equals_nltk(tmp_path, name, hyps, refs, beta):
     from nltk.translate.chrf_score import corpus_chrf
-    for beta in (2, 3):
-        ours = gpt2lab_json(tmp, hyps, refs, "--chrf-average", "sentence", "--chrf-beta", str(beta))["chrf"]
-        ref = 100 * corpus_chrf(refs, hyps, beta=beta)
-        expect(close(ours["score"], ref),
-               f"chrF {name} (beta {beta}, sentence average): {ours['score']:.9f} vs NLTK corpus_chrf {ref:.9f}")
-        ours = gpt2lab_json(tmp, hyps, refs, "--chrf-beta", str(beta))["chrf"]
-        ref = sacrebleu_chrf_from_nltk(hyps, refs, beta, 6)
-        expect(all(ours[k] == ref[k] for k in ("hyp_ngrams", "ref_ngrams", "matches")),
-               f"chrF {name} (beta {beta}, corpus statistics): n-gram counts equal NLTK's matching")
-        expect(close(ours["score"], ref["score"]),
-               f"chrF {name} (beta {beta}, corpus statistics): {ours['score']:.9f} vs {ref['score']:.9f}")
-
-
-def check_all(tmp):
-    check_13a(tmp)
-    hyps, refs = [h for h, _ in PAIRS], [r for _, r in PAIRS]
-    check_bleu(tmp, "fixed pairs", hyps, refs, "13a")
-    check_bleu(tmp, "fixed pairs, white-space tokens", hyps, refs, "none")
-    check_bleu(tmp, "fixed pairs, pre-tokenized", [" ".join(tokenize_13a(h)) for h in hyps],
-               [" ".join(tokenize_13a(r)) for r in refs], "none")
-    check_chrf(tmp, "fixed pairs", hyps, refs)
-
-    rng = random.Random(2024)
-    brevity = []
-    for i, (n_pairs, keep) in enumerate([(5, 0.9), (40, 0.7), (200, 0.5), (120, 0.35), (60, 0.8)]):
-        hyps, refs = random_bleu_corpus(rng, n_pairs, keep)
-        for tokenize in ("13a", "none"):
-            ours = check_bleu(tmp, f"random corpus {i}", hyps, refs, tokenize)
-            if ours:
-                brevity.append(ours["brevity_penalty"])
-        check_chrf(tmp, f"random words {i}", hyps, refs)
-    # Mostly deletions: hypotheses shorter than their references.
-    hyps, refs = random_bleu_corpus(rng, 80, 0.55, min_ref=8)
-    hyps = [" ".join(h.split()[: max(4, len(h.split()) * 3 // 4)]) for h in hyps]
-    ours = check_bleu(tmp, "random short hypotheses", hyps, refs, "none")
-    if ours:
-        brevity.append(ours["brevity_penalty"])
-    expect(any(bp < 1 for bp in brevity) and any(bp == 1 for bp in brevity),
-           f"the BLEU sets include brevity penalties below 1 and equal to 1 ({[round(b, 4) for b in brevity]})")
-    for i in range(4):
-        hyps, refs = random_chrf_corpus(rng, [3, 30, 150, 400][i])
-        check_chrf(tmp, f"random characters {i}", hyps, refs)
-
-
-def main():
-    try:
-        import nltk.translate.bleu_score  # noqa: F401
-        import nltk.translate.chrf_score  # noqa: F401
-    except ImportError as e:
-        print(f"missing: NLTK ({e}); scripts/setup.sh installs python3-nltk")
-        if os.environ.get("CI"):
-            return 1
-        harness.skip("NLTK is missing")
-    import warnings
-    warnings.simplefilter("ignore")  # NLTK warns about zero counts in its own checks
-    with harness.scratch("metrics_nltk") as tmp:
-        check_all(tmp)
-    harness.finish("metrics")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    ours = gpt2lab_json(tmp_path, hyps, refs, "--chrf-average", "sentence", "--chrf-beta", str(beta))["chrf"]
+    ref = 100 * corpus_chrf(refs, hyps, beta=beta)
+    assert close(ours["score"], ref), \
+        f"chrF {name} (beta {beta}, sentence average): {ours['score']:.9f} vs NLTK corpus_chrf {ref:.9f}"
+    ours = gpt2lab_json(tmp_path, hyps, refs, "--chrf-beta", str(beta))["chrf"]
+    ref = sacrebleu_chrf_from_nltk(hyps, refs, beta, 6)
+    assert all(ours[k] == ref[k] for k in ("hyp_ngrams", "ref_ngrams", "matches")), \
+        f"chrF {name} (beta {beta}, corpus statistics): n-gram counts equal NLTK's matching"
+    assert close(ours["score"], ref["score"]), \
+        f"chrF {name} (beta {beta}, corpus statistics): {ours['score']:.9f} vs {ref['score']:.9f}"

@@ -12,7 +12,7 @@ lossy decode (each invalid sequence -> U+FFFD) on both sides, and the raw
 bytes are checked for round trip; how gpt2lab splits invalid bytes is pinned
 by tests/tokenizer/pretokenize_test.cpp (like U+FFFD would be).
 
-Skips (exit 77) only when the data from scripts/fetch_data.sh or node is
+Skips only when the data from scripts/fetch_data.sh or node is
 missing and CI is not set; under CI that is a failure.
 """
 import base64
@@ -20,11 +20,11 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import zlib
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import harness  # noqa: E402
+import pytest
+
+import harness
 
 DATA = os.environ.get("GPT2LAB_DATA") or os.path.join(harness.SOURCE, "data")
 TIKTOKEN = os.path.join(DATA, "node_modules", "tiktoken")
@@ -254,20 +254,13 @@ def test_every_code_point(tmp):
           "(4 contexts each)")
 
 
-def main():
+@pytest.fixture(scope="module", autouse=True)
+def prerequisites():
     missing = missing_prerequisites()
     if missing:
         print("missing: " + ", ".join(missing) + " (run scripts/setup.sh)")
         if os.environ.get("CI"):
-            return 1
-        harness.skip("node or the fetched data is missing")
-    with harness.scratch("tiktoken") as tmp:
-        for test in (test_corpus_files, test_adversarial, test_every_code_point):
-            test(tmp)
-    print(f"all tokenizer reference checks passed (tiktoken: {cache_use['run']} runs, {cache_use['hit']} answers "
-          f"reused from {CACHE})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            pytest.fail("node or the fetched data is missing under CI")
+        pytest.skip("node or the fetched data is missing")
+    yield
+    print(f"tiktoken: {cache_use['run']} runs, {cache_use['hit']} answers reused from {CACHE}")
