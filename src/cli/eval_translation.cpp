@@ -83,8 +83,9 @@ void run(const Flags& f) {
 
 void add(CLI::App& app) {
   auto f = std::make_shared<Flags>();
-  auto* sub = app.add_subcommand("eval-translation",
-                                 "Translate a translation dataset's test pairs (greedy) and score BLEU and chrF");
+  auto* sub = app.add_subcommand(
+      "eval-translation",
+      "Translate a translation dataset's test pairs (greedy, or beam search) and score BLEU and chrF");
   sub->add_option("--model", f->model, "Checkpoint directory (or a training run: its latest checkpoint)")->required();
   sub->add_option("--data", f->data, "Translation dataset (gpt2lab prepare-translation)")->required();
   sub->add_option("--split", f->split, "Pairs to translate")
@@ -97,6 +98,10 @@ void add(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--temperature", f->options.temperature, "0 = greedy; above 0 samples")
       ->check(CLI::Range(0.0f, 100.0f))
+      ->capture_default_str();
+  sub->add_option("--beam", f->options.beam,
+                  "Beam search of this width (1 = greedy; length-normalized log-probability, as fairseq)")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   sub->add_option("--seed", f->options.seed, "Seed for --temperature > 0 (pair i uses seed + i)")
       ->capture_default_str()

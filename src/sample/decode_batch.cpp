@@ -27,15 +27,30 @@ DecodeBatch::Sequence& DecodeBatch::held(int id) const {
   return *sequences_[static_cast<size_t>(id)];
 }
 
+int DecodeBatch::free_slot() {
+  auto free = std::find_if(sequences_.begin(), sequences_.end(), [](const auto& s) { return !s->held; });
+  if (free != sequences_.end()) return static_cast<int>(free - sequences_.begin());
+  sequences_.push_back(std::make_unique<Sequence>(Sequence{KvCache(model_.config(), pass_->kv_bf16()), 0, false, {}}));
+  return static_cast<int>(sequences_.size()) - 1;
+}
+
+int DecodeBatch::fork(int id) {
+  const Sequence& from = held(id);
+  const int to = free_slot();
+  Sequence& s = *sequences_[static_cast<size_t>(to)];
+  s.cache.copy_prefix(from.cache, from.pos);
+  s.pos = from.pos;
+  s.logits = from.logits;
+  s.held = true;
+  ++held_;
+  return to;
+}
+
 int DecodeBatch::add(std::span<const int> prompt) {
   const ModelConfig& c = model_.config();
   check_append(c, 0, prompt);
-  auto free = std::find_if(sequences_.begin(), sequences_.end(), [](const auto& s) { return !s->held; });
-  if (free == sequences_.end()) {
-    sequences_.push_back(std::make_unique<Sequence>(Sequence{KvCache(c, pass_->kv_bf16()), 0, false, {}}));
-    free = sequences_.end() - 1;
-  }
-  Sequence& s = **free;
+  const int id = free_slot();
+  Sequence& s = *sequences_[static_cast<size_t>(id)];
   // As InferenceSession::append: one token is a one-row decode step.
   const DecodeRow row{&s.cache, 0, prompt[0]};
   const float* logits = prompt.size() == 1 ? pass_->decode({&row, 1}) : pass_->prefill(s.cache, 0, prompt);
@@ -43,7 +58,7 @@ int DecodeBatch::add(std::span<const int> prompt) {
   s.pos = static_cast<int>(prompt.size());
   s.held = true;
   ++held_;
-  return static_cast<int>(free - sequences_.begin());
+  return id;
 }
 
 void DecodeBatch::remove(int id) {

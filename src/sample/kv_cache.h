@@ -28,6 +28,10 @@ class KvCache {
 
   KvCache(const ModelConfig& c, bool bf16);
   bool bf16() const { return bf16_; }
+  // This cache's first `positions` positions of every layer become
+  // `from`'s (same model and precision): a beam that branches keeps its
+  // parent's past without recomputing it. Whole chunks are copied.
+  void copy_prefix(const KvCache& from, int positions);
   // Layer l's keys and values, as T (float, or uint16_t when bf16()).
   template <typename T>
   T* keys(int l) const {
@@ -52,7 +56,7 @@ class KvCache {
   };
   std::unique_ptr<void, Free> k_, v_;
   size_t per_layer_ = 0;
-  int nh_ = 0, hs_ = 0;
+  int n_layer_ = 0, nh_ = 0, hs_ = 0;
   bool bf16_ = false;
 };
 

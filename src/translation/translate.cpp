@@ -6,10 +6,12 @@
 #include <chrono>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/core/rng.h"
 #include "gpt2lab/io/checkpoint.h"
+#include "gpt2lab/sample/beam_search.h"
 #include "gpt2lab/sample/generate.h"
 #include "gpt2lab/sample/inference.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
@@ -56,6 +58,12 @@ Decoded decode_one(InferenceSession& session, const ModelConfig& c, std::vector<
   return d;
 }
 
+Decoded beam_decode(DecodeBatch& batch, const std::vector<int>& prompt, int eot, int cap, int width) {
+  if (static_cast<int>(prompt.size()) >= batch.context_size()) return {};
+  BeamHypothesis h = beam_search(batch, prompt, eot, cap, width);
+  return {std::move(h.tokens), h.ended};
+}
+
 }  // namespace
 
 std::vector<std::string> translate(const GPT2<float>& model, const Tokenizer& tok, const TranslationTemplate& fmt,
@@ -63,6 +71,8 @@ std::vector<std::string> translate(const GPT2<float>& model, const Tokenizer& to
                                    int64_t* generated_tokens, int64_t* hit_length_cap) {
   check(o.max_new_tokens > 0, "translate: the length cap (max_new_tokens) must be positive");
   check(o.temperature >= 0, "--temperature must be >= 0 (0 = greedy)");
+  check(o.beam >= 1 && o.beam <= 64, "--beam must be 1 (greedy) to 64, not " + std::to_string(o.beam));
+  check(o.beam == 1 || o.temperature == 0, "--beam above 1 searches; it takes no --temperature");
   const ModelConfig& c = model.config();
   SamplingOptions sampling;
   sampling.temperature = o.temperature;
@@ -75,13 +85,16 @@ std::vector<std::string> translate(const GPT2<float>& model, const Tokenizer& to
   {
     // One cache per thread; sentences spread dynamically (lengths differ).
     InferenceSession session(model, io);
+    std::optional<DecodeBatch> batch;
+    if (o.beam > 1) batch.emplace(model, io);
 #pragma omp for schedule(dynamic, 1)
     for (size_t i = 0; i < pairs.size(); ++i) {
       std::vector<int> prompt = {tok.eot_id()};
       const std::vector<int> body = tok.encode(fmt.prompt(pairs[i].source), /*allow_special=*/false);
       prompt.insert(prompt.end(), body.begin(), body.end());
-      const Decoded d = decode_one(session, c, std::move(prompt), tok.eot_id(), o.max_new_tokens, sampling,
-                                   o.seed + static_cast<uint64_t>(i));
+      const Decoded d = batch ? beam_decode(*batch, prompt, tok.eot_id(), o.max_new_tokens, o.beam)
+                              : decode_one(session, c, std::move(prompt), tok.eot_id(), o.max_new_tokens, sampling,
+                                           o.seed + static_cast<uint64_t>(i));
       // Byte-level tokens may end inside a character, or make bytes that
       // never form one: those become U+FFFD, so the metrics read UTF-8.
       Utf8StreamDecoder utf8;
@@ -111,6 +124,7 @@ TranslationEval evaluate_translation(const fs::path& model_path, const fs::path&
   if (o.max_new_tokens <= 0) o.max_new_tokens = ds.meta.value("max_tokens", 64) + 8;
   TranslationEval e;
   e.split = split;
+  e.beam = o.beam;
   e.pairs = std::move(ds.pairs);
   if (o.limit > 0 && static_cast<size_t>(o.limit) < e.pairs.size()) e.pairs.resize(static_cast<size_t>(o.limit));
   const auto t0 = std::chrono::steady_clock::now();
@@ -135,6 +149,7 @@ nlohmann::ordered_json to_json(const TranslationEval& e, const fs::path& model, 
           {"model", fs::absolute(model).lexically_normal().string()},
           {"data", fs::absolute(data).lexically_normal().string()},
           {"split", e.split},
+          {"beam", e.beam},
           {"pairs", e.pairs.size()},
           {"bleu", e.bleu.score},
           {"bleu_detail",

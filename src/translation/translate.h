@@ -2,8 +2,9 @@
 // the result with BLEU and chrF (metrics.h).
 //
 // Each source is put in the dataset's prompt exactly as training saw it
-// (<|endoftext|> + "English: <source>\nFrench:"), then decoded greedily (or
-// sampled, when a temperature is given) against a key/value cache until
+// (<|endoftext|> + "English: <source>\nFrench:"), then decoded greedily
+// (or sampled, when a temperature is given, or by beam search,
+// sample/beam_search.h, when a width is) against a key/value cache until
 // <|endoftext|> or the length cap. The hypothesis is the decoded text with
 // the completion's leading space and surrounding white space removed, and
 // bytes that form no UTF-8 character replaced by U+FFFD.
@@ -31,6 +32,7 @@ class Tokenizer;
 struct TranslateOptions {
   int max_new_tokens = 0;                // 0: the dataset's max_tokens + 8
   float temperature = 0;                 // 0: greedy
+  int beam = 1;                          // > 1: beam search of this width (temperature 0)
   uint64_t seed = 1337;                  // for temperature > 0; sentence i uses seed + i
   int limit = 0;                         // > 0: only the first `limit` pairs
   WeightType weights = WeightType::f32;  // what decode steps read (sample/inference.h)
@@ -38,6 +40,7 @@ struct TranslateOptions {
 
 struct TranslationEval {
   std::string split;
+  int beam = 1;
   std::vector<TranslationPair> pairs;
   std::vector<std::string> hypotheses;
   BleuScore bleu;

@@ -35,6 +35,9 @@ class DecodeBatch {
   // prefilled, alone; returns its id (a removed sequence's id and cache
   // may be reused). Throws Error as InferenceSession::append does.
   int add(std::span<const int> prompt);
+  // A new sequence that continues held sequence `id` (a copy of its cache,
+  // position and logits): beam search's branch. Returns the new id.
+  int fork(int id);
   // Ends sequence `id`; its cache is kept for a later add.
   void remove(int id);
   // One step: tokens[i] appended to sequence ids[i] (distinct held ids,
@@ -46,10 +49,12 @@ class DecodeBatch {
   int position(int id) const;
   int size() const { return held_; }  // sequences held
   int vocab_size() const { return model_.config().vocab_size; }
+  int context_size() const { return model_.config().block_size; }
 
  private:
   struct Sequence;
   Sequence& held(int id) const;
+  int free_slot();  // an unheld sequence, new if none
   const GPT2<float>& model_;
   std::unique_ptr<ForwardPass> pass_;
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; free ones kept for reuse
