@@ -68,6 +68,9 @@ struct TranslationBudget {
   // The inits trained from scratch (gpt2 = normal + residual scale).
   std::vector<InitScheme> scratch_inits = {InitScheme::gpt2, InitScheme::xavier};
   int valid_pairs = 500, test_pairs = 1000;
+  // > 1: the test pairs are also decoded by beam search of this width,
+  // scored beside greedy (the primary, as v2 measured it).
+  int beam = 4;
   int max_tokens = 48;  // per side, in GPT-2 tokens
   std::string target = "fr";
 };

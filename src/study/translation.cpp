@@ -138,7 +138,19 @@ nlohmann::json translation_outcome(const fs::path& checkpoint, const Translation
   for (size_t i = 0; i < e.pairs.size() && i < 5; ++i)
     examples.push_back(
         {{"source", e.pairs[i].source}, {"reference", e.pairs[i].target}, {"hypothesis", e.hypotheses[i]}});
+  nlohmann::json beam = nullptr;
+  if (b.mt.beam > 1) {
+    o.beam = b.mt.beam;
+    const TranslationEval eb = evaluate_translation(checkpoint, data.pairs.dir, "test", o);
+    for (size_t i = 0; i < examples.size(); ++i) examples[i]["hypothesis_beam"] = eb.hypotheses[i];
+    beam = {{"width", o.beam},
+            {"bleu", eb.bleu.score},
+            {"chrf", eb.chrf.score},
+            {"hit_length_cap", eb.hit_length_cap},
+            {"seconds", eb.seconds}};
+  }
   return {{"bleu", e.bleu.score},
+          {"beam", beam},
           {"chrf", e.chrf.score},
           {"bleu_precisions", e.bleu.precisions},
           {"brevity_penalty", e.bleu.brevity_penalty},

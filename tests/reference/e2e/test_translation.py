@@ -237,6 +237,12 @@ def test_train_and_eval_translation(setup, prepared, tmp):
          f"({bleu}, {chrf} vs {j['bleu']}, {j['chrf']})")
     r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", hyp, "--limit", "5", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["pairs"] == 5, "--limit and --json; our own file is replaced"
+    r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", hyp, "--limit", "5", "--json", "--beam", "3")
+    b = json.loads(r.stdout) if r.returncode == 0 else {}
+    assert b.get("beam") == 3 and b.get("pairs") == 5 and 0 <= b.get("bleu", -1) <= 100, \
+        f"--beam 3 searches and says so: {r.stdout[-200:]} {r.stderr[-200:]}"
+    r = gpt2lab("eval-translation", "--model", run, "--data", d, "--out", hyp, "--beam", "2", "--temperature", "1")
+    assert r.returncode == 1 and "--beam" in r.stderr, "beam search with a temperature is refused"
     mine = os.path.join(tmp, "mine.json")
     with open(mine, "w") as f:
         f.write("{}\n")
@@ -281,6 +287,9 @@ def test_study_translation_preset(setup):
     scored = [x for x in arms.get("finetune", []) + arms.get("scratch", []) if x["status"] == "completed"]
     assert scored and all("bleu" in x["translation"] and len(x["translation"]["examples"]) == 5 for x in scored), \
         "every completed run is scored with BLEU, chrF and examples"
+    assert all(x["translation"].get("beam", {}).get("width") == 4 and "bleu" in x["translation"]["beam"]
+               and "hypothesis_beam" in x["translation"]["examples"][0] for x in scored), \
+        "beside greedy, every scored run has beam search's scores and examples"
     ft = arms.get("finetune", [{}])[0]
     assert ft.get("config", {}).get("init_from", "").endswith("mt-pretrain-pre-s1"), \
         "fine-tuning starts from pre-training"
@@ -297,8 +306,10 @@ def test_study_translation_preset(setup):
     assert r.returncode == 0, f"study --preset translation --jobs 2: {r.stderr.strip()[-400:]}"
     sj = json.load(open(os.path.join(j, "study.json")))
 
+    def untimed(d):
+        return {k: untimed(v) if isinstance(v, dict) else v for k, v in d.items() if k != "seconds"}
+
     def result(x):
-        return (x["name"], x["status"], x.get("outcome"), x.get("symmetry"),
-                {k: v for k, v in x.get("translation", {}).items() if k != "seconds"})
+        return (x["name"], x["status"], x.get("outcome"), x.get("symmetry"), untimed(x.get("translation", {})))
     assert [result(x) for x in sj["runs"]] == [result(x) for x in s["runs"]], \
         "with --jobs 2 every run (fine-tunings after their pre-training) has the same outcome and BLEU"

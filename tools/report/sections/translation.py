@@ -55,6 +55,22 @@ def scores(runs, measure):
             and isinstance(r["translation"].get(measure), (int, float))]
 
 
+def beam_scores(runs, measure):
+    """Per seed: the run's test score with beam search (runs that have one)."""
+    return [r["translation"]["beam"][measure] for r in runs if isinstance(r.get("translation"), dict)
+            and isinstance(r["translation"].get("beam"), dict)
+            and isinstance(r["translation"]["beam"].get(measure), (int, float))]
+
+
+def beam_width(g):
+    for rs in g.values():
+        for r in rs:
+            t = r.get("translation")
+            if isinstance(t, dict) and isinstance(t.get("beam"), dict):
+                return t["beam"].get("width")
+    return None
+
+
 def msd(values, n, nd=2):
     """mean ± sd, with how many seeds it rests on when fewer than n."""
     text = fmt_msd(values, nd)
@@ -153,6 +169,7 @@ def draw_runs(doc, st, g):
 
 def settings_table(doc, st, g):
     rows = []
+    width = beam_width(g)
     for key, rs in g.items():
         n = len(rs)
         status = [r.get("status") for r in rs]
@@ -160,14 +177,20 @@ def settings_table(doc, st, g):
         done = [r for r in rs if isinstance(r.get("translation"), dict)]
         cap = sum(r["translation"].get("hit_length_cap", 0) or 0 for r in done)
         pairs = sum(r["translation"].get("pairs", 0) or 0 for r in done)
-        rows.append([label(key), n, f"{status.count('completed')}/{n}", f"{status.count('diverged')}/{n}",
-                     (f"{len(other)} ({', '.join(sorted(set(other)))})" if other else "0"),
-                     msd(scores(rs, "bleu"), n) if key[0] != "pretrain" else "–",
-                     msd(scores(rs, "chrf"), n) if key[0] != "pretrain" else "–",
-                     msd([st.val_loss(r) for r in rs if st.val_loss(r) is not None], n, 3),
-                     f"{cap}/{pairs}" if pairs else "–"])
-    doc.table(["setting", "seeds", "completed", "diverged", "skipped / other", "test BLEU (mean ± sd)",
-               "test chrF (mean ± sd)", "final val loss (mean ± sd)", "hypotheses at the length cap"], rows)
+        row = [label(key), n, f"{status.count('completed')}/{n}", f"{status.count('diverged')}/{n}",
+               (f"{len(other)} ({', '.join(sorted(set(other)))})" if other else "0"),
+               msd(scores(rs, "bleu"), n) if key[0] != "pretrain" else "–",
+               msd(scores(rs, "chrf"), n) if key[0] != "pretrain" else "–"]
+        if width:
+            row += [msd(beam_scores(rs, "bleu"), n) if key[0] != "pretrain" else "–",
+                    msd(beam_scores(rs, "chrf"), n) if key[0] != "pretrain" else "–"]
+        rows.append(row + [msd([st.val_loss(r) for r in rs if st.val_loss(r) is not None], n, 3),
+                           f"{cap}/{pairs}" if pairs else "–"])
+    head = ["setting", "seeds", "completed", "diverged", "skipped / other", "test BLEU, greedy (mean ± sd)",
+            "test chrF, greedy (mean ± sd)"]
+    if width:
+        head += [f"test BLEU, beam {width}", f"test chrF, beam {width}"]
+    doc.table(head + ["final val loss (mean ± sd)", "greedy hypotheses at the length cap"], rows)
 
 
 def plot_val(ax, st, runs, color, name):
@@ -278,10 +301,15 @@ def hypotheses(r):
     return None, f"– ({r.get('status', '?')})"
 
 
+def example(ex, i, field, why):
+    return clip(ex[i][field]) if ex and i < len(ex) and isinstance(ex[i].get(field), str) else (why or "–")
+
+
 def examples_table(doc, g):
     """Source, reference and the first seed's Pre-LN and Post-LN hypotheses,
     side by side, for the scratch runs (gpt2 init) and the fine-tunings."""
     init = first_init(g)
+    width = beam_width(g)
     rows = []
     for arm, ini in (("scratch", init), ("finetune", "pretrained")):
         for wf in warmups_of(g, arm):
@@ -291,12 +319,21 @@ def examples_table(doc, g):
             base = ex_pre or ex_post or []
             where = ("from scratch, init " + str(ini) if arm == "scratch" else "fine-tuned") + ", " + warmup_label(wf)
             for i, e in enumerate(base[:EXAMPLES]):
-                hp = clip(ex_pre[i]["hypothesis"]) if ex_pre and i < len(ex_pre) else why_pre
-                hq = clip(ex_post[i]["hypothesis"]) if ex_post and i < len(ex_post) else why_post
-                rows.append([where, clip(e["source"]), clip(e["reference"]), hp, hq])
+                hp = example(ex_pre, i, "hypothesis", why_pre)
+                hq = example(ex_post, i, "hypothesis", why_post)
+                row = [where, clip(e["source"]), clip(e["reference"]), hp, hq]
+                if width:
+                    row.insert(4, example(ex_pre, i, "hypothesis_beam", why_pre))
+                    row.append(example(ex_post, i, "hypothesis_beam", why_post))
+                rows.append(row)
     if rows:
-        doc.p(f"The first {EXAMPLES} test pairs, translated by each setting's first seed:")
-        doc.table(["setting", "source", "reference", "Pre-LN", "Post-LN"], rows)
+        doc.p(f"The first {EXAMPLES} test pairs, translated by each setting's first seed"
+              + (f" (greedy, and beam search of width {width}):" if width else ":"))
+        head = ["setting", "source", "reference", "Pre-LN", "Post-LN"]
+        if width:
+            head = ["setting", "source", "reference", "Pre-LN", f"Pre-LN, beam {width}", "Post-LN",
+                    f"Post-LN, beam {width}"]
+        doc.table(head, rows)
 
 
 # ---------------------------------------------------------------- findings
