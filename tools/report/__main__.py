@@ -157,6 +157,9 @@ def guarded(doc, section, st, findings):
         del doc.blocks[blocks:], doc.figures[figures:]
         name = getattr(section, "PRESET", section.__name__.rsplit(".", 1)[-1])
         sys.stderr.write(f"report: section {name} could not be drawn ({type(e).__name__}: {e})\n")
+        if os.environ.get("GPT2LAB_REPORT_TRACE"):
+            import traceback
+            traceback.print_exc()
         doc.p(f"This section could not be drawn from this study's data ({type(e).__name__}: {e}).")
 
 

@@ -498,3 +498,19 @@ def test_missing_matplotlib_exits_3(paper, tmp):
         f.write("raise ImportError('hidden by the test')\n")
     r = harness.command([sys.executable, REPORT, p], env={"PYTHONPATH": fake})
     assert r.returncode == 3 and "matplotlib is missing" in r.stderr, "no matplotlib -> exit 3"
+
+
+def test_atlas_before_its_depth_sweep(tmp):
+    # A study committed while the atlas is still selecting lrs has atlas
+    # runs but no depth sweep yet: the section says so instead of failing
+    # (it once ended in "could not be drawn (IndexError ...)").
+    out = os.path.join(tmp, "atlas-early")
+    syn.make_study(out, syn.World.paper(presets=["atlas"]))
+    with open(os.path.join(out, "study.json")) as f:
+        s = json.load(f)
+    s["runs"] = [r for r in s["runs"] if r.get("variables", {}).get("arm") != "depth"]
+    with open(os.path.join(out, "study.json"), "w") as f:
+        json.dump(s, f)
+    md = report(out)
+    atlas = section(md, "atlas")
+    assert "could not be drawn" not in md and "No depth-sweep run has finished yet" in atlas, atlas[:400]

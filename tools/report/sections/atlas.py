@@ -189,6 +189,12 @@ def draw(doc, st, findings):
     variants = variants_of(g)
     depths = sorted({d for _, d in g})
     runs = [r for rs in g.values() for r in rs]
+    if not runs:  # a study still in its lr selection (committed as it runs)
+        sel = [r for r in st.runs if r.get("preset") == "atlas"]
+        done = sum(r.get("status") in ("completed", "diverged") for r in sel)
+        doc.p(f"No depth-sweep run has finished yet: {done} of the {len(sel)} atlas runs planned so far "
+              "(lr selection first) have; the section is drawn once the sweep has runs.")
+        return
     cfg = runs[0]["config"]
     a = st.budget.get("atlas", {}) if isinstance(st.budget.get("atlas"), dict) else {}
     doc.p(f"{len(runs)} depth-sweep runs ({seeds_note(st, g)}) of {len(variants)} variants ({', '.join(variants)}) "
