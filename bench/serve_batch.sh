@@ -43,6 +43,7 @@ trap cleanup EXIT
 # shellcheck disable=SC2086  # SHAPE is a list of flags
 "$B/gpt2lab" init $SHAPE --vocab-size 50257 --out "$work/model" >/dev/null
 machine_line "$T threads, $REQUESTS requests of $MAX_TOKENS tokens per client"
+machine_peaks "$T"
 
 # Waits for "listening on http://HOST:PORT" (ours) or a 200 from /health
 # (llama-server) and prints the base URL.
