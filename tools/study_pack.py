@@ -10,7 +10,7 @@ tools/report reads metrics.jsonl.gz where metrics.jsonl is absent.
 
 study.json itself is packed the same way, as study.json.gz (the folder's
 .gitignore keeps the plain file out of git: it grows past what a repository
-should hold). A clone unpacks it before the study carries on:
+should hold), cut into study.json.gz.1, .2, ... when it is over 1.5 MiB. A clone unpacks it before the study carries on:
 
 Usage: python3 tools/study_pack.py OUT           pack (before committing)
        python3 tools/study_pack.py --unpack OUT  study.json from study.json.gz
@@ -28,6 +28,36 @@ KEEP = {
 }
 FINISHED = ("completed", "diverged")
 MAX_STUDY_BYTES = 256 << 20
+# study.json.gz over this is committed as study.json.gz.1, .2, ... (the
+# gzip stream cut in pieces, joined again to read): no file in the
+# repository is over 2 MiB, a size a repository host may move out of git.
+PART_BYTES = 3 << 19  # 1.5 MiB
+
+
+def packed_parts(out):
+    """The files that hold OUT's packed study.json, in order: study.json.gz,
+    or study.json.gz.1, .2, ... ([] when there is neither)."""
+    whole = os.path.join(out, "study.json.gz")
+    if os.path.isfile(whole):
+        return [whole]
+    parts = []
+    while os.path.isfile(os.path.join(out, f"study.json.gz.{len(parts) + 1}")):
+        parts.append(os.path.join(out, f"study.json.gz.{len(parts) + 1}"))
+    return parts
+
+
+def read_packed(out, max_bytes=MAX_STUDY_BYTES):
+    """OUT's study.json from its packed file or parts, inflated (at most
+    max_bytes: more is refused)."""
+    parts = packed_parts(out)
+    if not parts:
+        raise FileNotFoundError(os.path.join(out, "study.json.gz"))
+    stream = b"".join(open(p, "rb").read() for p in parts)
+    with gzip.GzipFile(fileobj=io.BytesIO(stream), mode="rb") as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{parts[0]} inflates to more than {max_bytes} bytes")
+    return data
 
 
 def rounded(x):
@@ -78,26 +108,38 @@ def write_if_changed(path, data):
 
 
 def pack_study(out):
-    """study.json.gz beside study.json; True when it wrote one."""
+    """study.json.gz beside study.json, or its parts when it is larger than
+    PART_BYTES (the other form removed); True when it wrote a file."""
     with open(os.path.join(out, "study.json"), "rb") as f:
-        return write_if_changed(os.path.join(out, "study.json.gz"), gzip_bytes(f.read()))
+        packed = gzip_bytes(f.read())
+    whole = os.path.join(out, "study.json.gz")
+    pieces = [packed[i:i + PART_BYTES] for i in range(0, len(packed), PART_BYTES)]
+    names = [whole] if len(pieces) == 1 else [f"{whole}.{i + 1}" for i in range(len(pieces))]
+    stale = [p for p in [whole] + [f"{whole}.{i}" for i in range(1, 1000)] if p not in names and os.path.exists(p)]
+    wrote = False
+    for name, piece in zip(names, pieces):
+        wrote = write_if_changed(name, piece) or wrote
+    for p in stale:
+        os.remove(p)
+    return wrote or bool(stale)
 
 
 def unpack_study(out):
     """study.json from study.json.gz where there is none yet (a fresh clone);
     a study.json already there is the newer record and is left alone."""
-    plain, packed = os.path.join(out, "study.json"), os.path.join(out, "study.json.gz")
+    plain = os.path.join(out, "study.json")
     if os.path.exists(plain):
         print(f"study_pack: {plain} is there already; left as it is")
         return
-    if not os.path.isfile(packed):
-        sys.exit(f"study_pack: {packed} not found")
-    with gzip.open(packed, "rb") as f:
-        data = f.read(MAX_STUDY_BYTES + 1)
-    if len(data) > MAX_STUDY_BYTES:
-        sys.exit(f"study_pack: {packed} inflates to more than {MAX_STUDY_BYTES} bytes")
+    parts = packed_parts(out)
+    if not parts:
+        sys.exit(f"study_pack: {plain}.gz not found")
+    try:
+        data = read_packed(out)
+    except (OSError, EOFError, ValueError) as e:
+        sys.exit(f"study_pack: {parts[0]}: {e}")
     write_if_changed(plain, data)
-    print(f"study_pack: wrote {plain} from {packed}")
+    print(f"study_pack: wrote {plain} from {', '.join(os.path.basename(p) for p in parts)}")
 
 
 def pack_run(run_dir):

@@ -19,9 +19,10 @@ void check_study_folder(const fs::path& out) {
   check(fs::is_directory(out, ec), "--out '" + out.string() + "' exists and is not a folder");
   if (fs::exists(out / kStudyFile, ec)) return;
   // A committed study (docs/study/v3) keeps study.json gzipped in git.
-  check(!fs::exists(out / (std::string(kStudyFile) + ".gz"), ec),
+  check(!fs::exists(out / (std::string(kStudyFile) + ".gz"), ec) &&
+            !fs::exists(out / (std::string(kStudyFile) + ".gz.1"), ec),
         "--out '" + out.string() +
-            "' holds study.json.gz and no study.json: a study committed packed; run "
+            "' holds study.json.gz (or its parts) and no study.json: a study committed packed; run "
             "'python3 tools/study_pack.py --unpack " +
             out.string() + "' first, then this command again");
   auto only = [&](const fs::path& dir, std::initializer_list<const char*> names) {

@@ -1,7 +1,6 @@
 """Reading a study: OUT/study.json, each run's metrics.jsonl, and the token
 shards of its data (for the unigram baseline)."""
 import glob
-import gzip
 import json
 import math
 import os
@@ -14,6 +13,7 @@ from .stats import smooth
 # The one metrics reader of the tools (tools/metrics_file.py).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import metrics_file  # noqa: E402
+import study_pack  # noqa: E402
 
 # The C++ readers' caps (src/core/json.h): study.json is a config-sized file.
 MAX_STUDY_BYTES = 16 << 20
@@ -32,15 +32,11 @@ def read_text(path, max_bytes=None):
 
 
 def study_text(out):
-    """OUT/study.json, or its packed copy study.json.gz (a committed study
-    keeps only that: tools/study_pack.py)."""
+    """OUT/study.json, or its packed copy study.json.gz or that file's parts
+    (a committed study keeps only those: tools/study_pack.py)."""
     plain = os.path.join(out, "study.json")
-    if not os.path.exists(plain) and os.path.exists(plain + ".gz"):
-        with gzip.open(plain + ".gz", "rb") as f:
-            data = f.read(MAX_STUDY_BYTES + 1)
-        if len(data) > MAX_STUDY_BYTES:
-            raise ValueError(f"{plain}.gz inflates to more than {MAX_STUDY_BYTES} bytes")
-        return data.decode("utf-8", errors="replace")
+    if not os.path.exists(plain) and study_pack.packed_parts(out):
+        return study_pack.read_packed(out, MAX_STUDY_BYTES).decode("utf-8", errors="replace")
     return read_text(plain, MAX_STUDY_BYTES)
 
 

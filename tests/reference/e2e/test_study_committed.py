@@ -222,3 +222,31 @@ def test_run_recorded_under_other_settings_is_refused(cloned, resumed):
     r = harness.command(study_cmd(c))
     assert r.returncode != 0 and "was recorded with other settings (steps)" in r.stderr, \
         "a run recorded with other settings than the budget plans is refused, naming the field"
+
+
+def test_a_large_study_json_is_committed_in_parts(tmp):
+    # study.json.gz past 1.5 MiB (v3's reached 2.2 MB) is cut into
+    # study.json.gz.1, .2, ...: no committed file over 2 MiB. Unpacking and
+    # the report join them; packing a smaller one again leaves one file.
+    out = os.path.join(tmp, "large")
+    os.makedirs(os.path.join(out, "runs"))
+    rng = __import__("random").Random(7)
+    runs = [{"name": f"r{i}", "note": "".join(rng.choice("abcdefghij") for _ in range(900))} for i in range(8000)]
+    big = json.dumps({"format": "gpt2lab study", "version": 2, "runs": runs})
+    with open(os.path.join(out, "study.json"), "w") as f:
+        f.write(big)
+    subprocess.run([sys.executable, PACK, out], check=True, capture_output=True)
+    names = sorted(n for n in os.listdir(out) if n.startswith("study.json.gz"))
+    sizes = [os.path.getsize(os.path.join(out, n)) for n in names]
+    assert names[0] == "study.json.gz.1" and len(names) >= 2 and max(sizes) <= 3 << 19, (names, sizes)
+    os.remove(os.path.join(out, "study.json"))
+    sys.path.insert(0, os.path.join(harness.SOURCE, "tools"))
+    from report.load import study_text
+    assert study_text(out) == big, "the report reads the joined parts"
+    r = subprocess.run([sys.executable, PACK, "--unpack", out], capture_output=True, text=True)
+    assert r.returncode == 0 and open(os.path.join(out, "study.json")).read() == big, r.stderr
+    with open(os.path.join(out, "study.json"), "w") as f:
+        f.write(json.dumps({"format": "gpt2lab study", "version": 2, "runs": []}))
+    subprocess.run([sys.executable, PACK, out], check=True, capture_output=True)
+    assert sorted(n for n in os.listdir(out) if n.startswith("study.json.gz")) == ["study.json.gz"], \
+        "a study.json small again is one file, the parts removed"
