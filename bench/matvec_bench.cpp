@@ -7,6 +7,9 @@
 //             attn_proj, c_fc, mlp_proj} and the LM head) one after the
 //             other, as a token reads them, at 1 and 2 threads: ms per
 //             pass, GB/s and the share of the read bandwidth measured here.
+//   batched   the same pass for 1, 2, 4, 8, 16 rows at once (a serving
+//             step of that many sequences, sample/decode_batch.h), bf16,
+//             at N threads: ms per pass, GFLOP/s, % of the FMA peak.
 // A kernel whose in-cache rate is not well above the streamed bandwidth per
 // thread cannot keep memory busy: it is compute-bound, not memory-bound.
 //   matvec_bench [--threads N] [--repeats R]
@@ -20,6 +23,7 @@
 
 #include "bandwidth.h"
 #include "core/threads.h"
+#include "fma_peak.h"
 #include "machine.h"
 #include "model/packed_matvec.h"
 
@@ -98,6 +102,59 @@ double streamed_ms(const Step& s, int threads, int repeats) {
   return best;
 }
 
+// Best ms for one pass over the step's matrices with `rows` rows at once.
+double batched_ms(const Step& s, int rows, int repeats) {
+  std::vector<float> x(static_cast<size_t>(rows) * 4 * 768, 0.5f), out(static_cast<size_t>(rows) * 50257);
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = wall_seconds();
+    for (int pass = 0; pass < 5; ++pass)
+      for (const auto& m : s.matrices) m->matmul(out.data(), x.data(), rows, nullptr);
+    best = std::min(best, (wall_seconds() - t0) / 5 * 1000);
+  }
+  return best;
+}
+
+// GFLOP/s of one thread's CPU time on `rows` rows of a bf16 768 x 512
+// matrix (0.8 MB: in L2), best of R: the kernel without memory's limit.
+double batched_in_cache(int rows, int repeats) {
+  const int IC = 768, OC = 512;
+  const auto w = random_matrix(IC, OC, 5);
+  const PackedMatrix m(w.data(), IC, OC, WeightType::bf16);
+  std::vector<float> x(static_cast<size_t>(rows) * IC, 0.5f), out(static_cast<size_t>(rows) * OC);
+  set_threads(1);
+  const int inner = 2000 / rows;
+  double best = 0;
+  for (int r = 0; r < repeats; ++r) {
+    const double t0 = thread_seconds();
+    for (int i = 0; i < inner; ++i) m.matmul(out.data(), x.data(), rows, nullptr);
+    best = std::max(best, inner * 2.0 * rows * IC * OC / (thread_seconds() - t0) / 1e9);
+  }
+  return best;
+}
+
+void print_batched(int threads, int repeats) {
+  set_threads(1);
+  const double peak1 = bench::fma_peak(512);
+  set_threads(threads);
+  const double peak = bench::fma_peak(512);
+  const Step s = gpt2_step(WeightType::bf16);
+  double flops = 0;
+  for (const auto& m : s.matrices) flops += 2.0 * m->rows() * m->cols();
+  std::printf(
+      "\nbf16, FMA peak %.0f GFLOP/s at 1 thread, %.0f at %d\n| rows | in cache, 1 thread GFLOP/s | %% of "
+      "peak | streamed ms per pass, %d threads | GFLOP/s | %% of peak |\n|---|---|---|---|---|---|\n",
+      peak1, peak, threads, threads);
+  for (int rows : {1, 2, 4, 8, 16}) {
+    const double cache = batched_in_cache(rows, repeats);
+    set_threads(threads);
+    const double ms = batched_ms(s, rows, repeats);
+    const double gflops = rows * flops / ms / 1e6;
+    std::printf("| %d | %.0f | %.0f %% | %.2f | %.0f | %.0f %% |\n", rows, cache, peak1 > 0 ? 100 * cache / peak1 : 0.0,
+                ms, gflops, peak > 0 ? 100 * gflops / peak : 0.0);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,6 +173,7 @@ int main(int argc, char** argv) {
     std::printf("| %s | %.1f | %.0f | %.2f | %.1f | %.2f | %.1f | %.0f %% |\n", weight_type_name(t), cache, gb * 1e3,
                 one, gb / one * 1e3, all, gb / all * 1e3, 100 * gb / all * 1e3 / bandwidth);
   }
+  print_batched(threads, repeats);
   bench::print_load_after();
   return 0;
 }

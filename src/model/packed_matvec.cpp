@@ -188,26 +188,25 @@ void PackedMatrix::matmul_part(float* out, const float* x, int rows, const float
   for (int blk = lo; blk < hi; ++blk) column_block(out, x, xq.data(), xs.data(), rows, bias, e, blk);
 }
 
-// Rows two at a time: each weight vector loaded once for both (the block
-// stays in cache for the next pair). A row's arithmetic is the same in a
-// pair as alone.
+// Rows four at a time (then two, then one): each weight vector loaded once
+// for all of them (the block stays in cache for the next group). A row's
+// arithmetic is the same in a group as alone.
 void PackedMatrix::column_block(float* out, const float* x, const int16_t* xq, const float* xs, int rows,
                                 const float* bias, Epilogue e, int blk) const {
-  alignas(64) float tile[2][kCols];
-  float* acc[2] = {tile[0], tile[1]};
+  alignas(64) float tile[4][kCols];
+  float* acc[4] = {tile[0], tile[1], tile[2], tile[3]};
   const int o0 = blk * kCols, n = std::min(kCols, oc_ - o0), groups = icp_ / kGroup;
-  for (int r0 = 0; r0 < rows; r0 += 2) {
-    const int R = std::min(2, rows - r0);
+  for (int r0 = 0; r0 < rows;) {
+    const int R = rows - r0 >= 4 ? 4 : std::min(2, rows - r0);
     for (int r = 0; r < R; ++r)
       for (int j = 0; j < kCols; ++j) tile[r][j] = bias && j < n ? bias[o0 + j] : 0.0f;
     const float* xr = x + static_cast<size_t>(r0) * ic_;
     // (xq and xs are null unless int8: no offset on a null pointer)
     const int16_t* qr = xq ? xq + static_cast<size_t>(r0) * icp_ : nullptr;
     const float* sr = xs ? xs + static_cast<size_t>(r0) * groups : nullptr;
-    if (R == 2)
-      block_rows<2>(acc, xr, qr, sr, blk);
-    else
-      block_rows<1>(acc, xr, qr, sr, blk);
+    if (R == 4) block_rows<4>(acc, xr, qr, sr, blk);
+    if (R == 2) block_rows<2>(acc, xr, qr, sr, blk);
+    if (R == 1) block_rows<1>(acc, xr, qr, sr, blk);
     for (int r = 0; r < R; ++r) {
       float* dst = out + static_cast<size_t>(r0 + r) * oc_ + o0;
       const float* t = tile[r];
@@ -217,25 +216,37 @@ void PackedMatrix::column_block(float* out, const float* x, const int16_t* xq, c
       if (e == Epilogue::gelu)
         for (int j = 0; j < n; ++j) dst[j] = gelu(t[j]);
     }
+    r0 += R;
   }
 }
 
 namespace {
 
-// Adds x_r @ (a block's IC x kCols weights, of type W) into acc[r] for R
-// rows x_r (x + r * IC); `load` widens 16 weights to fp32 and `widen` one.
-// Per row two input rows at a time into separate accumulators: eight
-// independent FMA chains, in the same order for every R.
-template <int R, class W, class Load, class Widen>
-void block_fp(float* const* acc, const float* x, const W* w, int IC, Load load, Widen widen) {
+// Adds x_r @ (16 K columns of a block's IC x kCols weights, of type W)
+// into acc[r] for R rows x_r (x + r * IC); `load` widens 16 weights to
+// fp32 and `widen` one. Per row two input rows at a time into separate
+// accumulators: 2 K independent FMA chains per row, each column's sums in
+// the same order for every R and K (so a row's result does not depend on
+// how many rows share the pass).
+template <int R, int K, class W, class Load, class Widen>
+void block_fp(float* const* acc, int col, const float* x, const W* w, int IC, Load load, Widen widen) {
   int i = 0;
+  w += col;
 #if defined(__AVX512F__)
-  __m512 a[R][4], b[R][4];
+  __m512 a[R][K], b[R][K];
   for (int r = 0; r < R; ++r)
-    for (int k = 0; k < 4; ++k) a[r][k] = _mm512_load_ps(acc[r] + 16 * k), b[r][k] = _mm512_setzero_ps();
+    for (int k = 0; k < K; ++k) a[r][k] = _mm512_load_ps(acc[r] + col + 16 * k), b[r][k] = _mm512_setzero_ps();
   for (; i + 2 <= IC; i += 2) {
     const W* row = w + static_cast<size_t>(i) * kCols;
-    for (int k = 0; k < 4; ++k) {
+    if (K * 16 < kCols && col == 0) {
+      // The first of two half passes asks for the other half's lines too:
+      // alone, it strided through every other line and the second pass
+      // found its lines still in memory (4 rows took 1.6x as long as two
+      // passes of 2; bench/matvec_bench).
+      _mm_prefetch(reinterpret_cast<const char*>(row + 16 * K), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(row + kCols + 16 * K), _MM_HINT_T0);
+    }
+    for (int k = 0; k < K; ++k) {
       const __m512 w0 = load(row + 16 * k), w1 = load(row + kCols + 16 * k);
       for (int r = 0; r < R; ++r) {
         const float* xr = x + static_cast<size_t>(r) * IC;
@@ -245,14 +256,28 @@ void block_fp(float* const* acc, const float* x, const W* w, int IC, Load load, 
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int k = 0; k < 4; ++k) _mm512_store_ps(acc[r] + 16 * k, _mm512_add_ps(a[r][k], b[r][k]));
+    for (int k = 0; k < K; ++k) _mm512_store_ps(acc[r] + col + 16 * k, _mm512_add_ps(a[r][k], b[r][k]));
 #else
   (void)load;
 #endif
   for (int r = 0; r < R; ++r)
     for (int ii = i; ii < IC; ++ii)
-      for (int j = 0; j < kCols; ++j)
-        acc[r][j] += x[static_cast<size_t>(r) * IC + ii] * widen(w[static_cast<size_t>(ii) * kCols + j]);
+      for (int j = 0; j < 16 * K; ++j)
+        acc[r][col + j] += x[static_cast<size_t>(r) * IC + ii] * widen(w[static_cast<size_t>(ii) * kCols + j]);
+}
+
+// The whole block: up to two rows in one pass over its kCols columns; four
+// rows in two passes of half the columns each (4 x 2 x 2 accumulators fit
+// the 32 vector registers with the weights and x's broadcasts; each half
+// pass reads every other cache line of the block, so memory sees each once).
+template <int R, class W, class Load, class Widen>
+void block_all(float* const* acc, const float* x, const W* w, int IC, Load load, Widen widen) {
+  if constexpr (R <= 2) {
+    block_fp<R, kCols / 16>(acc, 0, x, w, IC, load, widen);
+  } else {
+    block_fp<R, kCols / 32>(acc, 0, x, w, IC, load, widen);
+    block_fp<R, kCols / 32>(acc, kCols / 2, x, w, IC, load, widen);
+  }
 }
 
 }  // namespace
@@ -267,9 +292,16 @@ void PackedMatrix::block_rows(float* const* acc, const float* x, const int16_t* 
   auto load32 = [](const float*) { return 0; };
   auto load16 = [](const uint16_t*) { return 0; };
 #endif
-  if (type_ == WeightType::f32) block_fp<R>(acc, x, f32_.data() + at, ic_, load32, [](float v) { return v; });
-  if (type_ == WeightType::bf16) block_fp<R>(acc, x, bf16_.data() + at, ic_, load16, bf16_to_float);
-  if (type_ == WeightType::int8) block_int8<R>(acc, xq, xs, blk);
+  if (type_ == WeightType::f32) block_all<R>(acc, x, f32_.data() + at, ic_, load32, [](float v) { return v; });
+  if (type_ == WeightType::bf16) block_all<R>(acc, x, bf16_.data() + at, ic_, load16, bf16_to_float);
+  if constexpr (R <= 2) {
+    if (type_ == WeightType::int8) block_int8<R>(acc, xq, xs, blk);
+  } else if (type_ == WeightType::int8) {
+    // int8 keeps two rows a pass: four would need 32 integer accumulators.
+    const int groups = icp_ / kGroup;
+    for (int r = 0; r < R; r += 2)
+      block_int8<2>(acc + r, xq + static_cast<size_t>(r) * icp_, xs + static_cast<size_t>(r) * groups, blk);
+  }
 }
 
 // Per group of kGroup rows: x quantized to int16 with one scale (error at

@@ -75,7 +75,7 @@ class PackedMatrix {
   // Column block `blk` of every row; x quantized (xq, xs) for int8.
   void column_block(float* out, const float* x, const int16_t* xq, const float* xs, int rows, const float* bias,
                     Epilogue e, int blk) const;
-  // R rows (R = 1 or 2) of one block into acc[r] (kCols floats each).
+  // R rows (R = 1, 2 or 4) of one block into acc[r] (kCols floats each).
   template <int R>
   void block_rows(float* const* acc, const float* x, const int16_t* xq, const float* xs, int blk) const;
   template <int R>

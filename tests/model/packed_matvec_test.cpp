@@ -142,6 +142,34 @@ TEST(PackedMatrix, SameBitsOnOneThreadAndTwo) {
   }
 }
 
+// Rows are taken four, two and one at a time: each row of a batch must
+// equal the same row alone, bit for bit, whatever the batch's size and the
+// row's place in it (decode batching relies on it).
+TEST(PackedMatrix, EachRowOfABatchEqualsItAlone) {
+  const Case c{97, 130, false, true};
+  std::mt19937 rng(5);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  std::vector<float> x(9 * c.IC), start(9 * c.OC);
+  for (float& v : x) v = n(rng);
+  for (float& v : start) v = n(rng);
+  const Data d = make(c, 13);
+  using E = PackedMatrix::Epilogue;
+  for (WeightType t : {WeightType::f32, WeightType::bf16, WeightType::int8}) {
+    const PackedMatrix m(d.W.data(), c.IC, c.OC, t, c.transposed);
+    for (E e : {E::store, E::gelu, E::accumulate})
+      for (int rows = 1; rows <= 9; ++rows) {
+        std::vector<float> all(start.begin(), start.begin() + rows * c.OC);
+        m.matmul(all.data(), x.data(), rows, d.bias.data(), e);
+        for (int r = 0; r < rows; ++r) {
+          std::vector<float> one(start.begin() + r * c.OC, start.begin() + (r + 1) * c.OC);
+          m.matvec(one.data(), x.data() + r * c.IC, d.bias.data(), e);
+          ASSERT_EQ(0, std::memcmp(one.data(), all.data() + r * c.OC, c.OC * sizeof(float)))
+              << weight_type_name(t) << " epilogue " << static_cast<int>(e) << " row " << r << " of " << rows;
+        }
+      }
+  }
+}
+
 TEST(PackedMatrix, ZeroColumnsAndVectorsGiveZeroNotNaN) {
   std::vector<float> W(64 * 40, 0.0f), x(64, 0.0f), out(40, 1.0f);
   const PackedMatrix m(W.data(), 64, 40, WeightType::int8);
