@@ -128,16 +128,17 @@ void ForwardPass::run(int n) {
 }
 
 // out (e: =, = GELU, +=) inp @ W + b of one layer's matmul `which` (0
-// c_attn, 1 attn_proj, 2 c_fc, 3 mlp_proj). Decoding: the memory-bound
-// product on the packed weights, the epilogue in the same pass; a prompt:
-// the GEMM on the model's own weights into scratch_, then the epilogue.
+// c_attn, 1 attn_proj, 2 c_fc, 3 mlp_proj). Decoding, and short prompts
+// with bf16 or int8 weights: the memory-bound product on the packed
+// weights, the epilogue in the same pass; other prompts: the GEMM on the
+// model's own weights into scratch_, then the epilogue.
 void ForwardPass::linear(float* out, const float* inp, int layer, int which, int n, Epilogue e) {
   const LayerOffsets& o = model_.layout().layers[layer];
   const size_t w[] = {o.c_attn_w, o.attn_proj_w, o.c_fc_w, o.mlp_proj_w};
   const size_t b[] = {o.c_attn_b, o.attn_proj_b, o.c_fc_b, o.mlp_proj_b};
   const float* P = model_.params();
   const PackedMatrix& m = options_.packed->matrix(layer, which);
-  if (!cache_) {
+  if (!cache_ || (n <= kPackedPromptRows && options_.weights != WeightType::f32)) {
     using E = PackedMatrix::Epilogue;
     const E pe = e == Epilogue::gelu ? E::gelu : e == Epilogue::accumulate ? E::accumulate : E::store;
     if (!team_) {
