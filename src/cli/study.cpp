@@ -22,7 +22,7 @@ void add(CLI::App& app) {
     std::string preset = "all", budget = "quick", data, out;
     std::vector<std::string> catalogs;
     int threads = 0, jobs = 1;
-    bool no_report = false, quiet = false;
+    bool no_report = false, quiet = false, bf16 = false;
   };
   auto f = std::make_shared<Flags>();
   auto* sub = app.add_subcommand("study",
@@ -46,6 +46,9 @@ void add(CLI::App& app) {
       ->check(CLI::IsMember({"quick", "full", "tiny"}))
       ->capture_default_str();
   sub->add_flag("--no-report", f->no_report, "Do not run tools/report at the end");
+  sub->add_flag("--bf16", f->bf16,
+                "Every run's matmuls with bf16 inputs and fp32 accumulation (AVX512-BF16; fp32 weights, gradients "
+                "and AdamW), as train --bf16; a study folder holds one precision");
   sub->add_flag("--quiet", f->quiet, "No per-step training output (the study's own lines remain)");
   add_threads_flag(sub, f->threads);
   sub->add_option("--jobs", f->jobs,
@@ -70,12 +73,13 @@ void add(CLI::App& app) {
       o.catalogs.assign(f->catalogs.begin(), f->catalogs.end());
     o.threads = f->threads;
     o.jobs = f->jobs;
+    o.bf16 = f->bf16;
     o.report = !f->no_report;
     o.quiet = f->quiet;
     o.command = "gpt2lab study --preset " + f->preset + " --budget " + f->budget +
                 (f->data.empty() ? "" : " --data " + f->data) + catalogs_flags(f->catalogs) + " --out " + f->out +
                 (f->threads ? " --threads " + std::to_string(f->threads) : "") +
-                (f->jobs != 1 ? " --jobs " + std::to_string(f->jobs) : "");
+                (f->jobs != 1 ? " --jobs " + std::to_string(f->jobs) : "") + (f->bf16 ? " --bf16" : "");
     o.log = [](const std::string& line) {
       std::fprintf(stderr, "%s\n", line.c_str());
       std::fflush(stderr);

@@ -154,6 +154,10 @@ struct Budget {
   // with a margin) is a spike; still above it after a window of
   // max_loss_window_fraction x steps (at least 10 steps) it is divergence.
   double grad_clip = 0.0;
+  // Every run's matmuls with bf16 inputs and fp32 accumulation (`study
+  // --bf16`; weights, gradients and AdamW stay fp32). Part of what a study
+  // folder holds: its runs do not mix with fp32 ones.
+  bool bf16 = false;
   double max_loss_over_uniform = 0.5;
   double max_loss_window_fraction = 0.1;
   // A run "trains" (lr-edge) when it completes with a final val loss at

@@ -42,6 +42,7 @@ TrainOptions base_options(const Budget& b, const StudyShape& s, int n_layer, Nor
   o.shuffle = true;  // i.i.d. batches: the corpus is in chronological order
   o.threads = threads;
   o.tokenizer = data.tokenizer;
+  o.bf16 = b.bf16;
   return o;
 }
 

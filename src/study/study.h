@@ -41,6 +41,7 @@ struct StudyOptions {
   fs::path out;
   int threads = 0;                              // for the whole study; 0: every core
   int jobs = 1;                                 // items run at once
+  bool bf16 = false;                            // every run's matmuls in bf16 (Budget::bf16)
   bool report = true;                           // run tools/report at the end
   bool quiet = false;                           // no per-step training output (always so with jobs > 1)
   std::string command;                          // the command line, recorded in study.json

@@ -172,7 +172,7 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   }
 }
 
-void check_study_compatible(const fs::path& out, const std::string& budget) {
+void check_study_compatible(const fs::path& out, const std::string& budget, bool bf16) {
   const fs::path p = out / kStudyFile;
   const auto j = read_json_if_exists(p);
   if (!j) return;
@@ -185,6 +185,10 @@ void check_study_compatible(const fs::path& out, const std::string& budget) {
   const std::string had = (*j)["budget"].value("name", "");
   check(had == budget, p.string() + " holds a study with budget '" + had + "', not '" + budget +
                            "'; use another --out (runs of different sizes do not mix)");
+  const bool had_bf16 = (*j)["budget"].is_object() && (*j)["budget"].value("bf16", false);
+  const auto name = [](bool b) { return b ? std::string("bf16 (--bf16)") : std::string("fp32"); };
+  check(had_bf16 == bf16, p.string() + " holds a study whose runs train in " + name(had_bf16) + ", not " + name(bf16) +
+                              "; use the same precision to continue it, or another --out");
 }
 
 StudyJson open_study_file(const fs::path& out, const std::string& budget, const std::string& tokenizer_identity) {

@@ -38,7 +38,7 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p);
 
 // Before any data work: a study.json of another format version or budget
 // in OUT is refused (runs of different sizes do not mix).
-void check_study_compatible(const fs::path& out, const std::string& budget);
+void check_study_compatible(const fs::path& out, const std::string& budget, bool bf16);
 
 // OUT/study.json as it is, or a new record; refuses one of another budget
 // or on other data (tokenizer identity).

@@ -334,6 +334,21 @@ def test_bad_arguments_are_refused(full, corpus, tmp):
     assert r.returncode != 0 and "does not exist" in r.stderr, "a missing --data is refused"
     r = harness.run("study", "--budget", "quick", "--data", corpus, "--out", a, "--preset", "norm")
     assert r.returncode != 0 and "budget 'tiny'" in r.stderr, "a study folder refuses runs of another budget"
+    r = study(corpus, a, "--preset", "norm", "--bf16")
+    assert r.returncode != 0 and "train in fp32, not bf16" in r.stderr, "an fp32 study refuses to continue in bf16"
+
+
+def test_bf16_study_trains_every_run_in_bf16_and_keeps_to_it(corpus, tmp):
+    b = os.path.join(tmp, "bf16")
+    r = study(corpus, b, "--preset", "norm", "--bf16", "--no-report")
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(b, "study.json")) as f:
+        s = json.load(f)
+    assert s["budget"]["bf16"] is True and s["command"].endswith("--bf16")
+    train = [x for x in s["runs"] if x["kind"] == "train"]
+    assert train and all(x["config"]["bf16"] is True for x in train), "every run's recorded config is bf16"
+    r = study(corpus, b, "--preset", "norm", "--no-report")
+    assert r.returncode != 0 and "train in bf16 (--bf16), not fp32" in r.stderr, "a bf16 study refuses fp32 runs"
 
 
 def test_without_the_report_tool_rules_are_null(corpus, tmp):
