@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -142,6 +143,13 @@ TEST(PackedMatrix, SameBitsOnOneThreadAndTwo) {
   }
 }
 
+// The bit patterns of n floats: equal bits, not equal values (-0 and NaN).
+std::vector<uint32_t> bits(const float* p, int n) {
+  std::vector<uint32_t> b(static_cast<size_t>(n));
+  std::memcpy(b.data(), p, b.size() * sizeof(float));
+  return b;
+}
+
 // Rows are taken four, two and one at a time: each row of a batch must
 // equal the same row alone, bit for bit, whatever the batch's size and the
 // row's place in it (decode batching relies on it).
@@ -163,7 +171,7 @@ TEST(PackedMatrix, EachRowOfABatchEqualsItAlone) {
         for (int r = 0; r < rows; ++r) {
           std::vector<float> one(start.begin() + r * c.OC, start.begin() + (r + 1) * c.OC);
           m.matvec(one.data(), x.data() + r * c.IC, d.bias.data(), e);
-          ASSERT_EQ(0, std::memcmp(one.data(), all.data() + r * c.OC, c.OC * sizeof(float)))
+          ASSERT_EQ(bits(one.data(), c.OC), bits(all.data() + r * c.OC, c.OC))
               << weight_type_name(t) << " epilogue " << static_cast<int>(e) << " row " << r << " of " << rows;
         }
       }
