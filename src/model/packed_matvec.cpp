@@ -268,8 +268,8 @@ void block_fp(float* const* acc, int col, const float* x, const W* w, int IC, Lo
 
 // The whole block: up to two rows in one pass over its kCols columns; four
 // rows in two passes of half the columns each (4 x 2 x 2 accumulators fit
-// the 32 vector registers with the weights and x's broadcasts; each half
-// pass reads every other cache line of the block, so memory sees each once).
+// the 32 vector registers with the weights and x's broadcasts; the first
+// half pass prefetches the second's lines, which then come from cache).
 template <int R, class W, class Load, class Widen>
 void block_all(float* const* acc, const float* x, const W* w, int IC, Load load, Widen widen) {
   if constexpr (R <= 2) {
