@@ -1,6 +1,7 @@
 #include "model/packed_matvec.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -22,6 +23,7 @@ namespace {
 constexpr int kCols = PackedMatrix::kCols;
 constexpr int kGroup = PackedMatrix::kGroup;
 constexpr int kPrefetch = 1024;  // bytes ahead in block_int8
+constexpr int kPairChunk = 64;   // pairs of rows a half pass takes at once (16 KiB of a block: L1)
 
 #if defined(__AVX512BW__)
 inline __m512i load_i8x32(const int8_t* p) {
@@ -76,6 +78,28 @@ void quantize_int16(int16_t* q, float* scales, const float* x, int n, int padded
   }
 }
 
+// x's n entries rounded to bf16 as float_to_bf16 rounds them (nearest
+// even, NaN kept quiet), zeros up to `padded`: the vector path is the same
+// integer arithmetic, so the result does not depend on which path ran.
+void round_bf16_padded(uint16_t* dst, const float* x, int n, int padded) {
+  int i = 0;
+#if defined(__AVX512BW__)
+  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), inf = _mm512_set1_epi32(0x7f800000),
+                abs = _mm512_set1_epi32(0x7fffffff), quiet = _mm512_set1_epi32(0x40);
+  // (maskz forms: GCC 12 warns "maybe uninitialized" on the plain ones)
+  auto shift = [](__m512i v) { return _mm512_maskz_srli_epi32(0xFFFF, v, 16); };
+  for (; i + 16 <= n; i += 16) {
+    const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(x + i));
+    const __m512i even = _mm512_add_epi32(u, _mm512_add_epi32(half, _mm512_and_si512(shift(u), one)));
+    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
+    const __m512i h = _mm512_mask_or_epi32(shift(even), nan, shift(u), quiet);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_maskz_cvtepi32_epi16(0xFFFF, h));
+  }
+#endif
+  for (; i < n; ++i) dst[i] = float_to_bf16(x[i]);
+  std::fill(dst + n, dst + padded, uint16_t{0});
+}
+
 // As kernels.cpp's gelu_forward computes it.
 inline float gelu(float x) {
   const float k = std::sqrt(2.0f / static_cast<float>(M_PI));
@@ -128,8 +152,9 @@ PackedMatrix::PackedMatrix(const float* W, int IC, int OC, WeightType type, bool
         for (int i = g * kGroup; i < (g + 1) * kGroup; ++i) {
           const float w = element(W, IC, OC, transposed, i, o);
           const size_t at = base + static_cast<size_t>(i) * kCols + j;
+          const size_t pair_at = base + static_cast<size_t>(i / 2) * 2 * kCols + 2 * j + i % 2;
           if (type == WeightType::f32) f32_[at] = w;
-          if (type == WeightType::bf16) bf16_[at] = float_to_bf16(w);
+          if (type == WeightType::bf16) bf16_[pair_at] = float_to_bf16(w);
           amax = std::max(amax, std::fabs(w));
         }
         if (type != WeightType::int8) continue;
@@ -142,7 +167,7 @@ PackedMatrix::PackedMatrix(const float* W, int IC, int OC, WeightType type, bool
           const float w = element(W, IC, OC, transposed, i, o);
           const float q = s > 0 ? std::nearbyint(w / s) : 0.0f;
           q_[base + static_cast<size_t>(i / 2) * 2 * kCols + 2 * j + i % 2] =
-              static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+              static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));  // pairs, as bf16
         }
       }
     }
@@ -151,18 +176,36 @@ PackedMatrix::PackedMatrix(const float* W, int IC, int OC, WeightType type, bool
 
 size_t PackedMatrix::bytes() const { return f32_.size() * 4 + bf16_.size() * 2 + q_.size() + scales_.size() * 2; }
 
+PackedMatrix::Input PackedMatrix::prepare(const float* x, int rows, std::vector<int16_t>& xq, std::vector<float>& xs,
+                                          std::vector<uint16_t>& xb) const {
+  const size_t n = static_cast<size_t>(rows) * icp_;
+  if (type_ == WeightType::int8) {
+    if (xq.size() < n) xq.resize(n), xs.resize(n / kGroup);
+    for (int r = 0; r < rows; ++r)
+      quantize_int16(xq.data() + static_cast<size_t>(r) * icp_, xs.data() + static_cast<size_t>(r) * (icp_ / kGroup),
+                     x + static_cast<size_t>(r) * ic_, ic_, icp_);
+    return {x, xq.data(), xs.data(), nullptr};
+  }
+  if (type_ == WeightType::bf16) {
+    if (xb.size() < n) xb.resize(n);
+    for (int r = 0; r < rows; ++r)
+      round_bf16_padded(xb.data() + static_cast<size_t>(r) * icp_, x + static_cast<size_t>(r) * ic_, ic_, icp_);
+    return {x, nullptr, nullptr, xb.data()};
+  }
+  return {x, nullptr, nullptr, nullptr};
+}
+
 void PackedMatrix::matmul(float* out, const float* x, int rows, const float* bias, Epilogue e) const {
-  std::vector<int16_t> xq(type_ == WeightType::int8 ? static_cast<size_t>(rows) * icp_ : 0);
-  std::vector<float> xs(xq.size() / kGroup);
-  for (int r = 0; r < rows && !xq.empty(); ++r)
-    quantize_int16(xq.data() + static_cast<size_t>(r) * icp_, xs.data() + static_cast<size_t>(r) * (icp_ / kGroup),
-                   x + static_cast<size_t>(r) * ic_, ic_, icp_);
+  std::vector<int16_t> xq;
+  std::vector<float> xs;
+  std::vector<uint16_t> xb;
+  const Input in = prepare(x, rows, xq, xs, xb);
   // No more threads than blocks, and none for a small matrix: waking a
   // thread costs more than it saves below ~64k weights.
   const int threads = std::min(omp_get_max_threads(), blocks_);
   const bool parallel = static_cast<size_t>(blocks_) * block_elems() >= (size_t{1} << 16);
 #pragma omp parallel for num_threads(threads) if (parallel) schedule(static)
-  for (int blk = 0; blk < blocks_; ++blk) column_block(out, x, xq.data(), xs.data(), rows, bias, e, blk);
+  for (int blk = 0; blk < blocks_; ++blk) column_block(out, in, rows, bias, e, blk);
 }
 
 void PackedMatrix::matmul_part(float* out, const float* x, int rows, const float* bias, Epilogue e, int part,
@@ -174,39 +217,32 @@ void PackedMatrix::matmul_part(float* out, const float* x, int rows, const float
   const int lo = static_cast<int>(static_cast<long>(blocks_) * part / parts),
             hi = static_cast<int>(static_cast<long>(blocks_) * (part + 1) / parts);
   if (lo >= hi) return;
-  // Each part quantizes x itself: a pass over one vector, cheaper than a
-  // barrier between a shared quantization and the products.
+  // Each part converts x itself: a pass over a few vectors, cheaper than a
+  // barrier between a shared conversion and the products.
   thread_local std::vector<int16_t> xq;
   thread_local std::vector<float> xs;
-  if (type_ == WeightType::int8) {
-    const size_t n = static_cast<size_t>(rows) * icp_;
-    if (xq.size() < n) xq.resize(n), xs.resize(n / kGroup);
-    for (int r = 0; r < rows; ++r)
-      quantize_int16(xq.data() + static_cast<size_t>(r) * icp_, xs.data() + static_cast<size_t>(r) * (icp_ / kGroup),
-                     x + static_cast<size_t>(r) * ic_, ic_, icp_);
-  }
-  for (int blk = lo; blk < hi; ++blk) column_block(out, x, xq.data(), xs.data(), rows, bias, e, blk);
+  thread_local std::vector<uint16_t> xb;
+  const Input in = prepare(x, rows, xq, xs, xb);
+  for (int blk = lo; blk < hi; ++blk) column_block(out, in, rows, bias, e, blk);
 }
 
-// Rows four at a time (then two, then one): each weight vector loaded once
-// for all of them (the block stays in cache for the next group). A row's
-// arithmetic is the same in a group as alone.
-void PackedMatrix::column_block(float* out, const float* x, const int16_t* xq, const float* xs, int rows,
-                                const float* bias, Epilogue e, int blk) const {
-  alignas(64) float tile[4][kCols];
-  float* acc[4] = {tile[0], tile[1], tile[2], tile[3]};
-  const int o0 = blk * kCols, n = std::min(kCols, oc_ - o0), groups = icp_ / kGroup;
+// Rows eight (bf16) or four at a time, then two, then one: each weight
+// vector loaded once for all of them (the block stays in cache for the
+// next group). A row's arithmetic is the same in a group as alone.
+void PackedMatrix::column_block(float* out, const Input& in, int rows, const float* bias, Epilogue e, int blk) const {
+  alignas(64) float tile[8][kCols];
+  float* acc[8];
+  for (int r = 0; r < 8; ++r) acc[r] = tile[r];
+  const int o0 = blk * kCols, n = std::min(kCols, oc_ - o0), most = type_ == WeightType::bf16 ? 8 : 4;
   for (int r0 = 0; r0 < rows;) {
-    const int R = rows - r0 >= 4 ? 4 : std::min(2, rows - r0);
+    const int left = std::min(most, rows - r0);
+    const int R = left >= 8 ? 8 : left >= 4 ? 4 : std::min(2, left);
     for (int r = 0; r < R; ++r)
       for (int j = 0; j < kCols; ++j) tile[r][j] = bias && j < n ? bias[o0 + j] : 0.0f;
-    const float* xr = x + static_cast<size_t>(r0) * ic_;
-    // (xq and xs are null unless int8: no offset on a null pointer)
-    const int16_t* qr = xq ? xq + static_cast<size_t>(r0) * icp_ : nullptr;
-    const float* sr = xs ? xs + static_cast<size_t>(r0) * groups : nullptr;
-    if (R == 4) block_rows<4>(acc, xr, qr, sr, blk);
-    if (R == 2) block_rows<2>(acc, xr, qr, sr, blk);
-    if (R == 1) block_rows<1>(acc, xr, qr, sr, blk);
+    if (R == 8) block_rows<8>(acc, in, r0, blk);
+    if (R == 4) block_rows<4>(acc, in, r0, blk);
+    if (R == 2) block_rows<2>(acc, in, r0, blk);
+    if (R == 1) block_rows<1>(acc, in, r0, blk);
     for (int r = 0; r < R; ++r) {
       float* dst = out + static_cast<size_t>(r0 + r) * oc_ + o0;
       const float* t = tile[r];
@@ -280,27 +316,113 @@ void block_all(float* const* acc, const float* x, const W* w, int IC, Load load,
   }
 }
 
+#if defined(__AVX512F__)
+// acc (16 x fp32) += the products of w's and x's bf16 pairs (16 columns x
+// 2 rows of weights; x's pair in every lane), odd element first, each
+// product exact in fp32: vdpbf16ps, or two FMAs in its order where the
+// CPU lacks it (the same sums but for vdpbf16ps's flushing of
+// denormals).
+inline __m512 dot_bf16_pairs(__m512 acc, __m512i w, __m512i x) {
+#if defined(__AVX512BF16__)
+  return _mm512_dpbf16_ps(acc, std::bit_cast<__m512bh>(w), std::bit_cast<__m512bh>(x));
+#else
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_and_si512(x, high)), _mm512_castsi512_ps(_mm512_and_si512(w, high)),
+                        acc);
+  return _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, x, 16)),
+                         _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, w, 16)), acc);
+#endif
+}
+#endif
+
+// Adds the R rows of xb (rows of IC bf16, IC even) times K 16-column
+// vectors from column `col` of a bf16 block (rows in pairs) into acc[r].
+// Pairs p0 .. p1 - 1 of the block's rows only.
+template <int R, int K>
+void bf16_columns(float* const* acc, int col, const uint16_t* xb, const uint16_t* w, int IC, int p0, int p1) {
+#if defined(__AVX512F__)
+  __m512 a[R][K];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < K; ++k) a[r][k] = _mm512_load_ps(acc[r] + col + 16 * k);
+  for (int p = p0; p < p1; ++p) {
+    const uint16_t* pair = w + static_cast<size_t>(p) * 2 * kCols;
+    if (K * 16 < kCols && col == 0)  // the second half pass's two lines (see block_fp)
+      for (int line = 2 * K * 16; line < 2 * kCols; line += 32)
+        _mm_prefetch(reinterpret_cast<const char*>(pair + line), _MM_HINT_T0);
+    __m512i x[R];
+    for (int r = 0; r < R; ++r) {
+      int32_t both;
+      std::memcpy(&both, xb + static_cast<size_t>(r) * IC + 2 * p, 4);
+      x[r] = _mm512_set1_epi32(both);
+    }
+    for (int k = 0; k < K; ++k) {
+      const __m512i wv = _mm512_loadu_si512(pair + 2 * (col + 16 * k));
+      for (int r = 0; r < R; ++r) a[r][k] = dot_bf16_pairs(a[r][k], wv, x[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < K; ++k) _mm512_store_ps(acc[r] + col + 16 * k, a[r][k]);
+#else
+  for (int r = 0; r < R; ++r)
+    for (int j = col; j < col + 16 * K; ++j)
+      for (int p = p0; p < p1; ++p) {
+        const uint16_t* wp = w + static_cast<size_t>(p) * 2 * kCols + 2 * j;
+        const uint16_t* xp = xb + static_cast<size_t>(r) * IC + 2 * p;
+        acc[r][j] = std::fma(bf16_to_float(xp[1]), bf16_to_float(wp[1]), acc[r][j]);
+        acc[r][j] = std::fma(bf16_to_float(xp[0]), bf16_to_float(wp[0]), acc[r][j]);
+      }
+#endif
+}
+
 }  // namespace
 
 template <int R>
-void PackedMatrix::block_rows(float* const* acc, const float* x, const int16_t* xq, const float* xs, int blk) const {
-  const size_t at = static_cast<size_t>(blk) * block_elems();
-#if defined(__AVX512F__)
-  auto load32 = [](const float* p) { return _mm512_loadu_ps(p); };
-  auto load16 = [](const uint16_t* p) { return load_bf16x16(p); };
-#else
-  auto load32 = [](const float*) { return 0; };
-  auto load16 = [](const uint16_t*) { return 0; };
-#endif
-  if (type_ == WeightType::f32) block_all<R>(acc, x, f32_.data() + at, ic_, load32, [](float v) { return v; });
-  if (type_ == WeightType::bf16) block_all<R>(acc, x, bf16_.data() + at, ic_, load16, bf16_to_float);
-  if constexpr (R <= 2) {
-    if (type_ == WeightType::int8) block_int8<R>(acc, xq, xs, blk);
-  } else if (type_ == WeightType::int8) {
+void PackedMatrix::block_rows(float* const* acc, const Input& in, int r0, int blk) const {
+  if (type_ == WeightType::bf16) {
+    block_bf16<R>(acc, in.xb + static_cast<size_t>(r0) * icp_, blk);
+    return;
+  }
+  if (type_ == WeightType::int8) {
     // int8 keeps two rows a pass: four would need 32 integer accumulators.
     const int groups = icp_ / kGroup;
-    for (int r = 0; r < R; r += 2)
-      block_int8<2>(acc + r, xq + static_cast<size_t>(r) * icp_, xs + static_cast<size_t>(r) * groups, blk);
+    for (int r = 0; r < R; r += 2) {
+      const size_t at = static_cast<size_t>(r0) + r;
+      if constexpr (R == 1)
+        block_int8<1>(acc, in.xq + at * icp_, in.xs + at * groups, blk);
+      else
+        block_int8<2>(acc + r, in.xq + at * icp_, in.xs + at * groups, blk);
+    }
+    return;
+  }
+  if constexpr (R <= 4) {
+#if defined(__AVX512F__)
+    auto load32 = [](const float* p) { return _mm512_loadu_ps(p); };
+#else
+    auto load32 = [](const float*) { return 0; };
+#endif
+    block_all<R>(acc, in.x + static_cast<size_t>(r0) * ic_, f32_.data() + static_cast<size_t>(blk) * block_elems(), ic_,
+                 load32, [](float v) { return v; });
+  }
+}
+
+// Rows in interleaved pairs (as int8's): one 64-byte load is 16 columns x
+// 2 rows of bf16, each dot_bf16_pairs adds two products per column to the
+// fp32 sums, in the same order for every R (one chain per column, from
+// the bias). R = 8 takes two passes of half the columns (8 x 2
+// accumulators; the first prefetches the second's lines), fewer rows one
+// pass of all four column vectors.
+template <int R>
+void PackedMatrix::block_bf16(float* const* acc, const uint16_t* xb, int blk) const {
+  const uint16_t* w = bf16_.data() + static_cast<size_t>(blk) * block_elems();
+  const int pairs = icp_ / 2;
+  if constexpr (R == 8) {
+    for (int p0 = 0; p0 < pairs; p0 += kPairChunk) {
+      const int p1 = std::min(pairs, p0 + kPairChunk);
+      bf16_columns<8, 2>(acc, 0, xb, w, icp_, p0, p1);
+      bf16_columns<8, 2>(acc, kCols / 2, xb, w, icp_, p0, p1);
+    }
+  } else {
+    bf16_columns<R, 4>(acc, 0, xb, w, icp_, 0, pairs);
   }
 }
 

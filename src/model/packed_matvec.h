@@ -8,14 +8,20 @@
 // block instead of IC short strided pieces, and the blocks are shared out
 // among the threads. Three storage types:
 //   f32   4 bytes per weight, exact;
-//   bf16  2 bytes, rounded to nearest even;
+//   bf16  2 bytes, rounded to nearest even, and x rounded the same way:
+//         bf16 x bf16 products (exact in fp32) summed two at a time into
+//         fp32 by AVX512-BF16's vdpbf16ps, twice the FMA rate, and no
+//         widening of the weights (what llama.cpp and PyTorch's bf16
+//         autocast compute: bf16 inputs, fp32 accumulation);
 //   int8  1 byte + a bf16 scale per kGroup rows of each column (1.0625
 //         bytes): symmetric, scale = max|w| / 127 over the group, the
 //         granularity of ggml's q8_0 (32 weights per scale). x is taken to
 //         int16 per group of kGroup (error <= max|x| / 65534, unlike
 //         q8_0's int8 activations), each group's products summed exactly
 //         in int32 (AVX512-VNNI vpdpwssd), then scaled into fp32.
-// f32 and bf16 accumulate in fp32.
+// f32 and bf16 accumulate in fp32. bf16 and int8 store each column's rows
+// in interleaved pairs (rows 2p and 2p+1 adjacent), the operand order of
+// both dot-product instructions.
 #pragma once
 
 #include <cstddef>
@@ -72,14 +78,26 @@ class PackedMatrix {
 
  private:
   size_t block_elems() const { return static_cast<size_t>(icp_) * kCols; }
-  // Column block `blk` of every row; x quantized (xq, xs) for int8.
-  void column_block(float* out, const float* x, const int16_t* xq, const float* xs, int rows, const float* bias,
-                    Epilogue e, int blk) const;
-  // R rows (R = 1, 2 or 4) of one block into acc[r] (kCols floats each).
+  // x as the kernel of the type reads it: fp32 (x, rows of ic_), int16
+  // with a scale per group (xq, xs: int8) or bf16 (xb: bf16), rows of icp_.
+  struct Input {
+    const float* x;
+    const int16_t* xq;
+    const float* xs;
+    const uint16_t* xb;
+  };
+  Input prepare(const float* x, int rows, std::vector<int16_t>& xq, std::vector<float>& xs,
+                std::vector<uint16_t>& xb) const;
+  // Column block `blk` of every row.
+  void column_block(float* out, const Input& in, int rows, const float* bias, Epilogue e, int blk) const;
+  // R rows (R = 1, 2, 4 or 8) of one block into acc[r] (kCols floats each),
+  // from row r0 of the input.
   template <int R>
-  void block_rows(float* const* acc, const float* x, const int16_t* xq, const float* xs, int blk) const;
+  void block_rows(float* const* acc, const Input& in, int r0, int blk) const;
   template <int R>
   void block_int8(float* const* acc, const int16_t* xq, const float* xs, int blk) const;
+  template <int R>
+  void block_bf16(float* const* acc, const uint16_t* xb, int blk) const;
   int ic_ = 0, oc_ = 0, icp_ = 0, blocks_ = 0;  // icp_: IC rounded up to kGroup
   WeightType type_ = WeightType::f32;
   // Huge-page backed: a decode step streams all of them (one TLB entry per
