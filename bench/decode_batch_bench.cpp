@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     std::printf("| %d | %.2f | %.0f | %.2f | %.2f |\n", B, best, tps, tps / one, prod);
   }
   std::printf("one draw at temperature 0.8: %.3f ms\n", draw_ms());
-  for (int n : {1, 6, 16, 32, 64, 128})
+  for (int n : {1, 6, 16, 24, 32, 48, 64, 96, 128, 256})
     std::printf("prefill of a %d-token prompt: %.2f ms\n", n, prefill_ms(model, io, n, repeats));
   bench::print_load_after();
   return 0;

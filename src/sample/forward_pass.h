@@ -49,12 +49,14 @@ class ForwardPass {
 
  private:
   // Prompts of up to this many tokens, with bf16 or int8 weights, take the
-  // decode step's products on the packed weights: one pass over them, where
-  // the bf16 GEMM first rounds every weight (124M, 2 threads: a 6-token
-  // prompt 28-29 -> 5.4-7.5 ms, 16 tokens 31-32 -> 11.5-13.2 ms, at 32
-  // the GEMM is as fast; with f32 weights the GEMM is as fast from 6
-  // tokens and faster at 16; bench/decode_batch_bench, 2026-12-04).
-  static constexpr int kPackedPromptRows = 16;
+  // decode step's products on the packed weights: one pass over them from
+  // memory (the rows share each block while it is in L2), where the bf16
+  // GEMM first rounds every weight. 124M, 2 threads, ms packed vs GEMM
+  // (bench/decode_batch_bench, 2026-12-04, after bf16 dot products): bf16
+  // 32 tokens 12.6-14.9 vs 33.2-33.5, 128: 41-44 vs 62, 256: 81-87 vs
+  // 105-107; int8 128: 56 vs 60, 256: 113-117 vs 98-99. With f32 weights
+  // the GEMM is as fast from 6 tokens and faster at 16.
+  static constexpr int kPackedPromptRows = 128;
   enum class Epilogue { store, gelu, accumulate };  // out = r, = GELU(r), += r
   void reserve_rows(int n);
   void embed_row(int i, int token, int pos);
