@@ -37,8 +37,9 @@ void add_threads_flag(CLI::App* sub, int& threads) {
 void add_weights_flag(CLI::App* sub, WeightType& weights) {
   auto* w = sub->add_option_function<std::string>(
                    "--weights", [&weights](const std::string& s) { weights = parse_weight_type(s); },
-                   "Weights decoding reads: f32 (exact), bf16 (half the bytes), int8 (about a quarter; per-32 "
-                   "scales like ggml's q8_0). bf16 and int8 also cache keys and values in bf16. Default f32")
+                   "Weights decoding reads: f32 (exact), bf16 (half the bytes; bf16 activations, fp32 sums), int8 "
+                   "(about a quarter; per-32 scales like ggml's q8_0). bf16 and int8 also cache keys and values in "
+                   "bf16. Default f32")
                 ->check(CLI::IsMember({"f32", "bf16", "int8"}));
   sub->add_flag_callback(
          "--bf16", [&weights] { weights = WeightType::bf16; },

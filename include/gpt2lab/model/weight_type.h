@@ -2,7 +2,8 @@
 // A decode step reads every weight once, so its time is about the weight
 // bytes over the memory bandwidth:
 //   f32   exact (4 bytes per weight);
-//   bf16  rounded to bf16 (2 bytes);
+//   bf16  rounded to bf16 (2 bytes), the input vector too (bf16 products,
+//         fp32 sums);
 //   int8  per 32 input rows of each output column, a symmetric int8 code
 //         and a bf16 scale (1.0625 bytes; ggml's q8_0 granularity), the
 //         input vector taken to int16 per 32 entries.
