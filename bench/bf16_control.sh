@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/machine.sh
 source bench/machine.sh
+# shellcheck source=bench/study_data.sh
+source bench/study_data.sh
 PRESETS=${1:-norm}
 BUDGET=${2:-quick}
 CORPUS=${3:-data/sotu}
@@ -20,9 +22,7 @@ rm -rf "$work" && mkdir -p "$work"
 machine_line "presets '$PRESETS', budget $BUDGET, --jobs 2 --threads 2"
 machine_peaks 2
 # The study's data once (its BPE and shards), copied into both folders.
-"$BIN" study --preset grad-at-init --budget "$BUDGET" --data "$CORPUS" --out "$work/base" --quiet --no-report \
-  > /dev/null 2>&1 || true
-test -f "$work/base/data/source.json" || { echo "bf16_control: no study data in $work/base"; exit 1; }
+study_data "$BIN" "$BUDGET" "$CORPUS" "$work/base"
 declare -A secs=()
 for p in fp32 bf16; do
   mkdir -p "$work/$p" && cp -r "$work/base/data" "$work/$p/data"

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# The study's throughput on 2 threads: each run on both threads, one after
-# another (--jobs 1 --threads 2), against two runs at a time on one thread
-# each (--jobs 2 --threads 2), for presets of the quick budget. The study's
-# data (its BPE and shards) is built once and copied into every folder, so
-# the wall times are the runs' own. Also checks that --jobs 2 --threads 2
-# gives the runs of --jobs 1 --threads 1 bit for bit.
-#   bench/study_jobs.sh [PRESETS] [BUDGET] [CORPUS]   (after a Release build)
+# The study's throughput on 2 threads, in two parts.
+# 1. The headline: runs per hour at every shape of the v3 study (its
+#    committed study.json.gz), two runs side by side on one thread each as
+#    `--jobs 2` runs them, fp32 and --bf16, against the fp32 of an older
+#    build (OLD_BUILD, a build folder; the builds alternate in each of
+#    SHAPE_ROUNDS rounds of SHAPE_STEPS-step runs): bench/study_shapes.py.
+#    SHAPE_STEPS=0 skips it.
+# 2. Each run on both threads, one after
+#    another (--jobs 1 --threads 2), against two runs at a time on one thread
+#    each (--jobs 2 --threads 2), for presets of the quick budget. The study's
+#    data (its BPE and shards) is built once and copied into every folder, so
+#    the wall times are the runs' own. Also checks that --jobs 2 --threads 2
+#    gives the runs of --jobs 1 --threads 1 bit for bit. PRESETS "" skips it.
+#   [OLD_BUILD=DIR] [SHAPE_STEPS=200] [SHAPE_ROUNDS=3] bench/study_jobs.sh [PRESETS] [BUDGET] [CORPUS]
+#   (after a Release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/machine.sh
 source bench/machine.sh
+# shellcheck source=bench/study_data.sh
+source bench/study_data.sh
 PRESETS=${1:-norm init}
 BUDGET=${2:-quick}
 CORPUS=${3:-data/sotu}
@@ -18,10 +28,17 @@ work=${STUDY_JOBS_DIR:-build/study-jobs}
 rm -rf "$work" && mkdir -p "$work"
 machine_line
 machine_peaks 2
-# The data, once (grad-at-init's first model is the cheapest way to get it).
-"$BIN" study --preset grad-at-init --budget "$BUDGET" --data "$CORPUS" --out "$work/base" --quiet --no-report \
-  > /dev/null 2>&1 || true
-test -f "$work/base/data/source.json" || { echo "study_jobs: no study data in $work/base"; exit 1; }
+if [ "${SHAPE_STEPS:-200}" != 0 ]; then
+  # v3's data (the full budget's 4,096-token BPE): the shapes' own vocabulary.
+  study_data "$BIN" full "$CORPUS" "$work/v3"
+  old=${OLD_BUILD:+$OLD_BUILD/gpt2lab}
+  /usr/bin/python3 bench/study_shapes.py "${old:--}" "$BIN" "$work/v3/data/dataset" "$work/shapes" \
+    "${SHAPE_STEPS:-200}" "${SHAPE_ROUNDS:-3}"
+  machine_peaks 2
+fi
+[ -n "$PRESETS" ] || { load_after; exit 0; }
+# The study's data once (its BPE and shards), copied into every folder.
+study_data "$BIN" "$BUDGET" "$CORPUS" "$work/base"
 echo "| preset | runs | --jobs 1 --threads 2 (s) | --jobs 2 --threads 2 (s) | runs/hour, 1x2 | runs/hour, 2x1 | 2x1 / 1x2 |"
 echo "|---|---|---|---|---|---|---|"
 for preset in $PRESETS; do
