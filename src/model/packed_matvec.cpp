@@ -258,14 +258,13 @@ void PackedMatrix::column_block(float* out, const Input& in, int rows, const flo
 
 namespace {
 
-// Adds x_r @ (16 K columns of a block's IC x kCols weights, of type W)
-// into acc[r] for R rows x_r (x + r * IC); `load` widens 16 weights to
-// fp32 and `widen` one. Per row two input rows at a time into separate
-// accumulators: 2 K independent FMA chains per row, each column's sums in
-// the same order for every R and K (so a row's result does not depend on
-// how many rows share the pass).
-template <int R, int K, class W, class Load, class Widen>
-void block_fp(float* const* acc, int col, const float* x, const W* w, int IC, Load load, Widen widen) {
+// Adds x_r @ (16 K columns of a block's IC x kCols fp32 weights) into
+// acc[r] for R rows x_r (x + r * IC). Per row two input rows at a time
+// into separate accumulators: 2 K independent FMA chains per row, each
+// column's sums in the same order for every R and K (so a row's result
+// does not depend on how many rows share the pass).
+template <int R, int K>
+void block_f32(float* const* acc, int col, const float* x, const float* w, int IC) {
   int i = 0;
   w += col;
 #if defined(__AVX512F__)
@@ -273,7 +272,7 @@ void block_fp(float* const* acc, int col, const float* x, const W* w, int IC, Lo
   for (int r = 0; r < R; ++r)
     for (int k = 0; k < K; ++k) a[r][k] = _mm512_load_ps(acc[r] + col + 16 * k), b[r][k] = _mm512_setzero_ps();
   for (; i + 2 <= IC; i += 2) {
-    const W* row = w + static_cast<size_t>(i) * kCols;
+    const float* row = w + static_cast<size_t>(i) * kCols;
     if (K * 16 < kCols && col == 0) {
       // The first of two half passes asks for the other half's lines too:
       // alone, it strided through every other line and the second pass
@@ -283,7 +282,7 @@ void block_fp(float* const* acc, int col, const float* x, const W* w, int IC, Lo
       _mm_prefetch(reinterpret_cast<const char*>(row + kCols + 16 * K), _MM_HINT_T0);
     }
     for (int k = 0; k < K; ++k) {
-      const __m512 w0 = load(row + 16 * k), w1 = load(row + kCols + 16 * k);
+      const __m512 w0 = _mm512_loadu_ps(row + 16 * k), w1 = _mm512_loadu_ps(row + kCols + 16 * k);
       for (int r = 0; r < R; ++r) {
         const float* xr = x + static_cast<size_t>(r) * IC;
         a[r][k] = _mm512_fmadd_ps(_mm512_set1_ps(xr[i]), w0, a[r][k]);
@@ -293,26 +292,24 @@ void block_fp(float* const* acc, int col, const float* x, const W* w, int IC, Lo
   }
   for (int r = 0; r < R; ++r)
     for (int k = 0; k < K; ++k) _mm512_store_ps(acc[r] + col + 16 * k, _mm512_add_ps(a[r][k], b[r][k]));
-#else
-  (void)load;
 #endif
   for (int r = 0; r < R; ++r)
     for (int ii = i; ii < IC; ++ii)
       for (int j = 0; j < 16 * K; ++j)
-        acc[r][col + j] += x[static_cast<size_t>(r) * IC + ii] * widen(w[static_cast<size_t>(ii) * kCols + j]);
+        acc[r][col + j] += x[static_cast<size_t>(r) * IC + ii] * w[static_cast<size_t>(ii) * kCols + j];
 }
 
 // The whole block: up to two rows in one pass over its kCols columns; four
 // rows in two passes of half the columns each (4 x 2 x 2 accumulators fit
 // the 32 vector registers with the weights and x's broadcasts; the first
 // half pass prefetches the second's lines, which then come from cache).
-template <int R, class W, class Load, class Widen>
-void block_all(float* const* acc, const float* x, const W* w, int IC, Load load, Widen widen) {
+template <int R>
+void block_f32_all(float* const* acc, const float* x, const float* w, int IC) {
   if constexpr (R <= 2) {
-    block_fp<R, kCols / 16>(acc, 0, x, w, IC, load, widen);
+    block_f32<R, kCols / 16>(acc, 0, x, w, IC);
   } else {
-    block_fp<R, kCols / 32>(acc, 0, x, w, IC, load, widen);
-    block_fp<R, kCols / 32>(acc, kCols / 2, x, w, IC, load, widen);
+    block_f32<R, kCols / 32>(acc, 0, x, w, IC);
+    block_f32<R, kCols / 32>(acc, kCols / 2, x, w, IC);
   }
 }
 
@@ -346,7 +343,7 @@ void bf16_columns(float* const* acc, int col, const uint16_t* xb, const uint16_t
     for (int k = 0; k < K; ++k) a[r][k] = _mm512_load_ps(acc[r] + col + 16 * k);
   for (int p = p0; p < p1; ++p) {
     const uint16_t* pair = w + static_cast<size_t>(p) * 2 * kCols;
-    if (K * 16 < kCols && col == 0)  // the second half pass's two lines (see block_fp)
+    if (K * 16 < kCols && col == 0)  // the second half pass's two lines (see block_f32)
       for (int line = 2 * K * 16; line < 2 * kCols; line += 32)
         _mm_prefetch(reinterpret_cast<const char*>(pair + line), _MM_HINT_T0);
     __m512i x[R];
@@ -394,15 +391,9 @@ void PackedMatrix::block_rows(float* const* acc, const Input& in, int r0, int bl
     }
     return;
   }
-  if constexpr (R <= 4) {
-#if defined(__AVX512F__)
-    auto load32 = [](const float* p) { return _mm512_loadu_ps(p); };
-#else
-    auto load32 = [](const float*) { return 0; };
-#endif
-    block_all<R>(acc, in.x + static_cast<size_t>(r0) * ic_, f32_.data() + static_cast<size_t>(blk) * block_elems(), ic_,
-                 load32, [](float v) { return v; });
-  }
+  if constexpr (R <= 4)
+    block_f32_all<R>(acc, in.x + static_cast<size_t>(r0) * ic_, f32_.data() + static_cast<size_t>(blk) * block_elems(),
+                     ic_);
 }
 
 // Rows in interleaved pairs (as int8's): one 64-byte load is 16 columns x
