@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 source bench/machine.sh
 # shellcheck source=bench/study_data.sh
 source bench/study_data.sh
-PRESETS=${1:-norm init}
+PRESETS=${1-norm init}  # "" (given) skips part 2
 BUDGET=${2:-quick}
 CORPUS=${3:-data/sotu}
 BIN=${BUILD_DIR:-build}/gpt2lab
