@@ -24,7 +24,11 @@ inline uint16_t float_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-// Round-to-nearest-even conversion of n floats.
+// float_to_bf16 of each of n floats, on the calling thread (AVX-512 where
+// built for it: the same bits).
+void round_bf16(uint16_t* dst, const float* src, size_t n);
+
+// The same, on the threads of a parallel region when n is large.
 void to_bf16(uint16_t* dst, const float* src, size_t n);
 
 }  // namespace gpt2lab

@@ -78,25 +78,10 @@ void quantize_int16(int16_t* q, float* scales, const float* x, int n, int padded
   }
 }
 
-// x's n entries rounded to bf16 as float_to_bf16 rounds them (nearest
-// even, NaN kept quiet), zeros up to `padded`: the vector path is the same
-// integer arithmetic, so the result does not depend on which path ran.
+// x's n entries rounded to bf16 as float_to_bf16 rounds them, zeros up to
+// `padded`.
 void round_bf16_padded(uint16_t* dst, const float* x, int n, int padded) {
-  int i = 0;
-#if defined(__AVX512BW__)
-  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), inf = _mm512_set1_epi32(0x7f800000),
-                abs = _mm512_set1_epi32(0x7fffffff), quiet = _mm512_set1_epi32(0x40);
-  // (maskz forms: GCC 12 warns "maybe uninitialized" on the plain ones)
-  auto shift = [](__m512i v) { return _mm512_maskz_srli_epi32(0xFFFF, v, 16); };
-  for (; i + 16 <= n; i += 16) {
-    const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(x + i));
-    const __m512i even = _mm512_add_epi32(u, _mm512_add_epi32(half, _mm512_and_si512(shift(u), one)));
-    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
-    const __m512i h = _mm512_mask_or_epi32(shift(even), nan, shift(u), quiet);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_maskz_cvtepi32_epi16(0xFFFF, h));
-  }
-#endif
-  for (; i < n; ++i) dst[i] = float_to_bf16(x[i]);
+  round_bf16(dst, x, static_cast<size_t>(n));
   std::fill(dst + n, dst + padded, uint16_t{0});
 }
 

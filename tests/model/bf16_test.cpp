@@ -2,8 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
 
 #include "gpt2lab/model/gpt2.h"
+#include "model/bf16.h"
 #include "model/gemm_bf16.h"
 
 namespace gpt2lab {
@@ -49,6 +53,39 @@ TEST(Bf16, GemmMatchesRoundedInputs) {
   std::vector<float> At(K * M, 0.5f), Bt(N * K, 3.0f);
   gemm_bf16(true, true, M, N, K, At.data(), M, Bt.data(), K, 0.0f, C.data(), N);
   for (float v : C) EXPECT_EQ(v, 4 * 1.5f);
+}
+
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// The vector rounding (16 lanes, and chunks on threads) against the scalar
+// definition, on the values where rounding can go wrong, in every lane
+// position and past a chunk's end.
+TEST(Bf16, VectorRoundingEqualsTheScalarOneBitForBit) {
+  const std::vector<uint32_t> edges = {
+      0x3f808000u,  // 1 + 2^-8: a tie, to even (down)
+      0x3f818000u,  // a tie, to even (up)
+      0x3f808001u, 0x3f807fffu, 0x7f7fffffu /* rounds to inf */, 0x7f800000u, 0xff800000u,
+      0x7f800001u /* signalling NaN: quiet */, 0xffc00000u, 0x7fffffffu, 0x00000001u, 0x00008000u,
+      0x00018000u, 0x80000000u, 0x0u, 0x807fffffu};
+  std::vector<float> x((size_t{1} << 17) + 23);
+  std::mt19937 rng(5);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = from_bits(i % 3 == 0 ? edges[(i / 3) % edges.size()] : rng());
+  std::vector<uint16_t> serial(x.size()), threaded(x.size());
+  round_bf16(serial.data(), x.data(), x.size());
+  to_bf16(threaded.data(), x.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(serial[i], float_to_bf16(x[i])) << "element " << i;
+    ASSERT_EQ(threaded[i], serial[i]) << "element " << i;
+  }
+  // The definition itself, on values whose bf16 is known.
+  EXPECT_EQ(float_to_bf16(from_bits(0x3f808000u)), 0x3f80);
+  EXPECT_EQ(float_to_bf16(from_bits(0x3f818000u)), 0x3f82);
+  EXPECT_EQ(float_to_bf16(from_bits(0x7f7fffffu)), 0x7f80);
+  EXPECT_EQ(float_to_bf16(from_bits(0x7f800001u)), 0x7fc0);
 }
 
 }  // namespace
