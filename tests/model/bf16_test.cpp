@@ -65,12 +65,13 @@ float from_bits(uint32_t u) {
 // definition, on the values where rounding can go wrong, in every lane
 // position and past a chunk's end.
 TEST(Bf16, VectorRoundingEqualsTheScalarOneBitForBit) {
-  const std::vector<uint32_t> edges = {
-      0x3f808000u,  // 1 + 2^-8: a tie, to even (down)
-      0x3f818000u,  // a tie, to even (up)
-      0x3f808001u, 0x3f807fffu, 0x7f7fffffu /* rounds to inf */, 0x7f800000u, 0xff800000u,
-      0x7f800001u /* signalling NaN: quiet */, 0xffc00000u, 0x7fffffffu, 0x00000001u, 0x00008000u,
-      0x00018000u, 0x80000000u, 0x0u, 0x807fffffu};
+  // Ties to even (down, up), either side of a tie, the largest float (to
+  // inf), infinities, a signalling NaN (made quiet), a negative NaN, the
+  // largest NaN, denormals (one a tie), zeros and the largest negative
+  // denormal.
+  const std::vector<uint32_t> edges = {0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f807fffu, 0x7f7fffffu, 0x7f800000u,
+                                       0xff800000u, 0x7f800001u, 0xffc00000u, 0x7fffffffu, 0x00000001u, 0x00008000u,
+                                       0x00018000u, 0x80000000u, 0x0u,        0x807fffffu};
   std::vector<float> x((size_t{1} << 17) + 23);
   std::mt19937 rng(5);
   for (size_t i = 0; i < x.size(); ++i) x[i] = from_bits(i % 3 == 0 ? edges[(i / 3) % edges.size()] : rng());
