@@ -22,11 +22,20 @@ namespace {
 
 using Key = std::tuple<bool, bool, int, int, int, int, int, int, bool>;
 
+// The operand of a Bf16HeldOperand: rounded on first use.
+struct Held {
+  const float* values = nullptr;
+  size_t n = 0;
+  bool rounded = false;
+  std::vector<uint16_t> bits;
+};
+
 struct Context {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::map<Key, std::pair<dnnl::matmul::primitive_desc, dnnl::matmul>> cache;
   std::vector<uint16_t> a16, b16;
+  Held held;
 };
 
 // One per thread: the buffers and the stream are in use for a whole call,
@@ -43,7 +52,35 @@ dnnl::memory::desc view(int r, int c, bool transposed, int ld, dnnl::memory::dat
   return transposed ? dnnl::memory::desc(dims{r, c}, dt, dims{1, ld}) : dnnl::memory::desc(dims{r, c}, dt, dims{ld, 1});
 }
 
+// x's first n values in bf16: the held operand's bits when x is it, else
+// rounded into `scratch`.
+const uint16_t* rounded(Context& ctx, const float* x, size_t n, std::vector<uint16_t>& scratch) {
+  Held& h = ctx.held;
+  if (x == h.values && n <= h.n) {
+    if (!h.rounded) {
+      h.bits.resize(h.n);
+      to_bf16(h.bits.data(), h.values, h.n);
+      h.rounded = true;
+    }
+    return h.bits.data();
+  }
+  if (scratch.size() < n) scratch.resize(n);
+  to_bf16(scratch.data(), x, n);
+  return scratch.data();
+}
+
 }  // namespace
+
+Bf16HeldOperand::Bf16HeldOperand(const float* values, size_t n) {
+  Held& h = context().held;
+  check(h.values == nullptr, "Bf16HeldOperand: one held operand at a time per thread");
+  h.values = values, h.n = n, h.rounded = false;
+}
+
+Bf16HeldOperand::~Bf16HeldOperand() {
+  Held& h = context().held;
+  h.values = nullptr, h.n = 0, h.rounded = false;
+}
 
 bool bf16_gemm_available() { return true; }
 
@@ -52,12 +89,8 @@ void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, c
   using dt = dnnl::memory::data_type;
   Context& ctx = context();
   // Round the inputs once, in their stored layout (strides unchanged).
-  const size_t a_size = static_cast<size_t>(ta ? K : M) * lda;
-  const size_t b_size = static_cast<size_t>(tb ? N : K) * ldb;
-  if (ctx.a16.size() < a_size) ctx.a16.resize(a_size);
-  if (ctx.b16.size() < b_size) ctx.b16.resize(b_size);
-  to_bf16(ctx.a16.data(), A, a_size);
-  to_bf16(ctx.b16.data(), B, b_size);
+  const uint16_t* a16 = rounded(ctx, A, static_cast<size_t>(ta ? K : M) * lda, ctx.a16);
+  const uint16_t* b16 = rounded(ctx, B, static_cast<size_t>(tb ? N : K) * ldb, ctx.b16);
   const bool accumulate = beta != 0.0f;
   const Key key{ta, tb, M, N, K, lda, ldb, ldc, accumulate};
   auto it = ctx.cache.find(key);
@@ -81,14 +114,18 @@ void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, c
   }
   check(beta == 0.0f || beta == 1.0f, "gemm_bf16: beta must be 0 or 1");
   const auto& pd = it->second.first;
-  dnnl::memory am(pd.src_desc(), ctx.engine, ctx.a16.data());
-  dnnl::memory bm(pd.weights_desc(), ctx.engine, ctx.b16.data());
+  // (oneDNN takes a non-const handle; a matmul does not write its inputs)
+  dnnl::memory am(pd.src_desc(), ctx.engine, const_cast<uint16_t*>(a16));
+  dnnl::memory bm(pd.weights_desc(), ctx.engine, const_cast<uint16_t*>(b16));
   dnnl::memory cm(pd.dst_desc(), ctx.engine, C);
   it->second.second.execute(ctx.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
   ctx.stream.wait();
 }
 
 #else
+
+Bf16HeldOperand::Bf16HeldOperand(const float*, size_t) {}
+Bf16HeldOperand::~Bf16HeldOperand() = default;
 
 bool bf16_gemm_available() { return false; }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -98,6 +99,20 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R 
   exact_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// A matmul's operand read by both of its backward products: rounded to
+// bf16 once when the products are bf16 (nothing for double, or in fp32).
+template <typename R>
+class HeldOperand {
+ public:
+  HeldOperand(const R* values, size_t n) {
+    if constexpr (std::is_same_v<R, float>)
+      if (t_bf16_matmul) held_.emplace(values, n);
+  }
+
+ private:
+  std::optional<Bf16HeldOperand> held_;
+};
+
 inline void gemv(CBLAS_TRANSPOSE t, int M, int N, float alpha, const float* A, int lda, const float* x, float beta,
                  float* y) {
   cblas_sgemv(CblasRowMajor, t, M, N, alpha, A, lda, x, 1, beta, y, 1);
@@ -177,6 +192,7 @@ template <typename R>
 void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, int N, int IC,
                      int OC) {
   // dinp (N,IC) += dout (N,OC) @ weight^T ; dweight (IC,OC) += inp^T @ dout
+  const HeldOperand<R> held(dout, static_cast<size_t>(N) * OC);
   gemm(CblasNoTrans, CblasTrans, N, IC, OC, R(1), dout, OC, weight, OC, R(1), dinp, IC);
   op_profile::lap("matmul bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, IC, OC, N, R(1), inp, IC, dout, OC, R(1), dweight, OC);
@@ -198,6 +214,7 @@ void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp
 
 template <typename R>
 void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp) {
+  const HeldOperand<R> held(dlogits, static_cast<size_t>(N) * Vp);
   gemm(CblasNoTrans, CblasNoTrans, N, C, Vp, R(1), dlogits, Vp, wte, C, R(1), dinp, C);
   op_profile::lap("lm_head bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, Vp, C, N, R(1), dlogits, Vp, inp, C, R(1), dwte, C);

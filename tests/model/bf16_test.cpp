@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/model/gpt2.h"
 #include "model/bf16.h"
 #include "model/gemm_bf16.h"
@@ -53,6 +54,29 @@ TEST(Bf16, GemmMatchesRoundedInputs) {
   std::vector<float> At(K * M, 0.5f), Bt(N * K, 3.0f);
   gemm_bf16(true, true, M, N, K, At.data(), M, Bt.data(), K, 0.0f, C.data(), N);
   for (float v : C) EXPECT_EQ(v, 4 * 1.5f);
+}
+
+// A held operand is rounded once for the products that read it, with the
+// bits of rounding it at each call.
+TEST(Bf16, HeldOperandIsRoundedOnceWithTheSameBits) {
+  if (!bf16_gemm_available()) GTEST_SKIP() << "built without oneDNN";
+  const int M = 3, N = 5, K = 7;
+  std::vector<float> A(M * K), B(K * N), plain(M * N), held(M * N), after(M * N);
+  for (size_t i = 0; i < A.size(); ++i) A[i] = 0.1f * static_cast<float>(i) - 0.77f;
+  for (size_t i = 0; i < B.size(); ++i) B[i] = 0.03f * static_cast<float>(i * i % 11) + 0.5f;
+  gemm_bf16(false, false, M, N, K, A.data(), K, B.data(), N, 0.0f, plain.data(), N);
+  {
+    const Bf16HeldOperand hold(A.data(), A.size());
+    EXPECT_THROW(Bf16HeldOperand(B.data(), B.size()), Error);
+    gemm_bf16(false, false, M, N, K, A.data(), K, B.data(), N, 0.0f, held.data(), N);
+    EXPECT_EQ(held, plain);
+    // Breaking the promise shows the first rounding is what is used.
+    for (float& a : A) a += 1.0f;
+    gemm_bf16(false, false, M, N, K, A.data(), K, B.data(), N, 0.0f, held.data(), N);
+    EXPECT_EQ(held, plain);
+  }
+  gemm_bf16(false, false, M, N, K, A.data(), K, B.data(), N, 0.0f, after.data(), N);
+  EXPECT_NE(after, plain);
 }
 
 float from_bits(uint32_t u) {
