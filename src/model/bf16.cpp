@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <omp.h>
+
 #if defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
@@ -29,11 +31,17 @@ void round_bf16(uint16_t* dst, const float* src, size_t n) {
 }
 
 void to_bf16(uint16_t* dst, const float* src, size_t n) {
-  // Chunks of 64 Ki elements: a small matmul's operands (the study's are
-  // 32-128 Ki) are rounded without opening a parallel region.
+  // Chunks of 64 Ki elements on the threads. One chunk, or one thread (a
+  // study run under --jobs), opens no parallel region: even with
+  // `if (false)` libgomp's team of one cost ~6 us a call, as long as
+  // rounding 32 Ki elements (the study's matmuls' operands are 8-128 Ki).
   constexpr size_t kChunk = size_t{1} << 16;
+  if (n <= kChunk || omp_get_max_threads() == 1) {
+    round_bf16(dst, src, n);
+    return;
+  }
   const long chunks = static_cast<long>((n + kChunk - 1) / kChunk);
-#pragma omp parallel for schedule(static) if (chunks > 1)
+#pragma omp parallel for schedule(static)
   for (long c = 0; c < chunks; ++c) {
     const size_t at = static_cast<size_t>(c) * kChunk;
     round_bf16(dst + at, src + at, std::min(kChunk, n - at));
