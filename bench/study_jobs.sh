@@ -2,9 +2,10 @@
 # The study's throughput on 2 threads, in two parts.
 # 1. The headline: runs per hour at every shape of the v3 study (its
 #    committed study.json.gz), two runs side by side on one thread each as
-#    `--jobs 2` runs them, fp32 and --bf16, against the fp32 of an older
-#    build (OLD_BUILD, a build folder; the builds alternate in each of
-#    SHAPE_ROUNDS rounds of SHAPE_STEPS-step runs): bench/study_shapes.py.
+#    `--jobs 2` runs them, fp32 and --bf16 of this build and of an older
+#    one (OLD_BUILD, a build folder; ratios to its fp32; the builds
+#    alternate in each of SHAPE_ROUNDS rounds of SHAPE_STEPS-step runs):
+#    bench/study_shapes.py.
 #    SHAPE_STEPS=0 skips it.
 # 2. Each run on both threads, one after
 #    another (--jobs 1 --threads 2), against two runs at a time on one thread

@@ -4,13 +4,14 @@ The v3 study (docs/study/v3/study.json.gz) records every run's config. Its
 training runs fall into a few shapes (layers, width, heads, B, T); for each,
 this trains the shape's first run's config for STEPS steps, two runs side
 by side on one thread each (as `study --jobs 2 --threads 2` runs them),
-with each build in turn (old fp32, new fp32, new --bf16) for ROUNDS rounds,
-so that the builds see the same host load. It prints per shape the wall
-time of the pair, the runs per hour at the v3 run length that this gives
-(2 x 3600 / (wall x v3 steps / STEPS): startup and the final checkpoint
-are scaled up with the steps, alike for both builds), the median of the
-per-round new / old ratios, and whether new fp32 gave old fp32's losses
-bit for bit; then the hours the v3 study's training runs would take with
+with each build in turn (old fp32, old --bf16 where the old build has it,
+new fp32, new --bf16) for ROUNDS rounds, so that the builds see the same
+host load. It prints per shape the wall time of the pair, the runs per
+hour at the v3 run length that this gives (2 x 3600 / (wall x v3 steps /
+STEPS): startup and the final checkpoint are scaled up with the steps,
+alike for every build), the median of the per-round ratios to old fp32,
+and whether the new build gave the old one's losses bit for bit in each
+precision; then the hours the v3 study's training runs would take with
 each build (every run at its shape's measured rate, two at a time).
 
     python3 bench/study_shapes.py OLD_BIN NEW_BIN DATASET WORK [STEPS] [ROUNDS]
@@ -77,59 +78,81 @@ def losses(work):
 
 
 def measure(shape, cfg, builds, steps, rounds, data, work):
-    """Per build: the pair's wall seconds in each round; and whether new
-    fp32 trained old fp32's losses bit for bit."""
-    secs, same = {b: [] for b in builds}, None
+    """Per build: the pair's wall seconds in each round; per precision that
+    the old build has too: whether the new build trained its losses bit for
+    bit."""
+    secs, rows = {b: [] for b in builds}, {}
     for _ in range(rounds):
-        rows = {}
         for name, (binary, extra) in builds.items():
-            d = os.path.join(work, "x".join(map(str, shape)), name)
+            d = os.path.join(work, "x".join(map(str, shape)), name.replace(" ", "-"))
             os.makedirs(d, exist_ok=True)
             secs[name].append(pair(binary, extra, cfg, steps, data, d))
             rows[name] = losses(d)
-        same = rows[next(iter(builds))] == rows["new fp32"]
+    same = {p: rows[f"old {p}"] == rows[f"new {p}"] for p in ("fp32", "bf16") if f"old {p}" in rows}
     return secs, same
+
+
+def builds_of(old, new):
+    """The builds to time: the old one's fp32 (and bf16 where it has
+    --bf16), the new one's fp32 and bf16; the first is the reference."""
+    builds = {}
+    if old != "-":
+        builds["old fp32"] = (old, [])
+        helptext = subprocess.run([old, "train", "--help"], capture_output=True, text=True).stdout
+        if "--bf16" in helptext:
+            builds["old bf16"] = (old, ["--bf16"])
+    builds.update({"new fp32": (new, []), "new bf16": (new, ["--bf16"])})
+    return builds
+
+
+def run_lengths(members):
+    """(preset, steps) -> how many v3 runs of the shape have them."""
+    lengths = {}
+    for r in members:
+        key = (r["preset"], r["config"]["steps"])
+        lengths[key] = lengths.get(key, 0) + 1
+    return lengths
 
 
 def main(argv):
     old, new, data, work = argv[1:5]
     steps = int(argv[5]) if len(argv) > 5 else 200
     rounds = int(argv[6]) if len(argv) > 6 else 3
-    builds = {"old fp32": (old, [])} if old != "-" else {}
-    builds.update({"new fp32": (new, []), "new bf16": (new, ["--bf16"])})
+    builds = builds_of(old, new)
     ref = next(iter(builds))  # the ratios' denominator
+    others = [b for b in builds if b != ref]
+    bf16_pair = int("old bf16" in builds)
     runs = v3_runs()
     shapes = {}
     for r in runs:
         shapes.setdefault(shape_of(r["config"]), []).append(r)
     print(f"# {steps} steps per run, {rounds} rounds, builds alternated in each; v3: {len(runs)} training runs")
     names = " / ".join(builds)
-    print(f"| shape (L C H, B T) | v3 presets (runs x steps) | pair wall s: {names} "
-          f"| runs/hour at v3 length: {names} | new fp32 ÷ {ref} | new bf16 ÷ {ref} | new fp32 = {ref} bits |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"| shape (L C H, B T) | v3 presets (runs x steps) | pair wall s: {names} | runs/hour at v3 length: {names} "
+          + "".join(f"| {b} ÷ {ref} " for b in others) + ("| new bf16 ÷ old bf16 " if bf16_pair else "")
+          + "| new = old bits |")
+    print("|---" * (4 + len(others) + bf16_pair) + "|---|")
     hours = {b: 0.0 for b in builds}
     for shape, members in sorted(shapes.items(), key=lambda kv: (kv[0][1], kv[0][3], kv[0][0])):
         secs, same = measure(shape, members[0]["config"], builds, steps, rounds, data, work)
         med = {b: statistics.median(s) for b, s in secs.items()}
         ratio = {b: statistics.median(o / n for o, n in zip(secs[ref], s)) for b, s in secs.items()}
-        lengths = {}
-        for r in members:
-            key = (r["preset"], r["config"]["steps"])
-            lengths[key] = lengths.get(key, 0) + 1
+        if bf16_pair:
+            ratio["bf16"] = statistics.median(o / n for o, n in zip(secs["old bf16"], secs["new bf16"]))
+        lengths = run_lengths(members)
         for b in builds:  # two at a time, each run at its own length
             hours[b] += sum(r["config"]["steps"] for r in members) / steps * med[b] / 2 / 3600
         length = max(lengths, key=lengths.get)[1]
         rph = "/".join(f"{2 * 3600 / (med[b] * length / steps):.0f}" for b in builds)
+        bits = ", ".join(f"{p} {'yes' if v else 'no'}" for p, v in same.items()) or "-"
         print(f"| {shape[0]} {shape[1]} {shape[2]}, {shape[3]} {shape[4]} "
               f"| {', '.join(f'{p} {n}x{s}' for (p, s), n in sorted(lengths.items()))} "
               f"| {' / '.join(f'{med[b]:.1f}' for b in builds)} | {rph} (at {length} steps) "
-              f"| {ratio['new fp32']:.2f} | {ratio['new bf16']:.2f} | {'yes' if same else 'no'} |")
+              + "".join(f"| {ratio[b]:.2f} " for b in others + ["bf16"] * bf16_pair) + f"| {bits} |")
     recorded = sum(r.get("seconds") or 0 for r in runs) / 2 / 3600
     print(f"\nv3's {len(runs)} training runs, two at a time: "
-          + ", ".join(f"{b} {h:.2f} h" for b, h in hours.items())
-          + f"; runs per hour {', '.join(f'{len(runs) / h:.0f}' for h in hours.values())}"
-          + f"; new fp32 ÷ {ref} {hours[ref] / hours['new fp32']:.2f}"
-          + f", new bf16 ÷ {ref} {hours[ref] / hours['new bf16']:.2f}"
+          + ", ".join(f"{b} {h:.2f} h ({len(runs) / h:.0f} runs/hour)" for b, h in hours.items())
+          + "; " + ", ".join(f"{b} ÷ {ref} {hours[ref] / hours[b]:.2f}" for b in others)
           + f" (as recorded when v3 ran: {recorded:.2f} h)")
 
 
