@@ -24,9 +24,14 @@ struct Shape {
 };
 
 const Shape kShapes[] = {
-    {"config (a), 124M", 4, 64, 768, 12},         {"the study, L6 C256", 8, 128, 256, 4},
-    {"124M, 128 tokens", 1, 128, 768, 12},        {"config (c), L6 C384", 16, 256, 384, 6},
-    {"124M, 512-token prefill", 1, 512, 768, 12}, {"124M, long context", 1, 1024, 768, 12},
+    {"config (a), 124M", 4, 64, 768, 12},
+    {"study v3, C64", 8, 64, 64, 2},
+    {"study v3, C128", 8, 64, 128, 4},
+    {"the study, L6 C256", 8, 128, 256, 4},
+    {"124M, 128 tokens", 1, 128, 768, 12},
+    {"config (c), L6 C384", 16, 256, 384, 6},
+    {"124M, 512-token prefill", 1, 512, 768, 12},
+    {"124M, long context", 1, 1024, 768, 12},
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {

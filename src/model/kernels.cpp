@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/chunked_sum.h"
+#include "model/exact_gemm.h"
 #include "model/gemm_bf16.h"
 #include "model/op_profile.h"
 #include "model/row_loop.h"
@@ -63,22 +64,6 @@ bool sgemm_in_slabs(char ta, char tb, int M, int N, int K, float alpha, const fl
 #endif
 
 namespace {
-
-// Matrix products, row-major, by number type: oneDNN for float when built
-// with it (same contract as cblas_sgemm), BLAS otherwise and for double.
-// exact_gemm never rounds to bf16 (attention, whatever the scope).
-inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha, const float* A,
-                       int lda, const float* B, int ldb, float beta, float* C, int ldc) {
-#ifdef GPT2LAB_WITH_DNNL
-  dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-#else
-  cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-#endif
-}
-inline void exact_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, double alpha, const double* A,
-                       int lda, const double* B, int ldb, double beta, double* C, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
 
 // The model's matmuls: like exact_gemm, but inside a MatmulBf16Scope the
 // float ones take bf16 inputs.
@@ -221,119 +206,6 @@ void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R*
   op_profile::lap("lm_head bwd: dwte gemm");
 }
 
-// Attention runs one (b, h) pair per task, each pair's products through a
-// single-threaded GEMM (the BLAS runs serially inside a parallel region).
-// Always exact fp32/fp64, also under MatmulBf16Scope. It is causal: row t of
-// the scores needs keys 0..t only. The forward still computes the whole
-// T x T scores and zeroes the masked half: cut into blocks of rows, each
-// over the keys that reach it, it did fewer multiply-adds but ran slower,
-// for a cause not pinned down (docs/performance.md). The backward's four
-// products do run in blocks of kCausalBlock query rows (dP, dQ) or key
-// columns (dV, dK), each over the keys or queries that can reach it: there
-// skipping the masked half was measured to pay.
-// The terms skipped are exact zeros, so only the order of a sum's other
-// terms inside the GEMM may differ from the unblocked products.
-namespace {
-
-constexpr int kCausalBlock = 64;
-
-// dS = P * (dP - sum(P * dP)) * scale for rows r0..r0+rows of one head (row
-// t's terms past t are zero, and are left zero up to the block's last key).
-template <typename R>
-void softmax_backward_rows(R* dp, const R* a, int T, int r0, int rows, R scale) {
-  for (int t = r0; t < r0 + rows; ++t) {
-    const R* prow = a + static_cast<size_t>(t) * T;
-    R* drow = dp + static_cast<size_t>(t) * T;
-    R dot = 0;
-#pragma omp simd reduction(+ : dot)
-    for (int s2 = 0; s2 <= t; ++s2) dot += prow[s2] * drow[s2];
-    for (int s2 = 0; s2 <= t; ++s2) drow[s2] = prow[s2] * (drow[s2] - dot) * scale;
-    for (int s2 = t + 1; s2 < r0 + rows; ++s2) drow[s2] = 0;
-  }
-}
-
-}  // namespace
-
-template <typename R>
-void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH) {
-  const int hs = C / NH;
-  const R scale = R(1) / std::sqrt(static_cast<R>(hs));
-  const int C3 = 3 * C;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int b = 0; b < B; ++b) {
-    for (int h = 0; h < NH; ++h) {
-      const R* q = qkv + static_cast<size_t>(b) * T * C3 + h * hs;
-      const R* k = q + C;
-      const R* v = q + 2 * C;
-      R* a = att + (static_cast<size_t>(b) * NH + h) * T * T;
-      exact_gemm(CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3, R(0), a, T);
-      for (int t = 0; t < T; ++t) {
-        R* row = a + static_cast<size_t>(t) * T;
-        R maxv = -INFINITY;
-        for (int s2 = 0; s2 <= t; ++s2) maxv = std::max(maxv, row[s2]);
-        R sum = 0;
-#pragma omp simd reduction(+ : sum)
-        for (int s2 = 0; s2 <= t; ++s2) {
-          row[s2] = vexp(row[s2] - maxv);
-          sum += row[s2];
-        }
-        const R inv = R(1) / sum;
-        for (int s2 = 0; s2 <= t; ++s2) row[s2] *= inv;
-        for (int s2 = t + 1; s2 < T; ++s2) row[s2] = 0;
-      }
-      exact_gemm(CblasNoTrans, CblasNoTrans, T, hs, T, R(1), a, T, v, C3, R(0),
-                 out + static_cast<size_t>(b) * T * C + h * hs, C);
-    }
-  }
-  op_profile::lap("attention fwd");
-}
-
-template <typename R>
-void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH) {
-  const int hs = C / NH;
-  const R scale = R(1) / std::sqrt(static_cast<R>(hs));
-  const int C3 = 3 * C;
-#pragma omp parallel
-  {
-    std::vector<R> dp(static_cast<size_t>(T) * T);
-#pragma omp for collapse(2) schedule(static)
-    for (int b = 0; b < B; ++b) {
-      for (int h = 0; h < NH; ++h) {
-        const size_t base = static_cast<size_t>(b) * T * C3 + h * hs;
-        const R* q = qkv + base;
-        const R* k = q + C;
-        const R* v = q + 2 * C;
-        R* dq = dqkv + base;
-        R* dk = dq + C;
-        R* dv = dq + 2 * C;
-        const R* a = att + (static_cast<size_t>(b) * NH + h) * T * T;
-        const R* d = dout + static_cast<size_t>(b) * T * C + h * hs;
-        // Per block of query rows: dP = dO V^T, then dS (softmax backward), then dQ += dS K.
-        for (int r0 = 0; r0 < T; r0 += kCausalBlock) {
-          const int rows = std::min(kCausalBlock, T - r0), keys = r0 + rows;
-          R* db = dp.data() + static_cast<size_t>(r0) * T;
-          exact_gemm(CblasNoTrans, CblasTrans, rows, keys, hs, R(1), d + static_cast<size_t>(r0) * C, C, v, C3, R(0),
-                     db, T);
-          softmax_backward_rows(dp.data(), a, T, r0, rows, scale);
-          exact_gemm(CblasNoTrans, CblasNoTrans, rows, hs, keys, R(1), db, T, k, C3, R(1),
-                     dq + static_cast<size_t>(r0) * C3, C3);
-        }
-        // Per block of key columns s0..: only queries t >= s0 reach them.
-        // dV += P^T dO ; dK += dS^T Q
-        for (int s0 = 0; s0 < T; s0 += kCausalBlock) {
-          const int cols = std::min(kCausalBlock, T - s0), queries = T - s0;
-          const size_t corner = static_cast<size_t>(s0) * T + s0;
-          exact_gemm(CblasTrans, CblasNoTrans, cols, hs, queries, R(1), a + corner, T, d + static_cast<size_t>(s0) * C,
-                     C, R(1), dv + static_cast<size_t>(s0) * C3, C3);
-          exact_gemm(CblasTrans, CblasNoTrans, cols, hs, queries, R(1), dp.data() + corner, T,
-                     q + static_cast<size_t>(s0) * C3, C3, R(1), dk + static_cast<size_t>(s0) * C3, C3);
-        }
-      }
-    }
-  }
-  op_profile::lap("attention bwd");
-}
-
 namespace {
 
 template <typename R>
@@ -470,9 +342,7 @@ R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* 
   for (int r = 0; r < N; ++r) {
     const R* z = logits + static_cast<size_t>(r) * Vp;
     R* p = probs + static_cast<size_t>(r) * Vp;
-    R maxv = -INFINITY;
-#pragma omp simd reduction(max : maxv)
-    for (int i = 0; i < V; ++i) maxv = std::max(maxv, z[i]);
+    const R maxv = vmax(z, V);
     R sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int i = 0; i < V; ++i) {
@@ -543,8 +413,6 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
   template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);  \
   template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                    \
   template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int);     \
-  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                   \
-  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);  \
   template void gelu_forward<R>(R*, const R*, long);                                          \
   template void gelu_backward<R>(R*, const R*, const R*, long);                               \
   template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                             \

@@ -7,6 +7,11 @@
 // double against finite differences.
 #pragma once
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -42,5 +47,37 @@ inline float vtanh(float u) {
   return u < 0 ? -t : t;
 }
 inline double vtanh(double u) { return std::tanh(u); }
+
+// The largest of x[0..n), -inf when n is 0. GCC keeps a loop of std::max
+// scalar (its NaN rules), even under `omp simd reduction(max)`; a maximum
+// is exact in any order, so only the sign of a zero maximum may differ
+// (x - max does not see it), and a NaN still makes a softmax row NaN
+// through its sum.
+template <typename R>
+inline R vmax(const R* x, int n) {
+  R m = -INFINITY;
+  for (int i = 0; i < n; ++i) m = std::max(m, x[i]);
+  return m;
+}
+#if defined(__AVX512F__)
+template <>
+inline float vmax(const float* x, int n) {
+  // Masked forms: the unmasked max starts from _mm512_undefined_ps, which
+  // GCC 12 reports as maybe-uninitialized.
+  const __m512 low = _mm512_set1_ps(-INFINITY);
+  __m512 m = low;
+  int i = 0;
+  for (; i + 16 <= n; i += 16) m = _mm512_mask_max_ps(m, 0xFFFF, m, _mm512_loadu_ps(x + i));
+  if (i < n) {
+    const auto tail = static_cast<__mmask16>((1u << (n - i)) - 1);
+    m = _mm512_mask_max_ps(m, 0xFFFF, m, _mm512_mask_loadu_ps(low, tail, x + i));
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, m);
+  float best = lanes[0];
+  for (int l = 1; l < 16; ++l) best = std::max(best, lanes[l]);
+  return best;
+}
+#endif
 
 }  // namespace gpt2lab

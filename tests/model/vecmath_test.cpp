@@ -1,4 +1,4 @@
-// vexp/vtanh (src/model/vecmath.h) against libm in double, over the whole
+// vexp/vtanh/vmax (src/model/vecmath.h) against libm in double, over the whole
 // range the kernels feed them, and at the edges: clamping and NaN.
 #include "model/vecmath.h"
 
@@ -6,6 +6,10 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
+#include <vector>
+
+#include "model/kernels.h"
 
 namespace gpt2lab {
 namespace {
@@ -55,6 +59,37 @@ TEST(VecMath, TanhIsCloseToLibmAndOdd) {
   EXPECT_LT(worst, 2e-7) << worst;
   EXPECT_EQ(vtanh(0.0f), 0.0f);
   EXPECT_EQ(vtanh(std::numeric_limits<float>::infinity()), 1.0f);
+}
+
+// vmax is exact: the scalar loop's maximum for every length (whole vectors,
+// tails, none), the largest anywhere in the row.
+TEST(VecMath, MaxEqualsTheScalarLoopAtEveryLength) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> d(0.0f, 10.0f);
+  std::vector<float> x(70);
+  for (int trial = 0; trial < 20; ++trial) {
+    for (float& v : x) v = d(gen);
+    for (int n = 0; n <= 70; ++n) {
+      float want = -std::numeric_limits<float>::infinity();
+      for (int i = 0; i < n; ++i) want = std::max(want, x[i]);
+      ASSERT_EQ(vmax(x.data(), n), want) << n;
+    }
+  }
+  const std::vector<float> low(33, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(vmax(low.data(), 33), -std::numeric_limits<float>::infinity());
+}
+
+// A NaN logit makes the loss NaN (the trainer's divergence check), wherever
+// it sits in the row.
+TEST(VecMath, NanLogitGivesNanLoss) {
+  const int V = 37;
+  for (int at : {0, 15, 16, 36}) {
+    std::vector<float> logits(V, 0.5f), probs(V), losses(1);
+    logits[at] = std::numeric_limits<float>::quiet_NaN();
+    const int target = 3;
+    EXPECT_TRUE(std::isnan(softmax_crossentropy_forward(probs.data(), losses.data(), logits.data(), &target, 1, V, V)))
+        << at;
+  }
 }
 
 }  // namespace
