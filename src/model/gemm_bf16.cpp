@@ -1,10 +1,13 @@
 #include "model/gemm_bf16.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "gpt2lab/core/error.h"
@@ -30,12 +33,30 @@ struct Held {
   std::vector<uint16_t> bits;
 };
 
+// What a forward rounded, by address, for its backward (Bf16ForwardOperands).
+struct Kept {
+  size_t n = 0;
+  unsigned long generation = 0;  // valid only in the generation of its forward
+  std::vector<uint16_t> bits;
+};
+constexpr size_t kKeptBytes = size_t{256} << 20;  // per thread
+
+struct Memo {
+  bool recording = false, reading = false;
+  unsigned long generation = 0;
+  size_t bytes = 0;
+  std::unordered_map<const float*, Kept> kept;
+};
+
+std::atomic<bool> g_check_kept{false}, g_keep{true};
+
 struct Context {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::map<Key, std::pair<dnnl::matmul::primitive_desc, dnnl::matmul>> cache;
   std::vector<uint16_t> a16, b16;
   Held held;
+  Memo memo;
 };
 
 // One per thread: the buffers and the stream are in use for a whole call,
@@ -64,6 +85,30 @@ const uint16_t* rounded(Context& ctx, const float* x, size_t n, std::vector<uint
     }
     return h.bits.data();
   }
+  Memo& m = ctx.memo;
+  if (m.reading) {
+    const auto it = m.kept.find(x);
+    if (it != m.kept.end() && it->second.generation == m.generation && n <= it->second.n) {
+      if (g_check_kept) {
+        std::vector<uint16_t> fresh(n);
+        to_bf16(fresh.data(), x, n);
+        check(std::equal(fresh.begin(), fresh.end(), it->second.bits.begin()),
+              "gemm_bf16: an operand kept from the forward changed before the backward read it");
+      }
+      return it->second.bits.data();
+    }
+  }
+  if (m.recording && g_keep) {
+    Kept& k = m.kept[x];
+    const size_t grow = n > k.bits.size() ? (n - k.bits.size()) * sizeof(uint16_t) : 0;
+    if (k.generation != m.generation && m.bytes + grow <= kKeptBytes) {
+      m.bytes += grow;
+      if (grow) k.bits.resize(n);
+      to_bf16(k.bits.data(), x, n);
+      k.n = n, k.generation = m.generation;
+      return k.bits.data();
+    }
+  }
   if (scratch.size() < n) scratch.resize(n);
   to_bf16(scratch.data(), x, n);
   return scratch.data();
@@ -80,6 +125,25 @@ Bf16HeldOperand::Bf16HeldOperand(const float* values, size_t n) {
 Bf16HeldOperand::~Bf16HeldOperand() {
   Held& h = context().held;
   h.values = nullptr, h.n = 0, h.rounded = false;
+}
+
+Bf16ForwardOperands::Bf16ForwardOperands() {
+  Memo& m = context().memo;
+  ++m.generation;  // forgets the previous forward's
+  m.recording = true, m.reading = false;
+}
+Bf16ForwardOperands::~Bf16ForwardOperands() { context().memo.recording = false; }
+
+Bf16BackwardOperands::Bf16BackwardOperands() { context().memo.reading = true; }
+Bf16BackwardOperands::~Bf16BackwardOperands() {
+  Memo& m = context().memo;
+  m.reading = false;
+  ++m.generation;  // a second backward needs a new forward
+}
+
+void bf16_kept_operands_checks(bool check, bool keep) {
+  g_check_kept = check;
+  g_keep = keep;
 }
 
 bool bf16_gemm_available() { return true; }
@@ -126,6 +190,11 @@ void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, c
 
 Bf16HeldOperand::Bf16HeldOperand(const float*, size_t) {}
 Bf16HeldOperand::~Bf16HeldOperand() = default;
+Bf16ForwardOperands::Bf16ForwardOperands() = default;
+Bf16ForwardOperands::~Bf16ForwardOperands() = default;
+Bf16BackwardOperands::Bf16BackwardOperands() = default;
+Bf16BackwardOperands::~Bf16BackwardOperands() = default;
+void bf16_kept_operands_checks(bool, bool) {}
 
 bool bf16_gemm_available() { return false; }
 

@@ -26,4 +26,32 @@ class Bf16HeldOperand {
   Bf16HeldOperand& operator=(const Bf16HeldOperand&) = delete;
 };
 
+// A training step's backward multiplies by the same weights and forward
+// activations as its forward did. Between Bf16ForwardOperands (open over a
+// forward) and Bf16BackwardOperands (open over the backward that follows)
+// on one thread, the operands the forward rounded (up to a memory cap) are
+// kept and the backward's products reuse them: the same bits as rounding
+// again, as long as nothing writes those buffers in between (a backward
+// needs its own forward's activations and weights anyway). A forward
+// forgets what the previous one kept; outside a backward nothing is looked
+// up.
+class Bf16ForwardOperands {
+ public:
+  Bf16ForwardOperands();
+  ~Bf16ForwardOperands();
+  Bf16ForwardOperands(const Bf16ForwardOperands&) = delete;
+  Bf16ForwardOperands& operator=(const Bf16ForwardOperands&) = delete;
+};
+class Bf16BackwardOperands {
+ public:
+  Bf16BackwardOperands();
+  ~Bf16BackwardOperands();
+  Bf16BackwardOperands(const Bf16BackwardOperands&) = delete;
+  Bf16BackwardOperands& operator=(const Bf16BackwardOperands&) = delete;
+};
+
+// For tests: when on, every reuse is checked against rounding afresh
+// (Error on a difference), and when `keep` is off nothing is kept.
+void bf16_kept_operands_checks(bool check, bool keep = true);
+
 }  // namespace gpt2lab

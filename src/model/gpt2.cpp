@@ -1,9 +1,11 @@
 #include "gpt2lab/model/gpt2.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "gpt2lab/core/error.h"
+#include "model/gemm_bf16.h"
 #include "model/init.h"
 #include "model/kernels.h"
 #include "model/norm.h"
@@ -156,6 +158,8 @@ R GPT2<R>::forward(const int* tokens, const int* targets, int B, int T) {
   const size_t N = static_cast<size_t>(B) * T;
   acts_.allocate(c, B, T);
   const MatmulBf16Scope precision(bf16_matmul_);
+  std::optional<Bf16ForwardOperands> keep;  // a training forward's, for its backward
+  if (targets) keep.emplace();
   tokens_.assign(tokens, tokens + N);
   have_targets_ = targets != nullptr;
   if (targets) targets_.assign(targets, targets + N);
@@ -192,6 +196,7 @@ void GPT2<R>::backward(R dloss, const BackwardProgress& progress) {
   dacts_.allocate(c, B, T);
   op_profile::lap("checks and allocation");
   const MatmulBf16Scope precision(bf16_matmul_);
+  const Bf16BackwardOperands reuse;
   const R* P = params_.data();
   R* G = grads_.data();
   Activations<R>& A = acts_;

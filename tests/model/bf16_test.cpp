@@ -113,5 +113,73 @@ TEST(Bf16, VectorRoundingEqualsTheScalarOneBitForBit) {
   EXPECT_EQ(float_to_bf16(from_bits(0x7f800001u)), 0x7fc0);
 }
 
+// The operands a training forward rounds are kept for its backward
+// (Bf16ForwardOperands): in every norm placement and type, with the final
+// norm and without, every reuse equals rounding afresh (checked at each
+// one), and the gradients equal those of a run that keeps nothing, bit for
+// bit, over two steps of accumulation.
+TEST(Bf16, KeptForwardOperandsGiveTheSameBitsInEveryPlacement) {
+  if (!bf16_gemm_available()) GTEST_SKIP() << "built without oneDNN";
+  const int B = 2, T = 16, V = 100;
+  std::vector<int> tok(B * T), tgt(B * T);
+  for (size_t i = 0; i < tok.size(); ++i) tok[i] = static_cast<int>(i * 37 % V), tgt[i] = static_cast<int>(i * 11 % V);
+  struct Restore {
+    ~Restore() { bf16_kept_operands_checks(false, true); }
+  } restore;
+  int tried = 0;
+  for (NormPlacement p : {NormPlacement::pre, NormPlacement::post, NormPlacement::sandwich, NormPlacement::deepnorm,
+                          NormPlacement::rezero, NormPlacement::none})
+    for (NormType type : {NormType::layernorm, NormType::rmsnorm})
+      for (bool final_norm : {true, false}) {
+        SCOPED_TRACE(std::to_string(static_cast<int>(p)) + " " + std::to_string(static_cast<int>(type)) + " " +
+                     std::to_string(final_norm));
+        ModelConfig c = make_config(3, 2, 32, T, V, p, InitScheme::gpt2);
+        c.norm_type = type;
+        c.final_norm = final_norm;
+        try {
+          GPT2<float> probe(c);
+        } catch (const Error&) {
+          continue;  // a combination the config rejects (Pre-LN without its final norm)
+        }
+        ++tried;
+        std::vector<std::vector<float>> grads;
+        for (bool keep : {false, true}) {
+          bf16_kept_operands_checks(true, keep);
+          GPT2<float> m(c);
+          m.init_weights(5);
+          m.set_bf16_matmul(true);
+          m.zero_grad();
+          for (int micro = 0; micro < 2; ++micro) {
+            m.forward(tok.data(), tgt.data(), B, T);
+            m.backward();
+          }
+          grads.emplace_back(m.grads(), m.grads() + m.buffer_size());
+        }
+        ASSERT_EQ(grads[0].size(), grads[1].size());
+        EXPECT_EQ(std::memcmp(grads[0].data(), grads[1].data(), grads[0].size() * sizeof(float)), 0);
+      }
+  EXPECT_EQ(tried, 14);  // 6 placements x 2 types, final norm on, and off where allowed
+}
+
+// The check behind the test above catches a kept operand that changed: a
+// weight written between a forward and its backward.
+TEST(Bf16, AKeptOperandThatChangedIsCaught) {
+  if (!bf16_gemm_available()) GTEST_SKIP() << "built without oneDNN";
+  struct Restore {
+    ~Restore() { bf16_kept_operands_checks(false, true); }
+  } restore;
+  bf16_kept_operands_checks(true, true);
+  const int B = 1, T = 16, V = 100;
+  GPT2<float> m(make_config(2, 2, 32, T, V, NormPlacement::pre, InitScheme::gpt2));
+  m.init_weights(5);
+  m.set_bf16_matmul(true);
+  std::vector<int> tok(B * T, 3), tgt(B * T, 4);
+  m.zero_grad();
+  m.forward(tok.data(), tgt.data(), B, T);
+  for (const auto& t : m.layout().tensors())
+    if (t.kind == TensorKind::mlp_c_fc_weight) m.params()[t.offset] += 1.0f;
+  EXPECT_THROW(m.backward(), Error);
+}
+
 }  // namespace
 }  // namespace gpt2lab
