@@ -6,7 +6,9 @@
 #   - each run's final validation loss under both (paired by run name);
 #   - wall time and runs per hour of each.
 # bf16 may stand in for fp32 in a study only where no verdict changes.
-#   bench/bf16_control.sh [PRESETS] [BUDGET] [CORPUS]   (after a Release build)
+# FP32_FROM=DIR (a committed study, e.g. docs/study/v3, of the same budget)
+# skips the fp32 half: DIR's runs stand for it (bench/bf16_against.py).
+#   [FP32_FROM=DIR] bench/bf16_control.sh [PRESETS] [BUDGET] [CORPUS]   (after a Release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=bench/machine.sh
@@ -24,7 +26,9 @@ machine_peaks 2
 # The study's data once (its BPE and shards), copied into both folders.
 study_data "$BIN" "$BUDGET" "$CORPUS" "$work/base"
 declare -A secs=()
-for p in fp32 bf16; do
+precisions=(fp32 bf16)
+[ -n "${FP32_FROM:-}" ] && precisions=(bf16)
+for p in "${precisions[@]}"; do
   mkdir -p "$work/$p" && cp -r "$work/base/data" "$work/$p/data"
   flag=() && [ "$p" = bf16 ] && flag=(--bf16)
   t0=$(date +%s.%N)
@@ -34,6 +38,12 @@ for p in fp32 bf16; do
   secs[$p]=$(echo "$(date +%s.%N) - $t0" | bc)
   /usr/bin/python3 tools/report "$work/$p" --no-figures > /dev/null
 done
+if [ -n "${FP32_FROM:-}" ]; then
+  /usr/bin/python3 bench/bf16_against.py "$FP32_FROM" "$work/bf16" "${secs[bf16]}"
+  machine_peaks 2
+  load_after
+  exit 0
+fi
 /usr/bin/python3 - "$work" "${secs[fp32]}" "${secs[bf16]}" <<'PY'
 import json, os, sys
 work, a, b = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
