@@ -131,6 +131,14 @@ Bf16ForwardOperands::Bf16ForwardOperands() {
   Memo& m = context().memo;
   ++m.generation;  // forgets the previous forward's
   m.recording = true, m.reading = false;
+  // Buffers no forward of the last step rounded (a model since freed, on a
+  // thread that runs one study run after another) give their memory back;
+  // the last step's stay, to be rounded into again.
+  std::erase_if(m.kept, [&m](const auto& entry) {
+    const bool stale = entry.second.generation + 2 < m.generation;
+    if (stale) m.bytes -= entry.second.bits.size() * sizeof(uint16_t);
+    return stale;
+  });
 }
 Bf16ForwardOperands::~Bf16ForwardOperands() { context().memo.recording = false; }
 
@@ -140,6 +148,8 @@ Bf16BackwardOperands::~Bf16BackwardOperands() {
   m.reading = false;
   ++m.generation;  // a second backward needs a new forward
 }
+
+size_t bf16_kept_bytes() { return context().memo.bytes; }
 
 void bf16_kept_operands_checks(bool check, bool keep) {
   g_check_kept = check;
@@ -195,6 +205,7 @@ Bf16ForwardOperands::~Bf16ForwardOperands() = default;
 Bf16BackwardOperands::Bf16BackwardOperands() = default;
 Bf16BackwardOperands::~Bf16BackwardOperands() = default;
 void bf16_kept_operands_checks(bool, bool) {}
+size_t bf16_kept_bytes() { return 0; }
 
 bool bf16_gemm_available() { return false; }
 

@@ -53,5 +53,7 @@ class Bf16BackwardOperands {
 // For tests: when on, every reuse is checked against rounding afresh
 // (Error on a difference), and when `keep` is off nothing is kept.
 void bf16_kept_operands_checks(bool check, bool keep = true);
+// What this thread keeps, in bytes.
+size_t bf16_kept_bytes();
 
 }  // namespace gpt2lab

@@ -181,5 +181,29 @@ TEST(Bf16, AKeptOperandThatChangedIsCaught) {
   EXPECT_THROW(m.backward(), Error);
 }
 
+// A thread that trains one model after another (a study's job) keeps the
+// operands of the model it trains now, not of every model before it.
+TEST(Bf16, KeptOperandsOfAFreedModelAreGivenBack) {
+  if (!bf16_gemm_available()) GTEST_SKIP() << "built without oneDNN";
+  const int B = 2, T = 16, V = 100;
+  std::vector<int> tok(B * T, 3), tgt(B * T, 4);
+  auto train = [&](int layers, int steps) {
+    GPT2<float> m(make_config(layers, 2, 32, T, V, NormPlacement::pre, InitScheme::gpt2));
+    m.init_weights(5);
+    m.set_bf16_matmul(true);
+    for (int s = 0; s < steps; ++s) {
+      m.zero_grad();
+      m.forward(tok.data(), tgt.data(), B, T);
+      m.backward();
+    }
+    return bf16_kept_bytes();
+  };
+  const size_t one = train(4, 2);
+  EXPECT_GT(one, 0u);
+  for (int run = 0; run < 5; ++run) train(4, 2);
+  // Each model's first step may still hold the last one's until its second.
+  EXPECT_LE(train(4, 3), one);
+}
+
 }  // namespace
 }  // namespace gpt2lab
