@@ -14,7 +14,7 @@ namespace gpt2lab {
 
 // Causal self-attention, one (b, h) pair per task, two ways. In float at
 // short context (T <= 64, heads of 16, 32 or 64) the hand-written kernels
-// of model/attention_simd.h do the products, about twice as fast as six
+// of model/attention_simd.h do the products, 1.6-1.8x as fast as six
 // small BLAS calls per head (the study's L24 C64 spent 18 % of a step
 // here; docs/performance.md). They give the BLAS path's bits. Elsewhere each pair's products go through a
 // single-threaded GEMM (the BLAS runs serially inside a parallel region).
