@@ -17,8 +17,9 @@ namespace gpt2lab {
 // of model/attention_simd.h do the products, 1.6-1.8x as fast as six
 // small BLAS calls per head (the study's L24 C64 spent 18 % of a step
 // here; docs/performance.md). They give the BLAS path's bits. Elsewhere
-// each pair's products go through a single-threaded GEMM (the BLAS runs serially inside a parallel region).
-// Always exact fp32/fp64, also under MatmulBf16Scope. It is causal: row t of
+// each pair's products go through a single-threaded GEMM (the BLAS runs
+// serially inside a parallel region). Always exact fp32/fp64, also under
+// MatmulBf16Scope. It is causal: row t of
 // the scores needs keys 0..t only. The forward still computes the whole
 // T x T scores and zeroes the masked half: cut into blocks of rows, each
 // over the keys that reach it, it did fewer multiply-adds but ran slower,
