@@ -13,22 +13,22 @@
 namespace gpt2lab {
 
 // Causal self-attention, one (b, h) pair per task, two ways. In float at
-// short context (T <= 64, heads of 16, 32 or 64) the hand-written kernels
-// of model/attention_simd.h do the products, 1.6-1.8x as fast as six
-// small BLAS calls per head (the study's L24 C64 spent 18 % of a step
-// here; docs/performance.md). They give the BLAS path's bits. Elsewhere
-// each pair's products go through a single-threaded GEMM (the BLAS runs
-// serially inside a parallel region). Always exact fp32/fp64, also under
-// MatmulBf16Scope. It is causal: row t of
-// the scores needs keys 0..t only. The forward still computes the whole
-// T x T scores and zeroes the masked half: cut into blocks of rows, each
-// over the keys that reach it, it did fewer multiply-adds but ran slower,
-// for a cause not pinned down (docs/performance.md). The backward's four
-// products do run in blocks of kCausalBlock query rows (dP, dQ) or key
-// columns (dV, dK), each over the keys or queries that can reach it: there
-// skipping the masked half was measured to pay.
-// The terms skipped are exact zeros, so only the order of a sum's other
-// terms inside the GEMM may differ from the unblocked products.
+// short context (T <= 64, heads of 16, 32 or 64) the hand-written kernels of
+// model/attention_simd.h do the products, 1.6-1.8x as fast as six small BLAS
+// calls per head (the study's L24 C64 spent 18 % of a step here;
+// docs/performance.md). They give the BLAS path's bits. Elsewhere each
+// pair's products go through a single-threaded GEMM (the BLAS runs serially
+// inside a parallel region). Always exact fp32/fp64, also under
+// MatmulBf16Scope. It is causal: row t of the scores needs keys 0..t only.
+// The forward still computes the whole T x T scores and zeroes the masked
+// half: cut into blocks of rows, each over the keys that reach it, it did
+// fewer multiply-adds but ran slower, for a cause not pinned down
+// (docs/performance.md). The backward's four products do run in blocks of
+// kCausalBlock query rows (dP, dQ) or key columns (dV, dK), each over the
+// keys or queries that can reach it: there skipping the masked half was
+// measured to pay. The terms skipped are exact zeros, so only the order of a
+// sum's other terms inside the GEMM may differ from the unblocked products.
+
 namespace {
 
 constexpr int kCausalBlock = 64;
