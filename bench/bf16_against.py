@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""The bf16 half of bench/bf16_control.sh against a committed fp32 study
-(FP32_FROM, e.g. docs/study/v3) standing in for the fp32 half: valid where
-this build's fp32 gives that study's runs bit for bit (bench/study_jobs.sh
-checks it at every v3 shape). Prints, for each claim the bf16 run tested,
-its verdict beside the committed report's under the same rule, and each
-run's final validation loss against the committed run of the same name.
+"""bench/bf16_control.sh's comparison: a bf16 study against an fp32 one,
+verdict by verdict (the reports' claim tables) and run by run (final
+validation loss, paired by name), and the wall time of each.
 
-  bench/bf16_against.py COMMITTED_STUDY BF16_STUDY WALL_SECONDS
+The fp32 study is either the control's own fp32 half (FP32_WALL given:
+every claim compared) or a committed study (FP32_FROM, e.g. docs/study/v3)
+standing in for it, valid where this build's fp32 gives that study's runs
+bit for bit (bench/study_jobs.sh checks it at every v3 shape): then only
+the claims the bf16 run tested, each against the committed row under the
+rule a fresh study uses.
+
+  bench/bf16_against.py FP32_STUDY BF16_STUDY BF16_WALL [FP32_WALL]
 """
 import json
 import os
@@ -43,38 +47,57 @@ def current_rule(committed, claim):
     return (plain[0], variants[plain[0]]) if plain else (None, None)
 
 
+def load_study(out):
+    """A committed study's packed study.json (its plain one may be stale),
+    else a run folder's study.json."""
+    if study_pack.packed_parts(out):
+        return json.loads(study_pack.read_packed(out).decode("utf-8"))
+    with open(os.path.join(out, "study.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def val_losses(study):
     return {r["name"]: r["outcome"].get("val_loss") for r in study["runs"]
             if r.get("kind") == "train" and isinstance(r.get("outcome"), dict)}
 
 
-def main():
-    committed_dir, bf16_dir, wall = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    committed = verdict_rows(os.path.join(committed_dir, "report.md"))
-    mine = verdict_rows(os.path.join(bf16_dir, "report.md"))
-    print("| claim | committed fp32 (its row) | bf16 | same |\n|---|---|---|---|")
-    changed = tested = 0
-    for claim, verdict in mine.items():
-        if verdict == "not tested":
+def compare_verdicts(fp32_dir, bf16_dir, every_claim):
+    fp32 = verdict_rows(os.path.join(fp32_dir, "report.md"))
+    bf16 = verdict_rows(os.path.join(bf16_dir, "report.md"))
+    print("| claim | fp32 (its row) | bf16 | same |\n|---|---|---|---|")
+    changed = compared = 0
+    for claim, verdict in bf16.items():
+        if verdict == "not tested" and not every_claim:
             continue
-        row, theirs = current_rule(committed, claim)
-        tested += 1
+        row, theirs = current_rule(fp32, claim)
+        compared += 1
         same = theirs == verdict
         changed += not same
         print(f"| {claim} | {theirs} ({row}) | {verdict} | {'yes' if same else '**no**'} |")
-    print(f"\nverdicts changed: {changed} of {tested} tested")
-    fp32 = val_losses(json.loads(study_pack.read_packed(committed_dir).decode("utf-8")))
-    with open(os.path.join(bf16_dir, "study.json"), encoding="utf-8") as f:
-        bf16_study = json.load(f)
-    bf16 = val_losses(bf16_study)
+    print(f"\nverdicts changed: {changed} of {compared}")
+
+
+def compare_losses(fp32_study, bf16_study):
+    fp32, bf16 = val_losses(fp32_study), val_losses(bf16_study)
     pairs = {k: (fp32[k], bf16[k]) for k in bf16 if k in fp32 and fp32[k] is not None and bf16[k] is not None}
     d = sorted((abs(b - a), k) for k, (a, b) in pairs.items())
     if d:
         mean = sum(x for x, _ in d) / len(d)
-        print(f"final val loss, bf16 - committed fp32 over {len(d)} paired runs (of {len(bf16)}): "
+        print(f"final val loss, bf16 - fp32 over {len(d)} paired runs (of {len(bf16)}): "
               f"median |diff| {d[len(d) // 2][0]:.4f}, mean {mean:.4f}, max {d[-1][0]:.4f} ({d[-1][1]})")
+
+
+def main():
+    fp32_dir, bf16_dir, bf16_wall = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    fp32_wall = float(sys.argv[4]) if len(sys.argv) > 4 else None
+    compare_verdicts(fp32_dir, bf16_dir, every_claim=fp32_wall is not None)
+    bf16_study = load_study(bf16_dir)
+    compare_losses(load_study(fp32_dir), bf16_study)
     n = len(bf16_study["runs"])
-    print(f"wall: bf16 {wall:.1f} s, {n} runs, {n * 3600 / wall:.0f} runs/hour")
+    line = f"wall: bf16 {bf16_wall:.1f} s, {n} runs, {n * 3600 / bf16_wall:.0f} runs/hour"
+    if fp32_wall is not None:
+        line += f"; fp32 {fp32_wall:.1f} s, {n * 3600 / fp32_wall:.0f} runs/hour ({fp32_wall / bf16_wall:.2f}x)"
+    print(line)
 
 
 if __name__ == "__main__":

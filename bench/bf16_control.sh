@@ -7,7 +7,8 @@
 #   - wall time and runs per hour of each.
 # bf16 may stand in for fp32 in a study only where no verdict changes.
 # FP32_FROM=DIR (a committed study, e.g. docs/study/v3, of the same budget)
-# skips the fp32 half: DIR's runs stand for it (bench/bf16_against.py).
+# skips the fp32 half: DIR's runs stand for it. The comparison:
+# bench/bf16_against.py.
 #   [FP32_FROM=DIR] bench/bf16_control.sh [PRESETS] [BUDGET] [CORPUS]   (after a Release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,39 +41,8 @@ for p in "${precisions[@]}"; do
 done
 if [ -n "${FP32_FROM:-}" ]; then
   /usr/bin/python3 bench/bf16_against.py "$FP32_FROM" "$work/bf16" "${secs[bf16]}"
-  machine_peaks 2
-  load_after
-  exit 0
+else
+  /usr/bin/python3 bench/bf16_against.py "$work/fp32" "$work/bf16" "${secs[bf16]}" "${secs[fp32]}"
 fi
-/usr/bin/python3 - "$work" "${secs[fp32]}" "${secs[bf16]}" <<'PY'
-import json, os, sys
-work, a, b = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-def verdicts(p):
-    rows, on = {}, False
-    for line in open(os.path.join(work, p, "report.md")):
-        if line.startswith("| claim | verdict |"):
-            on = True
-        elif on and not line.startswith("|"):
-            break
-        elif on and not line.startswith("|---"):
-            cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-            rows[cells[0]] = cells[1]
-    return rows
-def losses(p):
-    with open(os.path.join(work, p, "study.json")) as f:
-        s = json.load(f)
-    return {r["name"]: r["outcome"].get("val_loss") for r in s["runs"]
-            if r.get("kind") == "train" and isinstance(r.get("outcome"), dict)}, len(s["runs"])
-va, vb = verdicts("fp32"), verdicts("bf16")
-print("| claim | fp32 | bf16 | same |\n|---|---|---|---|")
-for claim in va:
-    print(f"| {claim} | {va[claim]} | {vb.get(claim, '-')} | {'yes' if va[claim] == vb.get(claim) else '**no**'} |")
-(la, n), (lb, _) = losses("fp32"), losses("bf16")
-d = [abs(la[k] - lb[k]) for k in la if k in lb and la[k] is not None and lb[k] is not None]
-print(f"\nverdicts changed: {sum(va[c] != vb.get(c) for c in va)} of {len(va)}")
-if d:
-    print(f"final val loss, bf16 - fp32 over {len(d)} paired runs: mean |diff| {sum(d) / len(d):.4f}, max {max(d):.4f}")
-print(f"wall: fp32 {a:.1f} s, bf16 {b:.1f} s ({a / b:.2f}x); runs/hour {n * 3600 / a:.0f} vs {n * 3600 / b:.0f}")
-PY
 machine_peaks 2
 load_after
