@@ -81,7 +81,8 @@ void scores_rows4(float* S, const float* X, int ldx, const float* Yt, int T, int
       _mm512_storeu_ps(S + static_cast<long>(t0 + r) * T + 16 * v, _mm512_mul_ps(a, acc[r][v]));
 }
 
-// RB rows of O (J 16-wide column blocks each) from the terms s < s_end.
+// RB rows t0.. of O (J 16-wide column blocks each) from the terms
+// s < t0 + RB: past its own t, a row of P is zero.
 template <int J, int RB>
 void rows_block(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int t0, bool accumulate) {
   __m512 acc[RB][J];
