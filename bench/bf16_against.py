@@ -6,15 +6,20 @@ validation loss, paired by name), and the wall time of each.
 The fp32 study is either the control's own fp32 half (FP32_WALL given:
 every claim compared) or a committed study (FP32_FROM, e.g. docs/study/v3)
 standing in for it, valid where this build's fp32 gives that study's runs
-bit for bit (bench/study_jobs.sh checks it at every v3 shape): then only
-the claims the bf16 run tested, each against the committed row under the
-rule a fresh study uses.
+bit for bit (bench/study_jobs.sh checks it at every v3 shape): then the
+committed study's runs of the presets the bf16 run ran are reported as a
+study of those presets alone (what the control's own fp32 half would
+report: a claim that several presets decide, fluency for one, otherwise
+carries measures the bf16 run did not make), and only the claims the bf16
+run tested are compared, each under the rule a fresh study uses.
 
   bench/bf16_against.py FP32_STUDY BF16_STUDY BF16_WALL [FP32_WALL]
 """
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import study_pack  # noqa: E402
@@ -56,6 +61,32 @@ def load_study(out):
         return json.load(f)
 
 
+def same_presets(committed_dir, presets, tmp):
+    """The committed study cut to `presets` (its runs, lr-edge searches
+    and lr selections of those presets; run folders and data linked, not
+    copied), reported into `tmp`."""
+    study = load_study(committed_dir)
+    study["presets"] = list(presets)
+    study["runs"] = [r for r in study["runs"] if r.get("preset") in presets]
+    study["edges"] = [e for e in study.get("edges", []) if e.get("preset") in presets]
+    study["selections"] = {k: v for k, v in study.get("selections", {}).items()
+                           if k.split("-")[0] in presets}
+    if "translation" not in presets:
+        study.pop("translation_data", None)
+    os.makedirs(os.path.join(tmp, "runs"))
+    for r in study["runs"]:
+        name = os.path.basename(r["dir"])
+        os.symlink(os.path.abspath(os.path.join(committed_dir, "runs", name)), os.path.join(tmp, "runs", name))
+    for d in ("data", "translation-data"):
+        if os.path.isdir(os.path.join(committed_dir, d)):
+            os.symlink(os.path.abspath(os.path.join(committed_dir, d)), os.path.join(tmp, d))
+    with open(os.path.join(tmp, "study.json"), "w", encoding="utf-8") as f:
+        json.dump(study, f)
+    tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "report")
+    subprocess.run([sys.executable, tools, tmp, "--no-figures"], check=True, stdout=subprocess.DEVNULL)
+    return tmp
+
+
 def val_losses(study):
     return {r["name"]: r["outcome"].get("val_loss") for r in study["runs"]
             if r.get("kind") == "train" and isinstance(r.get("outcome"), dict)}
@@ -90,8 +121,12 @@ def compare_losses(fp32_study, bf16_study):
 def main():
     fp32_dir, bf16_dir, bf16_wall = sys.argv[1], sys.argv[2], float(sys.argv[3])
     fp32_wall = float(sys.argv[4]) if len(sys.argv) > 4 else None
-    compare_verdicts(fp32_dir, bf16_dir, every_claim=fp32_wall is not None)
     bf16_study = load_study(bf16_dir)
+    if fp32_wall is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            compare_verdicts(same_presets(fp32_dir, bf16_study["presets"], tmp), bf16_dir, every_claim=False)
+    else:
+        compare_verdicts(fp32_dir, bf16_dir, every_claim=True)
     compare_losses(load_study(fp32_dir), bf16_study)
     n = len(bf16_study["runs"])
     line = f"wall: bf16 {bf16_wall:.1f} s, {n} runs, {n * 3600 / bf16_wall:.0f} runs/hour"
