@@ -70,7 +70,7 @@ def same_presets(committed_dir, presets, tmp):
     study["runs"] = [r for r in study["runs"] if r.get("preset") in presets]
     study["edges"] = [e for e in study.get("edges", []) if e.get("preset") in presets]
     study["selections"] = {k: v for k, v in study.get("selections", {}).items()
-                           if k.split("-")[0] in presets}
+                           if any(k.startswith(p + "-") for p in presets)}
     if "translation" not in presets:
         study.pop("translation_data", None)
     os.makedirs(os.path.join(tmp, "runs"))
