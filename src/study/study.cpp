@@ -352,7 +352,7 @@ class Study {
     for (const PresetInfo& p : study_presets())
       if (std::find(presets.begin(), presets.end(), Json(p.name)) != presets.end()) ordered.push_back(p.name);
     study_["presets"] = ordered;
-    if (mt_) study_["translation_data"] = mt_->summary;
+    if (mt_) study_["translation_data"] = translation_data_record(mt_->summary, out_);
   }
 
   // Returns true when it measured now (false: found done).

@@ -65,6 +65,13 @@ StudyJson planned_run_config(const nlohmann::json& train_options, const fs::path
   return cfg;
 }
 
+StudyJson translation_data_record(const nlohmann::json& summary, const fs::path& out) {
+  StudyJson rec(summary);
+  for (const char* k : {"dir", "corpus_dir"})
+    if (rec.contains(k) && rec[k].is_string()) rec[k] = path_in_study(out, rec[k].get<std::string>());
+  return rec;
+}
+
 void relative_run_paths(StudyJson& study, const fs::path& out) {
   if (!study.contains("runs") || !study["runs"].is_array()) return;
   for (StudyJson& rec : study["runs"])

@@ -73,6 +73,10 @@ std::string path_in_study(const fs::path& out, const std::string& path);
 // thread count, its paths relative to the study folder.
 StudyJson planned_run_config(const nlohmann::json& train_options, const fs::path& out);
 
+// The translation data's summary as study.json records it: its folders
+// relative to the study folder (they are inside it).
+StudyJson translation_data_record(const nlohmann::json& summary, const fs::path& out);
+
 // Records of an older gpt2lab named their data paths absolute.
 void relative_run_paths(StudyJson& study, const fs::path& out);
 

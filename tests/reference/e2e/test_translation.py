@@ -294,6 +294,11 @@ def test_study_translation_preset(setup):
     assert ft.get("config", {}).get("init_from", "").endswith("mt-pretrain-pre-s1"), \
         "fine-tuning starts from pre-training"
     assert s.get("translation_data", {}).get("pairs", {}).get("test") == 6, "study.json records the translation data"
+    td = s["translation_data"]
+    assert (td.get("dir"), td.get("corpus_dir")) == ("translation-data/pairs", "translation-data/corpus"), \
+        "study.json names the translation data inside the study folder, not by a path of this machine"
+    assert tmp not in json.dumps({k: v for k, v in s.items() if k != "command"}), \
+        "study.json names no path of this machine outside the command as it was typed"
     r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
                 "--catalogs", os.path.join(tmp, "cats"), "--out", out, "--no-report", "--quiet", "--threads", "2")
     assert r.returncode == 0 and "28 found done" in r.stderr, f"a rerun keeps every run: {r.stderr.strip()[-200:]}"
