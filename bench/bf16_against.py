@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/bf16_control.sh's comparison: a bf16 study against an fp32 one,
 verdict by verdict (the reports' claim tables) and run by run (final
-validation loss, paired by name), and the wall time of each.
+validation loss, and test BLEU where runs translate, paired by name), and
+the wall time of each.
 
 The fp32 study is either the control's own fp32 half (FP32_WALL given:
 every claim compared) or a committed study (FP32_FROM, e.g. docs/study/v3)
@@ -118,6 +119,29 @@ def compare_losses(fp32_study, bf16_study):
               f"median |diff| {d[len(d) // 2][0]:.4f}, mean {mean:.4f}, max {d[-1][0]:.4f} ({d[-1][1]})")
 
 
+def scores(study):
+    """name -> (greedy BLEU, beam BLEU) of the runs scored on a translation test set."""
+    out = {}
+    for r in study["runs"]:
+        t = r.get("translation")
+        if isinstance(t, dict) and isinstance(t.get("bleu"), (int, float)):
+            beam = t.get("beam") if isinstance(t.get("beam"), dict) else {}
+            out[r["name"]] = (t["bleu"], beam.get("bleu"))
+    return out
+
+
+def compare_scores(fp32_study, bf16_study):
+    fp32, bf16 = scores(fp32_study), scores(bf16_study)
+    for i, what in ((0, "greedy"), (1, "beam")):
+        d = sorted((b[i] - fp32[k][i], k) for k, b in bf16.items()
+                   if k in fp32 and b[i] is not None and fp32[k][i] is not None)
+        if d:
+            a = sorted(abs(x) for x, _ in d)
+            print(f"test BLEU ({what}), bf16 - fp32 over {len(d)} paired runs: median |diff| {a[len(a) // 2]:.2f}, "
+                  f"mean diff {sum(x for x, _ in d) / len(d):+.2f}, from {d[0][0]:+.2f} ({d[0][1]}) "
+                  f"to {d[-1][0]:+.2f} ({d[-1][1]})")
+
+
 def main():
     fp32_dir, bf16_dir, bf16_wall = sys.argv[1], sys.argv[2], float(sys.argv[3])
     fp32_wall = float(sys.argv[4]) if len(sys.argv) > 4 else None
@@ -127,7 +151,9 @@ def main():
             compare_verdicts(same_presets(fp32_dir, bf16_study["presets"], tmp), bf16_dir, every_claim=False)
     else:
         compare_verdicts(fp32_dir, bf16_dir, every_claim=True)
-    compare_losses(load_study(fp32_dir), bf16_study)
+    fp32_study = load_study(fp32_dir)
+    compare_losses(fp32_study, bf16_study)
+    compare_scores(fp32_study, bf16_study)
     n = len(bf16_study["runs"])
     line = f"wall: bf16 {bf16_wall:.1f} s, {n} runs, {n * 3600 / bf16_wall:.0f} runs/hour"
     if fp32_wall is not None:
