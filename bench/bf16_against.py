@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bench/bf16_control.sh's comparison: a bf16 study against an fp32 one,
 verdict by verdict (the reports' claim tables) and run by run (final
-validation loss, and test BLEU where runs translate, paired by name), and
-the wall time of each.
+validation loss, and test BLEU where runs translate, paired by name and
+settings), the lr selections each precision made, and the wall time of
+each.
 
 The fp32 study is either the control's own fp32 half (FP32_WALL given:
 every claim compared) or a committed study (FP32_FROM, e.g. docs/study/v3)
@@ -93,6 +94,10 @@ def val_losses(study):
             if r.get("kind") == "train" and isinstance(r.get("outcome"), dict)}
 
 
+def statuses(study):
+    return {r["name"]: r.get("status") for r in study["runs"] if r.get("kind") == "train"}
+
+
 def compare_verdicts(fp32_dir, bf16_dir, every_claim):
     fp32 = verdict_rows(os.path.join(fp32_dir, "report.md"))
     bf16 = verdict_rows(os.path.join(bf16_dir, "report.md"))
@@ -109,9 +114,38 @@ def compare_verdicts(fp32_dir, bf16_dir, every_claim):
     print(f"\nverdicts changed: {changed} of {compared}")
 
 
+def settings(study):
+    """name -> the run's training config without its precision flag."""
+    return {r["name"]: {k: v for k, v in r.get("config", {}).items() if k != "bf16"}
+            for r in study["runs"] if r.get("kind") == "train"}
+
+
+def compare_selections(fp32_study, bf16_study):
+    """The lr each precision's own selection picked, where they differ: the
+    runs after it train at another lr, so they are not a pair."""
+    fp32, bf16 = fp32_study.get("selections", {}), bf16_study.get("selections", {})
+    moved = [(k, fp32[k].get("lr"), v.get("lr"), fp32[k].get("trains"), v.get("trains"))
+             for k, v in sorted(bf16.items()) if k in fp32 and fp32[k].get("lr") != v.get("lr")]
+    print(f"lr selections: {len(bf16)}, picked differently: {len(moved)}")
+    for k, a, b, ta, tb in moved:
+        print(f"  {k}: fp32 {a:g} (every seed trains: {ta}), bf16 {b:g} (every seed trains: {tb})")
+
+
 def compare_losses(fp32_study, bf16_study):
     fp32, bf16 = val_losses(fp32_study), val_losses(bf16_study)
-    pairs = {k: (fp32[k], bf16[k]) for k in bf16 if k in fp32 and fp32[k] is not None and bf16[k] is not None}
+    cfg32, cfg16 = settings(fp32_study), settings(bf16_study)
+    other = sorted(k for k in bf16 if k in fp32 and cfg32.get(k) != cfg16.get(k))
+    if other:
+        print(f"runs of one name at other settings (not paired): {len(other)}: {', '.join(other)}")
+    st32, st16 = statuses(fp32_study), statuses(bf16_study)
+    # A diverged run's last loss says only that it diverged: counted, not averaged.
+    split = sorted(k for k in bf16 if k in fp32 and k not in other and st32.get(k) != st16.get(k))
+    if split:
+        print(f"runs that ended otherwise in one precision: {len(split)}: "
+              + ", ".join(f"{k} (fp32 {st32[k]}, bf16 {st16[k]})" for k in split))
+    pairs = {k: (fp32[k], bf16[k]) for k in bf16
+             if k in fp32 and k not in other and st32.get(k) == st16.get(k) == "completed"
+             and fp32[k] is not None and bf16[k] is not None}
     d = sorted((abs(b - a), k) for k, (a, b) in pairs.items())
     if d:
         mean = sum(x for x, _ in d) / len(d)
@@ -152,6 +186,7 @@ def main():
     else:
         compare_verdicts(fp32_dir, bf16_dir, every_claim=True)
     fp32_study = load_study(fp32_dir)
+    compare_selections(fp32_study, bf16_study)
     compare_losses(fp32_study, bf16_study)
     compare_scores(fp32_study, bf16_study)
     n = len(bf16_study["runs"])
