@@ -68,10 +68,20 @@ nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std:
 // counted). Returns {"spikes": n, "spike_steps": [first step of each]}.
 nlohmann::json spikes_from_metrics(const std::filesystem::path& run, double limit);
 
-// The unigram baseline: cross-entropy (nats) on the val split of the train
-// split's token frequencies (add-one smoothed over `vocab`), i.e. the loss of
-// a model that learned which tokens are common and nothing about context.
-// The same formula as tools/report's; nullopt without a val split.
-std::optional<double> unigram_baseline(const std::filesystem::path& data_dir, int vocab);
+// The unigram baselines: cross-entropy (nats) on the val and on the train
+// split of the train split's token frequencies (add-one smoothed over
+// `vocab`), i.e. the loss of a model that learned which tokens are common and
+// nothing about context. The same formula as tools/report's; nullopt without
+// a val or train split.
+struct UnigramBaselines {
+  double val;
+  double train;  // the report's train target is set by it (tools/report, train_target)
+};
+std::optional<UnigramBaselines> unigram_baselines(const std::filesystem::path& data_dir, int vocab);
+
+// study.json's "baselines": the uniform loss and, where measured, both
+// unigram losses. Recorded so that a committed study, read without its data,
+// reports what it reported with them.
+nlohmann::json baselines_json(const std::optional<UnigramBaselines>& unigram, int vocab);
 
 }  // namespace gpt2lab

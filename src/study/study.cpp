@@ -122,7 +122,7 @@ class Study {
 
     check_study_compatible(out_, budget_.name, budget_.bf16);
     data_ = ensure_study_data(o_.data, out_ / "data", budget_.vocab_size, o_.threads, log_);
-    unigram_ = unigram_baseline(data_.dir, data_.vocab_size);
+    unigram_ = unigram_baselines(data_.dir, data_.vocab_size);
     if (std::find(o_.presets.begin(), o_.presets.end(), "translation") != o_.presets.end())
       mt_ = ensure_translation_data(o_.data, o_.catalogs, out_ / "translation-data", budget_, o_.threads, log_);
     open_study_file();
@@ -138,7 +138,8 @@ class Study {
     if (!data_.tokenizer.empty()) tokenizer_ = std::make_unique<Tokenizer>(Tokenizer::resolve(data_.tokenizer));
     open_judge();
     analysis_ = std::make_unique<FinishedRunAnalysis>(out_, budget_, data_, tokenizer_.get(), judge_.get(),
-                                                      mt_ ? &*mt_ : nullptr, unigram_, log_);
+                                                      mt_ ? &*mt_ : nullptr,
+                                                      unigram_ ? std::optional(unigram_->val) : std::nullopt, log_);
 
     if (!run_all(items) || !run_followups()) return summary_;  // interrupted
     save_study_file(out_, study_);
@@ -337,9 +338,7 @@ class Study {
     study_["budget"] = to_json(budget_);
     study_["data"] = data_json();
     relative_run_paths(study_, out_);
-    Json base = {{"uniform", std::log(static_cast<double>(data_.vocab_size))}};
-    if (unigram_) base["unigram_val"] = *unigram_;
-    study_["baselines"] = base;
+    study_["baselines"] = baselines_json(unigram_, data_.vocab_size);
     study_["threads"] = o_.threads > 0 ? o_.threads : hardware_threads();
     // This session's; each run records its own thread count.
     study_["jobs"] = jobs_;
@@ -561,7 +560,7 @@ class Study {
   Json study_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<NgramJudge> judge_;
-  std::optional<double> unigram_;
+  std::optional<UnigramBaselines> unigram_;
   std::optional<TranslationStudyData> mt_;
   std::unique_ptr<FinishedRunAnalysis> analysis_;  // once the data is ready
   StudySummary summary_;

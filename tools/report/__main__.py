@@ -262,6 +262,20 @@ def draw_sections(doc, st, not_run, findings):
     guarded(doc, divergence, st, findings)
 
 
+def train_target_note(st):
+    """Where the training split's baseline came from, when not from study.json:
+    a study recorded before gpt2lab wrote it, read without its shards, times
+    its runs to another x, and its report says so."""
+    if st.unigram_train is not None and st.unigram_train_from == "shards":
+        return " This study.json records no training-split baseline: it was computed from the study's shards."
+    if st.unigram_train is None and st.unigram is not None:
+        return (" **This study.json records no training-split baseline and the study's shards are not here, so x "
+                "is 0.1 nats below the validation split's baseline instead: tokens-to-x and the verdicts that "
+                "use them (norm's 'converges faster', atlas's ReZero) may differ from the report drawn with the "
+                "data.**")
+    return ""
+
+
 def method(doc, st):
     """The Method section and the budget table."""
     doc.h(2, "Method")
@@ -274,7 +288,7 @@ def method(doc, st):
         "nats below the unigram baseline on the training split (the point where a model starts to use context); "
         "without a baseline, the median final smoothed train loss of the preset's runs that did not diverge. In "
         "comparisons a seed that never reaches x is a bound, '≥ its run's total tokens' (censored, see below); "
-        "tables average only the seeds that reached it, with their count.",
+        "tables average only the seeds that reached it, with their count." + train_target_note(st),
         "Unigram baseline: the cross-entropy of the training split's token frequencies (add-one smoothed) on the "
         "validation split (study.json's baselines where gpt2lab wrote them, else computed from the shards); a "
         "model at this loss predicts common tokens and nothing from context. A run left the unigram plateau when "

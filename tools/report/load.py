@@ -130,6 +130,7 @@ class Study:
         self.uniform = number(base.get("uniform")) or (math.log(self.vocab) if self.vocab else None)
         self.unigram = number(base.get("unigram_val"))
         self.unigram_train = number(base.get("unigram_train"))
+        self.unigram_train_from = "study.json" if self.unigram_train is not None else None
         if self.unigram is None or self.unigram_train is None:
             # gpt2lab records it relative to the study folder (a committed study is read elsewhere).
             data_dir = self.s.get("data", {}).get("dir", "")
@@ -137,7 +138,8 @@ class Study:
                 data_dir = os.path.join(out, data_dir)
             val, train = unigram_baseline(data_dir, self.vocab)
             self.unigram = self.unigram if self.unigram is not None else val
-            self.unigram_train = self.unigram_train if self.unigram_train is not None else train
+            if self.unigram_train is None and train is not None:
+                self.unigram_train, self.unigram_train_from = train, "shards"
         self.presets = listed_presets(self.s)  # the entry point puts them in report order
         self.metrics = {}
         for r in self.runs:

@@ -5,9 +5,12 @@ nothing, runs side by side (--jobs 2 --threads 2, one thread each) give the
 runs of --jobs 1 --threads 1 bit for bit, and a study interrupted mid-way
 (with --jobs 2) resumes without redoing finished runs and ends with the same
 metrics as an uninterrupted one."""
+import glob
 import json
+import math
 import re
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +19,7 @@ import pytest
 
 import harness
 from harness import BIN, read_metrics, stable
-from shards import study_corpus
+from shards import read_shard, study_corpus
 
 # The report script is a folder (python3 tools/report OUT); named here so
 # that the test does not depend on the default gpt2lab was built with.
@@ -109,6 +112,39 @@ def test_study_json_records_version_and_rules(full):
 def test_study_logs_an_eta(full):
     a, r, s, runs = full
     assert re.search(r"study: about \S+ left for the study", r.stderr) is not None, "the study logs an overall ETA"
+
+
+def unigram_losses(dataset, vocab):
+    """(val, train): the train split's add-one smoothed unigram distribution's
+    mean negative log-likelihood on each split, here in numpy."""
+    import numpy as np
+    split = {k: np.concatenate([read_shard(f) for f in sorted(glob.glob(os.path.join(dataset, f"{k}*.bin")))])
+             for k in ("val", "train")}
+    counts = np.bincount(split["train"], minlength=vocab).astype(np.float64) + 1.0
+    logp = np.log(counts / counts.sum())
+    return float(-logp[split["val"]].mean()), float(-logp[split["train"]].mean())
+
+
+def test_report_without_the_data_says_what_it_said_with_them(full, tmp):
+    """A committed study leaves its data behind (git-ignored): its report,
+    drawn from study.json and the runs alone, must be the one drawn with
+    the data. The train target of 'tokens to loss <= x' is set by the
+    training split's unigram loss, which study.json did not record, so a
+    clone drew another x (v3's ReZero verdict moved): now recorded."""
+    a, r, s, runs = full
+    val, train = unigram_losses(os.path.join(a, "data", "dataset"), s["data"]["vocab_size"])
+    base = s["baselines"]
+    assert (math.isclose(base["unigram_val"], val, rel_tol=1e-9) and
+            math.isclose(base.get("unigram_train", math.nan), train, rel_tol=1e-9)), \
+        f"study.json records both unigram losses ({base}; numpy: val {val}, train {train})"
+    reports = []
+    for name, keep_data in (("with-data", True), ("without-data", False)):
+        out = os.path.join(tmp, name)
+        shutil.copytree(a, out, ignore=None if keep_data else shutil.ignore_patterns("data"))
+        harness.command([sys.executable, REPORT, out, "--no-figures"], check=True)
+        reports.append(open(os.path.join(out, "report.md")).read())
+    assert "tokens to loss ≤" in reports[0] and reports[0] == reports[1], \
+        "the report drawn without the study's data is the one drawn with them"
 
 
 def test_report_names_no_absolute_path(full, tmp):
