@@ -12,7 +12,9 @@ STEPS): startup and the final checkpoint are scaled up with the steps,
 alike for every build), the median of the per-round ratios to old fp32,
 and whether the new build gave the old one's losses bit for bit in each
 precision; then the hours the v3 study's training runs would take with
-each build (every run at its shape's measured rate, two at a time).
+each build (every run at its shape's measured rate, two at a time), and
+with the new build's bf16 only in the presets whose bf16 control kept
+every verdict (BF16_PRESETS, default norm,init,lr-edge,translation).
 
     python3 bench/study_shapes.py OLD_BIN NEW_BIN DATASET WORK [STEPS] [ROUNDS]
 (OLD_BIN "-": the new build only, its fp32 the reference.)
@@ -133,6 +135,7 @@ def main(argv):
           + "| new = old bits |")
     print("|---" * (4 + len(others) + bf16_pair) + "|---|")
     hours = {b: 0.0 for b in builds}
+    by_preset = {b: {} for b in builds}  # build -> preset -> hours
     for shape, members in sorted(shapes.items(), key=lambda kv: (kv[0][1], kv[0][3], kv[0][0])):
         secs, same = measure(shape, members[0]["config"], builds, steps, rounds, data, work)
         med = {b: statistics.median(s) for b, s in secs.items()}
@@ -141,7 +144,10 @@ def main(argv):
             ratio["bf16"] = statistics.median(o / n for o, n in zip(secs["old bf16"], secs["new bf16"]))
         lengths = run_lengths(members)
         for b in builds:  # two at a time, each run at its own length
-            hours[b] += sum(r["config"]["steps"] for r in members) / steps * med[b] / 2 / 3600
+            for r in members:
+                h = r["config"]["steps"] / steps * med[b] / 2 / 3600
+                hours[b] += h
+                by_preset[b][r["preset"]] = by_preset[b].get(r["preset"], 0.0) + h
         length = max(lengths, key=lengths.get)[1]
         rph = "/".join(f"{2 * 3600 / (med[b] * length / steps):.0f}" for b in builds)
         bits = ", ".join(f"{p} {'yes' if v else 'no'}" for p, v in same.items()) or "-"
@@ -154,6 +160,21 @@ def main(argv):
           + ", ".join(f"{b} {h:.2f} h ({len(runs) / h:.0f} runs/hour)" for b, h in hours.items())
           + "; " + ", ".join(f"{b} ÷ {ref} {hours[ref] / hours[b]:.2f}" for b in others)
           + f" (as recorded when v3 ran: {recorded:.2f} h)")
+    mixed_precision(by_preset, ref)
+
+
+def mixed_precision(by_preset, ref):
+    """v3 with the new build's bf16 only in the presets whose bf16 control
+    kept every verdict (BF16_PRESETS; docs/study/README.md) and fp32 in
+    the rest: the runs per hour a study may use."""
+    allowed = [p for p in os.environ.get("BF16_PRESETS", "norm,init,lr-edge,translation").split(",") if p]
+    if "new bf16" not in by_preset:
+        return
+    presets = set(by_preset["new fp32"])
+    h = sum(by_preset["new bf16" if p in allowed else "new fp32"][p] for p in presets)
+    total = sum(by_preset[ref].values())
+    print(f"bf16 in {', '.join(sorted(set(allowed) & presets))}, fp32 in "
+          f"{', '.join(sorted(presets - set(allowed)))}: {h:.2f} h, {ref} ÷ this {total / h:.2f}")
 
 
 if __name__ == "__main__":
