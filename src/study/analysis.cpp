@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
-#include <utility>
 
 #include "data/token_shard.h"
 #include "gpt2lab/core/error.h"
@@ -212,42 +211,35 @@ nlohmann::json spikes_from_metrics(const std::filesystem::path& run, double limi
   return {{"spikes", spikes}, {"spike_steps", starts}};
 }
 
-namespace {
-// The add-one smoothed negative log-likelihood of `files`' tokens under `counts`.
-std::pair<double, size_t> unigram_nll(const std::vector<std::filesystem::path>& files,
-                                      const std::vector<double>& counts, double total) {
-  double nll = 0;
-  size_t n = 0;
-  for (const auto& f : files) {
-    const TokenShard shard = TokenShard::open(f);  // a temporary would be unmapped before the loop
-    for (const uint16_t t : shard.tokens())
-      if (t < counts.size()) {
-        nll -= std::log(counts[t] / total);
-        ++n;
-      }
-  }
-  return {nll, n};
-}
-}  // namespace
-
 std::optional<UnigramBaselines> unigram_baselines(const std::filesystem::path& data_dir, int vocab) {
   const auto val_files = find_split_files(data_dir, "val", false);
   if (val_files.empty() || vocab <= 0) return std::nullopt;
-  const auto train_files = find_split_files(data_dir, "train");
   std::vector<double> counts(static_cast<size_t>(vocab), 1.0);  // add-one
   double total = vocab;
-  for (const auto& f : train_files) {
-    const TokenShard shard = TokenShard::open(f);
+  for (const auto& f : find_split_files(data_dir, "train")) {
+    const TokenShard shard = TokenShard::open(f);  // a temporary would be unmapped before the loop
     for (const uint16_t t : shard.tokens())
       if (t < vocab) {
         counts[t] += 1;
         total += 1;
       }
   }
-  const auto [val_nll, val_n] = unigram_nll(val_files, counts, total);
-  const auto [train_nll, train_n] = unigram_nll(train_files, counts, total);
-  if (val_n == 0 || train_n == 0) return std::nullopt;
-  return UnigramBaselines{val_nll / static_cast<double>(val_n), train_nll / static_cast<double>(train_n)};
+  // The train split's own tokens are its counts less the added one: no second pass.
+  double train_nll = 0;
+  for (const double c : counts) train_nll -= (c - 1) * std::log(c / total);
+  const double train_n = total - vocab;
+  double nll = 0;
+  size_t n = 0;
+  for (const auto& f : val_files) {
+    const TokenShard shard = TokenShard::open(f);
+    for (const uint16_t t : shard.tokens())
+      if (t < vocab) {
+        nll -= std::log(counts[t] / total);
+        ++n;
+      }
+  }
+  if (n == 0 || train_n == 0) return std::nullopt;
+  return UnigramBaselines{nll / static_cast<double>(n), train_nll / train_n};
 }
 
 nlohmann::json baselines_json(const std::optional<UnigramBaselines>& unigram, int vocab) {
