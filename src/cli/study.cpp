@@ -5,6 +5,7 @@
 #include "core/data_dir.h"
 #include "data/prepare.h"
 #include "gpt2lab/core/error.h"
+#include "study/budget.h"
 #include "study/plan.h"
 #include "study/study.h"
 
@@ -21,7 +22,7 @@ void add(CLI::App& app) {
   struct Flags {
     std::string preset = "all", budget = "quick", data, out;
     std::vector<std::string> catalogs;
-    int threads = 0, jobs = 1;
+    int threads = 0, jobs = 1, seeds = 0;
     bool no_report = false, quiet = false, bf16 = false;
   };
   auto f = std::make_shared<Flags>();
@@ -49,6 +50,10 @@ void add(CLI::App& app) {
   sub->add_flag("--bf16", f->bf16,
                 "Every run's matmuls with bf16 inputs and fp32 accumulation (AVX512-BF16; fp32 weights, gradients "
                 "and AdamW), as train --bf16; a study folder holds one precision");
+  sub->add_option("--seeds", f->seeds,
+                  "Every preset at this many seeds (default: each preset's own, 3 to 10), the budget's seeds "
+                  "continued; more seeds on a finished study add runs and keep the ones done")
+      ->check(CLI::Range(kMinSeedCount, 1000));
   sub->add_flag("--quiet", f->quiet, "No per-step training output (the study's own lines remain)");
   add_threads_flag(sub, f->threads);
   sub->add_option("--jobs", f->jobs,
@@ -74,12 +79,14 @@ void add(CLI::App& app) {
     o.threads = f->threads;
     o.jobs = f->jobs;
     o.bf16 = f->bf16;
+    o.seeds = f->seeds;
     o.report = !f->no_report;
     o.quiet = f->quiet;
     o.command = "gpt2lab study --preset " + f->preset + " --budget " + f->budget +
                 (f->data.empty() ? "" : " --data " + f->data) + catalogs_flags(f->catalogs) + " --out " + f->out +
                 (f->threads ? " --threads " + std::to_string(f->threads) : "") +
-                (f->jobs != 1 ? " --jobs " + std::to_string(f->jobs) : "") + (f->bf16 ? " --bf16" : "");
+                (f->jobs != 1 ? " --jobs " + std::to_string(f->jobs) : "") +
+                (f->seeds ? " --seeds " + std::to_string(f->seeds) : "") + (f->bf16 ? " --bf16" : "");
     o.log = [](const std::string& line) {
       std::fprintf(stderr, "%s\n", line.c_str());
       std::fflush(stderr);

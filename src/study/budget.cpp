@@ -460,6 +460,17 @@ std::vector<uint64_t> seeds_of(const Budget& b, int count) {
   return s;
 }
 
+Budget with_seed_count(Budget b, int count) {
+  if (count == 0) return b;
+  check(count >= kMinSeedCount, "--seeds " + std::to_string(count) +
+                                    " is too few: a verdict needs the spread of at least " +
+                                    std::to_string(kMinSeedCount) + " seeds");
+  b.seeds = seeds_of(b, count);
+  b.gai_seed_count = b.edge.seed_count = b.init_seed_count = b.depth_seed_count = count;
+  b.seed_count = count;
+  return b;
+}
+
 Budget budget_by_name(const std::string& name) {
   if (name == "full") return full_budget();
   if (name == "quick") return quick_budget();
@@ -554,7 +565,8 @@ nlohmann::json fields_json(const Budget& b) {
 
 nlohmann::json to_json(const Budget& b) {
   nlohmann::json j = fields_json(b);
-  if (b.bf16) j["bf16"] = true;  // absent in fp32 studies, as before the option
+  if (b.bf16) j["bf16"] = true;                          // absent in fp32 studies, as before the option
+  if (b.seed_count > 0) j["seed_count"] = b.seed_count;  // absent without --seeds
   return j;
 }
 

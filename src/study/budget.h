@@ -158,6 +158,9 @@ struct Budget {
   // --bf16`; weights, gradients and AdamW stay fp32). Part of what a study
   // folder holds: its runs do not mix with fp32 ones.
   bool bf16 = false;
+  // `study --seeds N`: every preset at N seeds (with_seed_count); 0: each
+  // preset's own count. Recorded, so that a resumed study keeps to it.
+  int seed_count = 0;
   double max_loss_over_uniform = 0.5;
   double max_loss_window_fraction = 0.1;
   // A run "trains" (lr-edge) when it completes with a final val loss at
@@ -192,6 +195,12 @@ std::vector<double> norm_lrs_of(const Budget& b);
 // The seeds of a preset with `count` seeds (0: the budget's own): the
 // budget's seeds, continued one by one past the last.
 std::vector<uint64_t> seeds_of(const Budget& b, int count);
+
+// `b` with every preset at `count` seeds (the budget's seeds continued
+// past the last, so a study's finished runs keep their seeds and names);
+// count 0 leaves it as it is. Throws Error below kMinSeedCount.
+Budget with_seed_count(Budget b, int count);
+inline constexpr int kMinSeedCount = 3;  // the fewest a verdict's spread is read from
 
 nlohmann::json to_json(const Budget& b);
 

@@ -84,6 +84,7 @@ class Study {
   explicit Study(const StudyOptions& o)
       : o_(o), budget_(budget_by_name(o.budget)), jobs_(o.jobs), run_threads_(threads_per_job(o.threads, o.jobs)) {
     check(o.jobs >= 1, "--jobs must be at least 1");
+    budget_ = with_seed_count(budget_, o.seeds);
     budget_.bf16 = o.bf16;
     // Whole lines, one at a time, whichever run's thread writes them.
     log_ = [this, log = o.log](const std::string& line) {
@@ -120,7 +121,7 @@ class Study {
       if (e.path().filename().string().rfind(std::string(kStudyFile) + ".tmp-", 0) == 0) fs::remove(e.path(), ec);
     set_threads(o_.threads);
 
-    check_study_compatible(out_, budget_.name, budget_.bf16);
+    check_study_compatible(out_, budget_);
     data_ = ensure_study_data(o_.data, out_ / "data", budget_.vocab_size, o_.threads, log_);
     unigram_ = unigram_baselines(data_.dir, data_.vocab_size);
     if (std::find(o_.presets.begin(), o_.presets.end(), "translation") != o_.presets.end())

@@ -42,6 +42,7 @@ struct StudyOptions {
   int threads = 0;                              // for the whole study; 0: every core
   int jobs = 1;                                 // items run at once
   bool bf16 = false;                            // every run's matmuls in bf16 (Budget::bf16)
+  int seeds = 0;                                // every preset at this many seeds; 0: each its own
   bool report = true;                           // run tools/report at the end
   bool quiet = false;                           // no per-step training output (always so with jobs > 1)
   std::string command;                          // the command line, recorded in study.json

@@ -156,6 +156,8 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   if (j.contains("budget")) {
     need(j["budget"].is_object(), "budget", "an object");
     need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");
+    need(!j["budget"].contains("seed_count") || j["budget"]["seed_count"].is_number_integer(), "budget.seed_count",
+         "an integer");
   }
   if (j.contains("data")) {
     need(j["data"].is_object(), "data", "an object");
@@ -179,7 +181,35 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   }
 }
 
-void check_study_compatible(const fs::path& out, const std::string& budget, bool bf16) {
+namespace {
+
+// How many seeds the study's runs span: the highest seed index + 1.
+long seeds_held(const nlohmann::json& j) {
+  long n = 0;
+  for (const auto& r : j["runs"]) {
+    const auto v = r.find("variables");
+    if (v == r.end()) continue;
+    const auto i = v->find("seed_index");
+    if (i != v->end() && i->is_number_integer()) n = std::max(n, i->get<long>() + 1);
+  }
+  return n;
+}
+
+// --seeds may grow a study (its finished runs keep their seeds), never
+// leave runs it holds out of the plan, nor be dropped once given.
+void check_seed_count(const nlohmann::json& j, const fs::path& p, int count) {
+  const long had = j["budget"].value("seed_count", 0L), held = seeds_held(j);
+  check(had == 0 || count >= had, p.string() + " holds a study run with --seeds " + std::to_string(had) +
+                                      "; pass --seeds " + std::to_string(had) +
+                                      " (or more, to add seeds) to continue it, or another --out");
+  check(count == 0 || count >= held, p.string() + " holds runs of " + std::to_string(held) + " seeds; --seeds " +
+                                         std::to_string(count) + " would plan fewer than it holds; pass --seeds " +
+                                         std::to_string(held) + " or more, or another --out");
+}
+
+}  // namespace
+
+void check_study_compatible(const fs::path& out, const Budget& b) {
   const fs::path p = out / kStudyFile;
   const auto j = read_json_if_exists(p);
   if (!j) return;
@@ -190,12 +220,13 @@ void check_study_compatible(const fs::path& out, const std::string& budget, bool
                                       ": seeds, lr-edge); its runs do not mix with new ones, so use another --out");
   if (!j->contains("budget")) return;
   const std::string had = (*j)["budget"].value("name", "");
-  check(had == budget, p.string() + " holds a study with budget '" + had + "', not '" + budget +
+  check(had == b.name, p.string() + " holds a study with budget '" + had + "', not '" + b.name +
                            "'; use another --out (runs of different sizes do not mix)");
-  const bool had_bf16 = (*j)["budget"].is_object() && (*j)["budget"].value("bf16", false);
-  const auto name = [](bool b) { return b ? std::string("bf16 (--bf16)") : std::string("fp32"); };
-  check(had_bf16 == bf16, p.string() + " holds a study whose runs train in " + name(had_bf16) + ", not " + name(bf16) +
-                              "; use the same precision to continue it, or another --out");
+  const bool had_bf16 = (*j)["budget"].value("bf16", false);
+  const auto name = [](bool x) { return x ? std::string("bf16 (--bf16)") : std::string("fp32"); };
+  check(had_bf16 == b.bf16, p.string() + " holds a study whose runs train in " + name(had_bf16) + ", not " +
+                                name(b.bf16) + "; use the same precision to continue it, or another --out");
+  check_seed_count(*j, p, b.seed_count);
 }
 
 StudyJson open_study_file(const fs::path& out, const std::string& budget, const std::string& tokenizer_identity) {

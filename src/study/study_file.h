@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "study/budget.h"
+
 namespace gpt2lab {
 
 namespace fs = std::filesystem;
@@ -36,9 +38,10 @@ std::optional<nlohmann::json> read_json_if_exists(const fs::path& p);
 // An edited or damaged study.json is an Error naming the field.
 void validate_study_file(const nlohmann::json& j, const fs::path& p);
 
-// Before any data work: a study.json of another format version or budget
-// in OUT is refused (runs of different sizes do not mix).
-void check_study_compatible(const fs::path& out, const std::string& budget, bool bf16);
+// Before any data work: a study.json of another format version, budget,
+// precision or seed count (Budget::seed_count) in OUT is refused (runs of
+// different sizes do not mix).
+void check_study_compatible(const fs::path& out, const Budget& b);
 
 // OUT/study.json as it is, or a new record; refuses one of another budget
 // or on other data (tokenizer identity).

@@ -387,6 +387,41 @@ def test_bf16_study_trains_every_run_in_bf16_and_keeps_to_it(corpus, tmp):
     assert r.returncode != 0 and "train in bf16 (--bf16), not fp32" in r.stderr, "a bf16 study refuses fp32 runs"
 
 
+def test_more_seeds_add_runs_and_keep_the_finished_ones(corpus, tmp):
+    """--seeds N plans every preset at N seeds (the budget's continued); a
+    finished study grows with a larger N, redoing nothing, and keeps to it."""
+    d, fresh = os.path.join(tmp, "seeds"), os.path.join(tmp, "seeds-fresh")
+    r = study(corpus, d, "--preset", "depth", "--seeds", "3", "--no-report")
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(d, "study.json")) as f:
+        s = json.load(f)
+    depth = [x for x in s["runs"] if x["preset"] == "depth"]
+    assert s["budget"]["seed_count"] == 3 and s["budget"]["depth"]["seeds"] == [1337, 1338, 1339]
+    assert len(depth) == 8 * 3 and sorted({x["variables"]["seed"] for x in depth}) == [1337, 1338, 1339]
+    mtimes = {x["name"]: os.path.getmtime(os.path.join(d, x["metrics"])) for x in depth}
+    r = study(corpus, d, "--preset", "depth", "--seeds", "4", "--no-report")
+    assert r.returncode == 0 and "8 runs done now, 24 found done" in r.stderr, r.stderr
+    with open(os.path.join(d, "study.json")) as f:
+        s = json.load(f)
+    added = [x for x in s["runs"] if x["preset"] == "depth" and x["name"] not in mtimes]
+    assert s["command"].endswith("--seeds 4") and s["budget"]["seed_count"] == 4
+    assert len(added) == 8 and all(x["name"].endswith("-s4") and x["variables"]["seed"] == 1340
+                                   and x["variables"]["seed_index"] == 3 for x in added)
+    assert all(os.path.getmtime(os.path.join(d, x["metrics"])) == mtimes[x["name"]]
+               for x in s["runs"] if x["name"] in mtimes), "no finished run was redone"
+    # The added seed's runs are those a fresh 4-seed study trains.
+    r = study(corpus, fresh, "--preset", "depth", "--seeds", "4", "--no-report")
+    assert r.returncode == 0, r.stderr
+    for x in added:
+        run = os.path.dirname(x["metrics"])
+        assert stable(read_metrics(os.path.join(d, run))) == stable(read_metrics(os.path.join(fresh, run))), x["name"]
+    for extra, says in (((), "run with --seeds 4; pass --seeds 4"),
+                        (("--seeds", "3"), "holds a study run with --seeds 4"),
+                        (("--seeds", "2"), "--seeds")):
+        r = study(corpus, d, "--preset", "depth", "--no-report", *extra)
+        assert r.returncode != 0 and says in r.stderr, (extra, r.stderr)
+
+
 def test_without_the_report_tool_rules_are_null(corpus, tmp):
     # Without the report tool the rules are recorded as not registered, with a
     # note; the study itself still runs.
