@@ -183,15 +183,19 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
 
 namespace {
 
-// How many seeds the study's runs span: the highest seed index + 1.
+// How many seeds the study's runs and lr-edge searches span: the highest
+// seed index + 1.
 long seeds_held(const nlohmann::json& j) {
   long n = 0;
-  for (const auto& r : j["runs"]) {
-    const auto v = r.find("variables");
-    if (v == r.end()) continue;
-    const auto i = v->find("seed_index");
-    if (i != v->end() && i->is_number_integer()) n = std::max(n, i->get<long>() + 1);
-  }
+  const auto scan = [&n](const nlohmann::json& items, const char* key) {
+    for (const auto& x : items) {
+      if (!x.is_object() || !x.contains(key) || !x[key].is_object()) continue;
+      const auto i = x[key].find("seed_index");
+      if (i != x[key].end() && i->is_number_integer()) n = std::max(n, i->get<long>() + 1);
+    }
+  };
+  scan(j["runs"], "variables");
+  if (j.contains("edges")) scan(j["edges"], "setting");
   return n;
 }
 

@@ -64,7 +64,14 @@ TEST(StudySeeds, MoreSeedsGrowAStudyFewerAreRefused) {
   const fs::path ten = study_holding("ten", 10, 0);
   EXPECT_NE(refusal(ten, tiny_at(6)).find("holds runs of 10 seeds; --seeds 6 would plan fewer"), std::string::npos);
   EXPECT_EQ(refusal(ten, tiny_at(12)), "");
-  for (const fs::path& d : {plain, at4, ten}) fs::remove_all(d);
+  // So do its lr-edge searches' seeds.
+  const fs::path edges = study_holding("edges", 3, 0);
+  auto j = *read_json_if_exists(edges / kStudyFile);
+  j["edges"] = {{{"name", "edge-s5"}, {"setting", {{"seed_index", 4}}}}};
+  std::ofstream(edges / kStudyFile) << j.dump();
+  EXPECT_NE(refusal(edges, tiny_at(4)).find("holds runs of 5 seeds"), std::string::npos);
+  EXPECT_EQ(refusal(edges, tiny_at(5)), "");
+  for (const fs::path& d : {plain, at4, ten, edges}) fs::remove_all(d);
 }
 
 TEST(StudySeeds, AnEditedSeedCountIsRefusedByField) {
