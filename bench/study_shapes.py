@@ -14,7 +14,7 @@ and whether the new build gave the old one's losses bit for bit in each
 precision; then the hours the v3 study's training runs would take with
 each build (every run at its shape's measured rate, two at a time), and
 with the new build's bf16 only in the presets whose bf16 control kept
-every verdict (BF16_PRESETS, default norm,init,lr-edge,translation).
+every verdict (BF16_PRESETS, default norm,init,lr-edge,translation,depth).
 
     python3 bench/study_shapes.py OLD_BIN NEW_BIN DATASET WORK [STEPS] [ROUNDS]
 (OLD_BIN "-": the new build only, its fp32 the reference.)
@@ -167,7 +167,7 @@ def mixed_precision(by_preset, ref):
     """v3 with the new build's bf16 only in the presets whose bf16 control
     kept every verdict (BF16_PRESETS; docs/study/README.md) and fp32 in
     the rest: the runs per hour a study may use."""
-    allowed = [p for p in os.environ.get("BF16_PRESETS", "norm,init,lr-edge,translation").split(",") if p]
+    allowed = [p for p in os.environ.get("BF16_PRESETS", "norm,init,lr-edge,translation,depth").split(",") if p]
     if "new bf16" not in by_preset:
         return
     presets = set(by_preset["new fp32"])
