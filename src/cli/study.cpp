@@ -49,7 +49,8 @@ void add(CLI::App& app) {
   sub->add_flag("--no-report", f->no_report, "Do not run tools/report at the end");
   sub->add_flag("--bf16", f->bf16,
                 "Every run's matmuls with bf16 inputs and fp32 accumulation (AVX512-BF16; fp32 weights, gradients "
-                "and AdamW), as train --bf16; a study folder holds one precision");
+                "and AdamW), as train --bf16; a study folder holds one precision; the report marks each verdict "
+                "resting on a preset whose bf16 control did not pass (docs/study/README.md)");
   sub->add_option("--seeds", f->seeds,
                   "Every preset at this many seeds (default: each preset's own, 3 to 10), the budget's seeds "
                   "continued; more seeds on a finished study add runs and keep the ones done")

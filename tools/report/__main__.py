@@ -83,7 +83,7 @@ if os.path.abspath(getattr(sys.modules.get("report"), "__file__", None) or os.cu
     sys.modules["report"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(sys.modules["report"])
 
-from report import evidence, verdicts  # noqa: E402
+from report import evidence, precision, verdicts  # noqa: E402
 from report.document import Doc, Link  # noqa: E402
 from report.load import Study  # noqa: E402
 from report.sections import BY_PRESET, PRESET_SECTIONS, divergence, fluency, samples  # noqa: E402
@@ -181,13 +181,14 @@ def verdict_table(doc, st, not_run):
     rows = []
     for v in st.verdicts.values():
         links = [Link(p, doc.anchor(drawn[p])) if p in drawn else f"{p} (not run)" for p in v.sections]
+        mark = precision.mark(st, v.sections)
         if v.changed:
             r = v.registered
             rows.append([f"{v.claim} (registered rule {v.registered_rule})", r.verdict if r else "–",
-                         r.numbers if r else "this report does not know the registered rule", links])
-            rows.append([f"{v.claim} (rule {v.rule}, changed after the runs)", v.verdict, v.numbers, links])
+                         mark + (r.numbers if r else "this report does not know the registered rule"), links])
+            rows.append([f"{v.claim} (rule {v.rule}, changed after the runs)", v.verdict, mark + v.numbers, links])
         else:
-            rows.append([v.claim, v.verdict, v.numbers, links])
+            rows.append([v.claim, v.verdict, mark + v.numbers, links])
     doc.p(f"Each claim's verdict is computed from every seed of the settings it rests on: a difference counts only "
           f"when both sides have at least {verdicts.MIN_SEEDS} seeds and |Δmean| > {verdicts.NOISE:g}·pooled sd "
           "(otherwise: within seed noise); a value outside the probed range is a bound ('< x', '≥ x'), and a "
@@ -236,6 +237,7 @@ def header(doc, st, out, title):
           f"Study created {s.get('created', '?')}, last updated {s.get('updated', '?')}.")
     if s.get("command"):
         doc.pre(shown_command(s["command"], out))
+    doc.p(precision.note(st))
 
 
 def draw_sections(doc, st, not_run, findings):
