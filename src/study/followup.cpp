@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 namespace gpt2lab {
@@ -68,6 +69,36 @@ void put_selection(StudyJson& study, const std::string& key, StudyJson selection
   study["selections"][key] = std::move(selection);
 }
 
+bool any_recorded(const StudyJson& study, const std::vector<RunSpec>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [&](const RunSpec& r) { return find_run(study, r.name) != nullptr; });
+}
+
+// A study grown by --seeds makes its selection again over every seed, and
+// it may move. Where second-stage runs were trained at the recorded lr,
+// it stays: it was chosen before they ran, and the new seeds' runs join
+// them there. The selection then records the rule's choice over every seed
+// ("over_all_seeds") and the seeds the kept one was made from.
+StudyJson kept_selection(const StudyJson& study, const std::string& key, StudyJson fresh,
+                         const std::function<std::vector<RunSpec>(double)>& second_stage) {
+  const StudyJson none;
+  const StudyJson& sels = study.contains("selections") ? study["selections"] : none;
+  const StudyJson& old = sels.is_object() && sels.contains(key) ? sels[key] : none;
+  if (!old.is_object() || !old.contains("lr") || !old["lr"].is_number() || fresh["lr"] == old["lr"]) return fresh;
+  const double lr = old["lr"].get<double>();
+  if (!any_recorded(study, second_stage(lr))) return fresh;
+  bool trains = false;
+  for (const StudyJson& c : fresh["candidates"])
+    if (c["lr"] == old["lr"]) trains = c["trained"] == c["seeds"];
+  fresh["over_all_seeds"] = {{"lr", fresh["lr"]}, {"trains", fresh["trains"]}};
+  fresh["kept_from_seeds"] = old.contains("kept_from_seeds") ? old["kept_from_seeds"]
+                             : old.contains("candidates") && old["candidates"].is_array() && !old["candidates"].empty()
+                                 ? old["candidates"][0].value("seeds", StudyJson(nullptr))
+                                 : StudyJson(nullptr);
+  fresh["lr"] = lr;
+  fresh["trains"] = trains;
+  return fresh;
+}
+
 std::vector<RunSpec> atlas_followups(const Budget& b, const StudyData& data, const std::string& dir, int threads,
                                      StudyJson& study) {
   std::vector<RunSpec> runs;
@@ -82,6 +113,8 @@ std::vector<RunSpec> atlas_followups(const Budget& b, const StudyData& data, con
     if (sel.is_null()) return {};  // every variant's selection first: the sweep compares them
     sel["rule"] = kAtlasRule;
     sel["depth"] = b.atlas.select_depth;
+    sel = kept_selection(study, "atlas-" + v.name, std::move(sel),
+                         [&](double lr) { return plan_atlas_variant(b, data, dir, threads, v, lr); });
     chosen.emplace_back(v, std::move(sel));
   }
   for (auto& [v, sel] : chosen) {
@@ -112,8 +145,10 @@ std::vector<RunSpec> plan_followups(const std::vector<std::string>& presets, con
   std::vector<RunSpec> runs;
   auto has = [&](const char* p) { return std::find(presets.begin(), presets.end(), p) != presets.end(); };
   if (has("init") && !b.init_post_sweep.empty()) {
-    const StudyJson selection = select_init_post_lr(b, study);
+    StudyJson selection = select_init_post_lr(b, study);
     if (!selection.is_null()) {
+      selection = kept_selection(study, "init-post", std::move(selection),
+                                 [&](double lr) { return plan_init_post(b, data, runs_dir, threads, lr); });
       put_selection(study, "init-post", selection);
       if (selection["lr"].is_number()) runs = plan_init_post(b, data, runs_dir, threads, selection["lr"].get<double>());
     }

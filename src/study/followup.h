@@ -18,7 +18,12 @@
 // that the claims about variants that fail to train can still be checked.
 //
 // Each selection, its candidates and its rule are recorded in study.json
-// ("selections").
+// ("selections"). A study grown by --seeds selects again over every seed;
+// where second-stage runs were trained at the recorded lr and the choice
+// moved, the recorded lr stays (chosen before those runs; the new seeds'
+// second stage joins them) and the selection adds the rule's choice over
+// every seed ("over_all_seeds") and the seeds it was kept from
+// ("kept_from_seeds"), which the report states.
 #pragma once
 
 #include <string>

@@ -109,3 +109,45 @@ TEST(StudyFollowup, AtlasVariantsSweepDepthAtTheirOwnLr) {
   EXPECT_EQ(s["selections"]["atlas-post-ln"]["trains"], false);
   EXPECT_EQ(s["selections"]["atlas-post-ln"]["lr"], 5e-4);
 }
+
+// A finished study grown by --seeds (helper's repro, stop 60): the fourth
+// seed stays on the plateau at the lr three seeds chose, so over all seeds
+// the rule picks another. Post-LN's arms were trained at the first choice:
+// it stays (their names carry no lr, so moving it planned runs under
+// finished names with other settings, refused on every rerun), and the
+// selection records the rule's choice over every seed beside it.
+TEST(StudyFollowup, GrowingSeedsKeepsASelectionWhoseArmsRan) {
+  StudyData d;
+  d.vocab_size = 4096;
+  const Budget b3 = with_seed_count(budget_by_name("full"), 3);
+  StudyJson s = selection_study(b3, {{3, 5.0}, {3, 5.4}, {3, 5.2}, {3, 5.6}});
+  const auto arms = plan_followups({"init"}, b3, d, "/o/runs", 1, s);
+  ASSERT_FALSE(arms.empty());
+  EXPECT_EQ(s["selections"]["init-post"]["lr"], 2.5e-4);
+  for (const RunSpec& r : arms) s["runs"].push_back({{"name", r.name}, {"status", "completed"}});
+  const Budget b4 = with_seed_count(budget_by_name("full"), 4);
+  s["runs"].push_back({{"name", init_postsel_name(2.5e-4, 3)},
+                       {"status", "completed"},
+                       {"outcome", {{"trains", false}, {"val_loss", 6.3}}}});
+  for (size_t k = 1; k < b4.init_post_sweep.size(); ++k)
+    s["runs"].push_back({{"name", init_postsel_name(b4.init_post_sweep[k], 3)},
+                         {"status", "completed"},
+                         {"outcome", {{"trains", true}, {"val_loss", 5.0}}}});
+  const auto grown = plan_followups({"init"}, b4, d, "/o/runs", 1, s);
+  const StudyJson& sel = s["selections"]["init-post"];
+  EXPECT_EQ(sel["lr"], 2.5e-4) << "kept: its arms ran there";
+  EXPECT_EQ(sel["trains"], false) << "the fourth seed does not train at it";
+  EXPECT_EQ(sel["over_all_seeds"]["lr"], 1e-3);
+  EXPECT_EQ(sel["kept_from_seeds"], 3);
+  EXPECT_EQ(sel["candidates"][0]["seeds"], 4);
+  ASSERT_EQ(grown.size(), 8u * 4u);
+  for (const RunSpec& r : grown) EXPECT_EQ(r.train.schedule.lr, 2.5e-4) << r.name;
+  // Without arms trained yet, the selection simply follows every seed.
+  StudyJson fresh = s;
+  fresh["runs"] = StudyJson::array();
+  for (const StudyJson& r : s["runs"])
+    if (r["name"].get<std::string>().rfind("init-postsel-", 0) == 0) fresh["runs"].push_back(r);
+  plan_followups({"init"}, b4, d, "/o/runs", 1, fresh);
+  EXPECT_EQ(fresh["selections"]["init-post"]["lr"], 1e-3);
+  EXPECT_FALSE(fresh["selections"]["init-post"].contains("over_all_seeds"));
+}

@@ -208,6 +208,18 @@ def test_init_s_post_ln_selection_in_the_report():
     assert len(f) == 1 and "rezero 4e-3" in f[0] and "post-ln 5e-4 (no lr trained: its lowest loss)" in f[0], \
         "atlas: the report names each variant's selected lr and says where none trained"
 
+    # A study grown by --seeds keeps a selection whose second stage ran
+    # (study/followup.h): the report says so, and what every seed picks now.
+    grown = {"lr": 1e-3, "warmup_fraction": 0.25, "rule": "R", "candidates": cands, "kept_from_seeds": 3,
+             "over_all_seeds": {"lr": 5e-4, "trains": True}}
+    f = init_section.selection_findings(WithSelection(grown))
+    assert ("train at lr 1e-3" in f[0] and "chosen from 3 seeds" in f[0]
+            and "over every seed the rule picks lr 5e-4" in f[0]), f[0]
+    st.s = {"selections": {"atlas-rezero": {"lr": 4e-3, "trains": True, "depth": 12, "kept_from_seeds": 3,
+                                            "over_all_seeds": {"lr": 2e-3, "trains": True}}}}
+    f = atlas_section.selection_findings(st)
+    assert "rezero 4e-3 (chosen from 3 seeds and swept there" in f[0] and "the rule picks 2e-3)" in f[0], f[0]
+
     cells = {"cells": [dict(variant=v, depth=d, **cell(t)) for d in (6, 12, 24, 48) for v, t in
                        (("rezero", [100, 101, 99]), ("pre-ln", [50, 51, 49]),
                         ("post-ln", [200, 201, 199] if d >= 24 else [100, 101, 99]))]}

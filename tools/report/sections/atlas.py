@@ -168,6 +168,17 @@ def edge_table(doc, eg, variants):
     doc.table(["variant", "seeds", "max stable lr (geometric mean)", "sd (octaves)", "per seed"], rows)
 
 
+def kept_text(sel):
+    """A selection kept when the study grew by --seeds (study/followup.h)."""
+    over = sel.get("over_all_seeds")
+    if not isinstance(over, dict):
+        return ""
+    now = over.get("lr")
+    now = fmt_lr(now) if isinstance(now, (int, float)) else "none"
+    return (f" (chosen from {sel.get('kept_from_seeds', '?')} seeds and swept there before the study grew by "
+            f"--seeds; over every seed the rule picks {now})")
+
+
 def selection_findings(st):
     """Each variant's lr where the study chose it (study/followup.h): the
     depth sweep above ran there, not at one fixed lr."""
@@ -176,7 +187,7 @@ def selection_findings(st):
     if not sels:
         return []
     parts = [f"{name} {fmt_lr(sel['lr'])}" + ("" if sel.get("trains") else " (no lr trained: its lowest loss)")
-             for name, sel in sels.items()]
+             + kept_text(sel) for name, sel in sels.items()]
     depth = next(iter(sels.values())).get("depth", "?")
     return [f"Each variant's depth sweep ran at its own lr, the best of its selection runs at {depth} layers "
             f"(every seed off the plateau, lowest mean final loss; the rule is fixed in code): " + ", ".join(parts)

@@ -224,7 +224,21 @@ def selection_findings(st):
                 f"({cands}), so no scheme is compared under Post-LN: models that never trained say nothing about "
                 "their init."]
     return [f"Post-LN's arms train at lr {fmt_lr(sel['lr'])} with {sel.get('warmup_fraction', 0):.0%} warmup, "
-            f"chosen before they ran by the rule '{sel.get('rule', '?')}' ({cands})."]
+            f"chosen before they ran by the rule '{sel.get('rule', '?')}' ({cands})." + kept_note(sel)]
+
+
+def kept_note(sel):
+    """A selection kept when the study grew by --seeds (study/followup.h):
+    the rule over every seed now picks another lr, and the text says so."""
+    over = sel.get("over_all_seeds")
+    if not isinstance(over, dict):
+        return ""
+    now = over.get("lr")
+    now = f"lr {fmt_lr(now)}" if isinstance(now, (int, float)) else "no lr"
+    return (f" The lr was chosen from {sel.get('kept_from_seeds', '?')} seeds, and the arms trained there; the study "
+            f"then grew by --seeds, and over every seed the rule picks {now}. The arms stay where they ran (the "
+            "candidates above count every seed): a study started at this many seeds would compare the schemes "
+            "there.")
 
 
 def draw(doc, st, findings):
