@@ -76,11 +76,15 @@ std::string strict_number(const std::string& s, const std::string& type) {
          (type == "FLOAT" ? "" : " within 64 bits");
 }
 
+// A range check makes the type name "INT:INT in [3 - 1000]": the number's
+// type is the part before the colon. The check goes first (transform puts
+// it at the front), so "abc" is "not a decimal integer", not "not in range".
 void add_strict_number_checks(CLI::App* app) {
   for (CLI::Option* opt : app->get_options()) {
-    const std::string type = opt->get_type_name();
+    const std::string name = opt->get_type_name();
+    const std::string type = name.substr(0, name.find(':'));
     if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
-    opt->check(CLI::Validator([type](std::string& s) { return strict_number(s, type); }, ""));
+    opt->transform(CLI::Validator([type](std::string& s) { return strict_number(s, type); }, ""));
   }
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) add_strict_number_checks(sub);
 }
