@@ -27,7 +27,7 @@ KEEP = {
     "eval": ("kind", "step", "val_loss"),
 }
 FINISHED = ("completed", "diverged")
-MAX_STUDY_BYTES = 256 << 20
+MAX_STUDY_BYTES = 256 << 20  # kMaxStudyFileBytes (src/study/study_file.h)
 # study.json.gz over this is committed as study.json.gz.1, .2, ... (the
 # gzip stream cut in pieces, joined again to read): no file in the
 # repository is over 2 MiB, a size a repository host may move out of git.

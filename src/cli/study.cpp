@@ -54,7 +54,7 @@ void add(CLI::App& app) {
   sub->add_option("--seeds", f->seeds,
                   "Every preset at this many seeds (default: each preset's own, 3 to 10), the budget's seeds "
                   "continued; more seeds on a finished study add runs and keep the ones done")
-      ->check(CLI::Range(kMinSeedCount, 1000));
+      ->check(CLI::Range(kMinSeedCount, kMaxSeedCount));
   sub->add_flag("--quiet", f->quiet, "No per-step training output (the study's own lines remain)");
   add_threads_flag(sub, f->threads);
   sub->add_option("--jobs", f->jobs,

@@ -471,6 +471,14 @@ Budget with_seed_count(Budget b, int count) {
   return b;
 }
 
+size_t planned_seeds(const Budget& b, const std::string& preset) {
+  if (preset == "grad-at-init") return seeds_of(b, b.gai_seed_count).size();
+  if (preset == "lr-edge") return seeds_of(b, b.edge.seed_count).size();
+  if (preset == "init") return std::max(seeds_of(b, b.init_seed_count).size(), b.seeds.size());
+  if (preset == "depth") return seeds_of(b, b.depth_seed_count).size();
+  return b.seeds.size();
+}
+
 Budget budget_by_name(const std::string& name) {
   if (name == "full") return full_budget();
   if (name == "quick") return quick_budget();

@@ -200,7 +200,12 @@ std::vector<uint64_t> seeds_of(const Budget& b, int count);
 // past the last, so a study's finished runs keep their seeds and names);
 // count 0 leaves it as it is. Throws Error below kMinSeedCount.
 Budget with_seed_count(Budget b, int count);
-inline constexpr int kMinSeedCount = 3;  // the fewest a verdict's spread is read from
+inline constexpr int kMinSeedCount = 3;     // the fewest a verdict's spread is read from
+inline constexpr int kMaxSeedCount = 1000;  // --seeds' upper end, also what study.json may record
+
+// How many seeds the budget plans for a preset's runs and searches (init's
+// Post-LN selection runs the budget's seeds, its arms init's own count).
+size_t planned_seeds(const Budget& b, const std::string& preset);
 
 nlohmann::json to_json(const Budget& b);
 

@@ -130,6 +130,7 @@ class Study {
 
     int searches = 0;
     const std::vector<WorkItem> items = plan_items(&searches);
+    check_study_size(items.size());
     log_("study: budget " + budget_.name + ", " + std::to_string(items.size() - searches) + " runs" +
          (searches ? " and " + std::to_string(searches) + " stability-edge searches" : std::string()) + ", " +
          std::to_string(budget_.seeds.size()) + " seeds (" + join_presets() + ") into " + out_.string() +

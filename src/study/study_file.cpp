@@ -130,15 +130,24 @@ std::string now_utc() {
   return buf;
 }
 
-std::optional<nlohmann::json> read_json_if_exists(const fs::path& p) {
+std::optional<nlohmann::json> read_json_if_exists(const fs::path& p, size_t max_bytes) {
   std::error_code ec;
   if (!fs::exists(p, ec)) return std::nullopt;
   try {
-    return read_json_file(p);
+    return read_json_file(p, max_bytes);
   } catch (const Error&) {
     return std::nullopt;  // torn by a crash mid-write elsewhere: redo
   }
 }
+
+namespace {
+
+bool seed_count_in_range(const nlohmann::json& x) {
+  if (x.is_number_unsigned()) return x.get<uint64_t>() >= kMinSeedCount && x.get<uint64_t>() <= kMaxSeedCount;
+  return x.is_number_integer() && x.get<int64_t>() >= kMinSeedCount && x.get<int64_t>() <= kMaxSeedCount;
+}
+
+}  // namespace
 
 // study.json is ours, but it sits in the user's folder and is read back on
 // every rerun, so an edited or damaged one must be an Error naming the field,
@@ -156,8 +165,8 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   if (j.contains("budget")) {
     need(j["budget"].is_object(), "budget", "an object");
     need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");
-    need(!j["budget"].contains("seed_count") || j["budget"]["seed_count"].is_number_integer(), "budget.seed_count",
-         "an integer");
+    need(!j["budget"].contains("seed_count") || seed_count_in_range(j["budget"]["seed_count"]), "budget.seed_count",
+         "an integer of 3 to 1000, as --seeds takes");
   }
   if (j.contains("data")) {
     need(j["data"].is_object(), "data", "an object");
@@ -199,9 +208,38 @@ long seeds_held(const nlohmann::json& j) {
   return n;
 }
 
+// Without --seeds each preset plans the budget's own seeds: a study whose
+// preset holds more (its recorded seed_count removed by hand, or a budget
+// that planned fewer since) would leave runs out of the plan.
+void check_preset_seeds(const nlohmann::json& j, const fs::path& p, const Budget& b) {
+  std::map<std::string, long> held;
+  const auto scan = [&held](const nlohmann::json& items, const char* key) {
+    for (const auto& x : items) {
+      if (!x.is_object() || !x.contains("preset") || !x["preset"].is_string() || !x.contains(key) ||
+          !x[key].is_object())
+        continue;
+      const auto i = x[key].find("seed_index");
+      if (i != x[key].end() && i->is_number_integer()) {
+        long& n = held[x["preset"].get<std::string>()];
+        n = std::max(n, i->get<long>() + 1);
+      }
+    }
+  };
+  scan(j["runs"], "variables");
+  if (j.contains("edges")) scan(j["edges"], "setting");
+  for (const auto& [preset, n] : held) {
+    const auto plan = static_cast<long>(planned_seeds(b, preset));
+    check(n <= plan, p.string() + " holds " + preset + " runs of " + std::to_string(n) + " seeds; without --seeds " +
+                         "budget '" + b.name + "' plans " + std::to_string(plan) + "; pass --seeds " +
+                         std::to_string(n) + " or more to continue it, or another --out");
+  }
+}
+
 // --seeds may grow a study (its finished runs keep their seeds), never
 // leave runs it holds out of the plan, nor be dropped once given.
-void check_seed_count(const nlohmann::json& j, const fs::path& p, int count) {
+void check_seed_count(const nlohmann::json& j, const fs::path& p, const Budget& b) {
+  const int count = b.seed_count;
+  if (count == 0) check_preset_seeds(j, p, b);
   const long had = j["budget"].value("seed_count", 0L), held = seeds_held(j);
   check(had == 0 || count >= had, p.string() + " holds a study run with --seeds " + std::to_string(had) +
                                       "; pass --seeds " + std::to_string(had) +
@@ -215,7 +253,7 @@ void check_seed_count(const nlohmann::json& j, const fs::path& p, int count) {
 
 void check_study_compatible(const fs::path& out, const Budget& b) {
   const fs::path p = out / kStudyFile;
-  const auto j = read_json_if_exists(p);
+  const auto j = read_json_if_exists(p, kMaxStudyFileBytes);
   if (!j) return;
   validate_study_file(*j, p);
   const long version = j->contains("version") ? (*j)["version"].get<long>() : 1;
@@ -230,7 +268,16 @@ void check_study_compatible(const fs::path& out, const Budget& b) {
   const auto name = [](bool x) { return x ? std::string("bf16 (--bf16)") : std::string("fp32"); };
   check(had_bf16 == b.bf16, p.string() + " holds a study whose runs train in " + name(had_bf16) + ", not " +
                                 name(b.bf16) + "; use the same precision to continue it, or another --out");
-  check_seed_count(*j, p, b.seed_count);
+  check_seed_count(*j, p, b);
+}
+
+void check_study_size(size_t planned) {
+  constexpr size_t kBytesPerPlanned = size_t{32} << 10;
+  check(planned <= kMaxStudyFileBytes / kBytesPerPlanned,
+        "this study plans " + std::to_string(planned) + " runs and searches, whose records could pass study.json's " +
+            "limit of " + std::to_string(kMaxStudyFileBytes >> 20) + " MiB (at most " +
+            std::to_string(kMaxStudyFileBytes / kBytesPerPlanned) + "); use fewer --seeds, or split the presets " +
+            "between --out folders");
 }
 
 StudyJson open_study_file(const fs::path& out, const std::string& budget, const std::string& tokenizer_identity) {
@@ -245,8 +292,8 @@ StudyJson open_study_file(const fs::path& out, const std::string& budget, const 
     return study;
   }
   StudyJson study;
+  const std::string text = read_file(p, kMaxStudyFileBytes);  // too large: say so, not "not a study file"
   try {
-    const std::string text = read_file(p, kMaxJsonFileBytes);
     check_json_depth(text, p.string());
     study = StudyJson::parse(text, nullptr, false);
   } catch (const Error&) {

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json.h"
+
 #include "study/budget.h"
 
 namespace gpt2lab {
@@ -25,6 +27,15 @@ inline constexpr const char* kStudyFile = "study.json";
 // 2: seeds, lr-edge searches, recovery-aware divergence; runs of version 1
 // have other names and settings and do not mix with them.
 inline constexpr int kStudyVersion = 2;
+// study.json holds a record per run (v3: 13.7 MB for 1,553 runs and 39
+// searches, ~9.6 KB per run planned at the start), read whole on every
+// rerun: the cap bounds what a damaged one makes us allocate, and
+// check_study_size keeps a plan (--seeds up to 1000) within it.
+inline constexpr size_t kMaxStudyFileBytes = size_t{256} << 20;
+
+// Refuses a plan of `planned` runs and searches whose records could pass
+// kMaxStudyFileBytes (32 KiB each, second stages included), before any runs.
+void check_study_size(size_t planned);
 
 // Refuses an --out that is neither missing, empty, a study, nor what a
 // study killed before its study.json leaves (runs/ and its own data/), so
@@ -33,7 +44,7 @@ void check_study_folder(const fs::path& out);
 
 // The parsed JSON file, or nullopt when it is missing or unreadable (torn
 // by a crash mid-write elsewhere: the caller redoes what it held).
-std::optional<nlohmann::json> read_json_if_exists(const fs::path& p);
+std::optional<nlohmann::json> read_json_if_exists(const fs::path& p, size_t max_bytes = kMaxJsonFileBytes);
 
 // An edited or damaged study.json is an Error naming the field.
 void validate_study_file(const nlohmann::json& j, const fs::path& p);

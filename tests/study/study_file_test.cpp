@@ -77,10 +77,78 @@ TEST(StudySeeds, MoreSeedsGrowAStudyFewerAreRefused) {
 TEST(StudySeeds, AnEditedSeedCountIsRefusedByField) {
   const fs::path dir = study_holding("edited", 3, 3);
   auto j = *read_json_if_exists(dir / kStudyFile);
-  j["budget"]["seed_count"] = "three";
-  std::ofstream(dir / kStudyFile) << j.dump();
-  EXPECT_NE(refusal(dir, tiny_at(3)).find("budget.seed_count"), std::string::npos);
+  // A negative or huge count once read back as "no --seeds" (an unsigned
+  // 2^64 - 1 as -1), and 2 or a million asked for a --seeds the CLI refuses.
+  for (const nlohmann::json& bad : {nlohmann::json("three"), nlohmann::json(-1), nlohmann::json(2),
+                                    nlohmann::json(1000000), nlohmann::json(18446744073709551615ULL)}) {
+    j["budget"]["seed_count"] = bad;
+    std::ofstream(dir / kStudyFile) << j.dump();
+    EXPECT_NE(refusal(dir, tiny_at(3)).find("budget.seed_count"), std::string::npos) << bad.dump();
+    EXPECT_NE(refusal(dir, budget_by_name("tiny")).find("budget.seed_count"), std::string::npos) << bad.dump();
+  }
   fs::remove_all(dir);
+}
+
+// Without --seeds, each preset's runs must fit the seeds the budget plans
+// for it: a study grown to 3 seeds whose recorded seed_count was removed
+// by hand once dropped its third seed's runs from the plan and finished.
+TEST(StudySeeds, WithoutSeedsEveryPresetsRunsStayPlanned) {
+  const fs::path dir = study_holding("dropped", 0, 0);
+  auto j = *read_json_if_exists(dir / kStudyFile);
+  for (int i = 0; i < 3; ++i)
+    j["runs"].push_back({{"name", "depth-L2-pre-scale-s" + std::to_string(i + 1)},
+                         {"preset", "depth"},
+                         {"variables", {{"seed_index", i}}}});
+  std::ofstream(dir / kStudyFile) << j.dump();
+  const Budget tiny = budget_by_name("tiny");
+  ASSERT_EQ(planned_seeds(tiny, "depth"), 2u);
+  EXPECT_NE(refusal(dir, tiny).find("holds depth runs of 3 seeds; without --seeds budget 'tiny' plans 2; pass "
+                                    "--seeds 3 or more"),
+            std::string::npos)
+      << refusal(dir, tiny);
+  EXPECT_EQ(refusal(dir, tiny_at(3)), "");
+  // The full budget's own counts: 10 seeds of grad-at-init are planned.
+  const Budget full = budget_by_name("full");
+  EXPECT_EQ(planned_seeds(full, "grad-at-init"), 10u);
+  EXPECT_EQ(planned_seeds(full, "init"), 6u);
+  EXPECT_EQ(planned_seeds(full, "norm"), 3u);
+  fs::remove_all(dir);
+}
+
+// study.json's cap (kMaxStudyFileBytes): v3 is 13.7 MB at its default
+// seeds, so a study grown by --seeds passed the 16 MiB of a config file and
+// could be neither resumed ("is not a study file") nor checked (the read
+// error was swallowed). Past the cap the refusal says the file is too large.
+TEST(StudySeeds, AStudyFileOverSixteenMiBIsReadAndTheCapIsNamed) {
+  const fs::path dir = study_holding("large", 3, 3);
+  auto j = *read_json_if_exists(dir / kStudyFile);
+  j["runs"][0]["pad"] = std::string(size_t{17} << 20, 'x');
+  std::ofstream(dir / kStudyFile) << j.dump();
+  ASSERT_GT(fs::file_size(dir / kStudyFile), size_t{16} << 20);
+  EXPECT_EQ(refusal(dir, tiny_at(3)), "");
+  Budget bf16 = tiny_at(3);
+  bf16.bf16 = true;
+  EXPECT_NE(refusal(dir, bf16).find("not bf16 (--bf16)"), std::string::npos) << "checked, not skipped";
+  EXPECT_EQ(open_study_file(dir, "tiny", "")["runs"].size(), 3u);
+  fs::resize_file(dir / kStudyFile, kMaxStudyFileBytes + 1);  // sparse: nothing is allocated
+  try {
+    open_study_file(dir, "tiny", "");
+    ADD_FAILURE() << "a study.json past the cap was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes, more than the 268435456 expected"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(StudySeeds, APlanWhoseRecordsCouldPassTheCapIsRefused) {
+  EXPECT_NO_THROW(check_study_size(8192));
+  try {
+    check_study_size(8193);
+    ADD_FAILURE() << "no refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("plans 8193 runs and searches"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use fewer --seeds"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

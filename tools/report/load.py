@@ -15,8 +15,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import metrics_file  # noqa: E402
 import study_pack  # noqa: E402
 
-# The C++ readers' caps (src/core/json.h): study.json is a config-sized file.
-MAX_STUDY_BYTES = 16 << 20
+# The C++ reader's cap (kMaxStudyFileBytes, src/study/study_file.h).
+MAX_STUDY_BYTES = study_pack.MAX_STUDY_BYTES
 
 
 def read_text(path, max_bytes=None):
