@@ -239,11 +239,11 @@ void check_preset_seeds(const nlohmann::json& j, const fs::path& p, const Budget
 // leave runs it holds out of the plan, nor be dropped once given.
 void check_seed_count(const nlohmann::json& j, const fs::path& p, const Budget& b) {
   const int count = b.seed_count;
-  if (count == 0) check_preset_seeds(j, p, b);
   const long had = j["budget"].value("seed_count", 0L), held = seeds_held(j);
   check(had == 0 || count >= had, p.string() + " holds a study run with --seeds " + std::to_string(had) +
                                       "; pass --seeds " + std::to_string(had) +
                                       " (or more, to add seeds) to continue it, or another --out");
+  if (count == 0) check_preset_seeds(j, p, b);
   check(count == 0 || count >= held, p.string() + " holds runs of " + std::to_string(held) + " seeds; --seeds " +
                                          std::to_string(count) + " would plan fewer than it holds; pass --seeds " +
                                          std::to_string(held) + " or more, or another --out");
