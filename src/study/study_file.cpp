@@ -149,23 +149,24 @@ bool seed_count_in_range(const nlohmann::json& x) {
 
 }  // namespace
 
-// study.json is ours, but it sits in the user's folder and is read back on
-// every rerun, so an edited or damaged one must be an Error naming the field,
-// not a JSON type exception from deep inside the study.
-void validate_study_file(const nlohmann::json& j, const fs::path& p) {
-  const std::string fix = "; it was edited or damaged: repair it, or use another --out";
-  auto need = [&](bool ok, const std::string& field, const char* what) {
-    check(ok, p.string() + ": field '" + field + "' must be " + what + fix);
-  };
-  check(j.is_object(), p.string() + ": not a JSON object" + fix);
-  need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
-  need(!j.contains("version") || j["version"].is_number_integer(), "version", "an integer");
-  need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
-  need(!j.contains("rules") || j["rules"].is_object() || j["rules"].is_null(), "rules", "an object or null");
+namespace {
+
+// Names the field that is not what gpt2lab wrote.
+struct FieldCheck {
+  const fs::path& p;
+  void operator()(bool ok, const std::string& field, const char* what) const {
+    check(ok, p.string() + ": field '" + field + "' must be " + what +
+                  "; it was edited or damaged: repair it, or use another --out");
+  }
+};
+
+void validate_budget_and_data(const nlohmann::json& j, const FieldCheck& need) {
   if (j.contains("budget")) {
-    need(j["budget"].is_object(), "budget", "an object");
-    need(!j["budget"].contains("name") || j["budget"]["name"].is_string(), "budget.name", "a string");
-    need(!j["budget"].contains("seed_count") || seed_count_in_range(j["budget"]["seed_count"]), "budget.seed_count",
+    const auto& b = j["budget"];
+    need(b.is_object(), "budget", "an object");
+    need(!b.contains("name") || b["name"].is_string(), "budget.name", "a string");
+    need(!b.contains("bf16") || b["bf16"].is_boolean(), "budget.bf16", "true or false");
+    need(!b.contains("seed_count") || seed_count_in_range(b["seed_count"]), "budget.seed_count",
          "an integer of 3 to 1000, as --seeds takes");
   }
   if (j.contains("data")) {
@@ -178,8 +179,11 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
     need(j["presets"].is_array(), "presets", "an array");
     for (const auto& x : j["presets"]) need(x.is_string(), "presets", "an array of strings");
   }
+}
+
+void validate_runs(const nlohmann::json& runs, const FieldCheck& need) {
   size_t i = 0;
-  for (const auto& r : j["runs"]) {
+  for (const auto& r : runs) {
     const std::string f = "runs[" + std::to_string(i++) + "]";
     need(r.is_object(), f, "an object");
     need(r.contains("name") && r["name"].is_string(), f + ".name", "a string");
@@ -187,7 +191,51 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
     need(!r.contains("seconds") || r["seconds"].is_number(), f + ".seconds", "a number");
     for (const char* k : {"outcome", "result", "config", "variables"})
       need(!r.contains(k) || r[k].is_object(), f + "." + k, "an object");
+    if (r.contains("outcome"))
+      need(!r["outcome"].contains("trains") || r["outcome"]["trains"].is_boolean(), f + ".outcome.trains",
+           "true or false");
   }
+}
+
+// The lr-edge searches (their probes order the runs) and the second
+// stages' selections (a grown study keeps their lr: study/followup.h).
+void validate_edges_and_selections(const nlohmann::json& j, const FieldCheck& need) {
+  size_t i = 0;
+  for (const auto& e : j.contains("edges") ? j["edges"] : nlohmann::json::array()) {
+    const std::string f = "edges[" + std::to_string(i++) + "]";
+    need(e.is_object() && e.contains("name") && e["name"].is_string(), f, "an object with a string name");
+    need(!e.contains("probes") || e["probes"].is_array(), f + ".probes", "an array");
+    for (const auto& pr : e.contains("probes") ? e["probes"] : nlohmann::json::array())
+      need(pr.is_object() && (!pr.contains("run") || pr["run"].is_string()), f + ".probes",
+           "an array of objects with a string run");
+  }
+  if (!j.contains("selections")) return;
+  need(j["selections"].is_object(), "selections", "an object");
+  for (const auto& [key, sel] : j["selections"].items()) {
+    const std::string f = "selections." + key;
+    need(sel.is_object(), f, "an object");
+    need(!sel.contains("lr") || sel["lr"].is_number() || sel["lr"].is_null(), f + ".lr", "a number or null");
+    need(!sel.contains("candidates") || sel["candidates"].is_array(), f + ".candidates", "an array");
+    for (const auto& c : sel.contains("candidates") ? sel["candidates"] : nlohmann::json::array())
+      need(c.is_object(), f + ".candidates", "an array of objects");
+  }
+}
+
+}  // namespace
+
+// study.json is ours, but it sits in the user's folder and is read back on
+// every rerun, so an edited or damaged one must be an Error naming the field,
+// not a JSON type exception from deep inside the study.
+void validate_study_file(const nlohmann::json& j, const fs::path& p) {
+  const FieldCheck need{p};
+  check(j.is_object(), p.string() + ": not a JSON object; it was edited or damaged: repair it, or use another --out");
+  need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
+  need(!j.contains("version") || j["version"].is_number_integer(), "version", "an integer");
+  need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
+  need(!j.contains("rules") || j["rules"].is_object() || j["rules"].is_null(), "rules", "an object or null");
+  validate_budget_and_data(j, need);
+  validate_runs(j["runs"], need);
+  validate_edges_and_selections(j, need);
 }
 
 namespace {

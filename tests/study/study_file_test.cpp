@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpt2lab/core/error.h"
 #include "study/budget.h"
@@ -85,6 +88,47 @@ TEST(StudySeeds, AnEditedSeedCountIsRefusedByField) {
     std::ofstream(dir / kStudyFile) << j.dump();
     EXPECT_NE(refusal(dir, tiny_at(3)).find("budget.seed_count"), std::string::npos) << bad.dump();
     EXPECT_NE(refusal(dir, budget_by_name("tiny")).find("budget.seed_count"), std::string::npos) << bad.dump();
+  }
+  fs::remove_all(dir);
+}
+
+// Every field a rerun reads is checked when study.json is read: a string
+// where gpt2lab wrote a boolean was an "internal error: type must be
+// boolean" from deep inside the study (budget.bf16 found by hand, stop 60).
+TEST(StudySeeds, EveryFieldARerunReadsIsRefusedByName) {
+  const fs::path dir = study_holding("fields", 1, 3);
+  const auto base = *read_json_if_exists(dir / kStudyFile);
+  const std::vector<std::pair<std::string, std::function<void(nlohmann::json&)>>> edits = {
+      {"budget.bf16", [](nlohmann::json& j) { j["budget"]["bf16"] = "yes"; }},
+      {"runs[0].outcome.trains",
+       [](nlohmann::json& j) {
+         j["runs"][0]["outcome"] = {{"trains", "no"}};
+       }},
+      {"edges[0]", [](nlohmann::json& j) { j["edges"] = {5}; }},
+      {"edges[0].probes",
+       [](nlohmann::json& j) {
+         j["edges"] = {{{"name", "e"}, {"probes", {3}}}};
+       }},
+      {"edges[0].probes",
+       [](nlohmann::json& j) {
+         j["edges"] = {{{"name", "e"}, {"probes", {{{"run", 1}}}}}};
+       }},
+      {"selections", [](nlohmann::json& j) { j["selections"] = nlohmann::json::array(); }},
+      {"selections.init-post.lr",
+       [](nlohmann::json& j) {
+         j["selections"]["init-post"] = {{"lr", "x"}};
+       }},
+      {"selections.init-post.candidates",
+       [](nlohmann::json& j) {
+         j["selections"]["init-post"] = {{"candidates", {1}}};
+       }},
+  };
+  for (const auto& [field, edit] : edits) {
+    nlohmann::json j = base;
+    edit(j);
+    std::ofstream(dir / kStudyFile) << j.dump();
+    EXPECT_NE(refusal(dir, tiny_at(3)).find("field '" + field + "'"), std::string::npos)
+        << field << ": " << refusal(dir, tiny_at(3));
   }
   fs::remove_all(dir);
 }
