@@ -151,3 +151,42 @@ TEST(StudyFollowup, GrowingSeedsKeepsASelectionWhoseArmsRan) {
   EXPECT_EQ(fresh["selections"]["init-post"]["lr"], 1e-3);
   EXPECT_FALSE(fresh["selections"]["init-post"].contains("over_all_seeds"));
 }
+
+// The same for the atlas: ReZero's sweep ran at 4e-3, a fourth seed does
+// not train there; the sweep stays at 4e-3 for every seed, and the rule's
+// choice over all four (2e-3) is recorded beside it.
+TEST(StudyFollowup, GrowingSeedsKeepsAnAtlasVariantsSweptLr) {
+  StudyData d;
+  d.vocab_size = 4096;
+  StudyJson s = {{"runs", StudyJson::array()}};
+  const auto record = [&s](const Budget& b, size_t from_seed) {
+    for (const AtlasVariant& v : atlas_sweep_variants(b))
+      for (double lr : b.atlas.select_lrs)
+        for (size_t i = from_seed; i < b.seeds.size(); ++i) {
+          const bool rezero = v.name == "rezero";
+          const bool trains = !(rezero && lr == 4e-3 && i == 3);
+          const double loss = rezero ? (lr == 4e-3 ? 4.0 : lr == 2e-3 ? 4.1 : 5.0) : 5.0 + std::abs(std::log2(lr));
+          s["runs"].push_back({{"name", atlas_select_name(v, lr, i)},
+                               {"status", "completed"},
+                               {"outcome", {{"trains", trains}, {"val_loss", trains ? loss : 6.5}}}});
+        }
+  };
+  const Budget b3 = with_seed_count(budget_by_name("full"), 3);
+  record(b3, 0);
+  for (const RunSpec& r : plan_followups({"atlas"}, b3, d, "/o/runs", 1, s))
+    s["runs"].push_back({{"name", r.name}, {"status", "completed"}});
+  ASSERT_EQ(s["selections"]["atlas-rezero"]["lr"], 4e-3);
+  const Budget b4 = with_seed_count(budget_by_name("full"), 4);
+  record(b4, 3);
+  const auto grown = plan_followups({"atlas"}, b4, d, "/o/runs", 1, s);
+  const StudyJson& sel = s["selections"]["atlas-rezero"];
+  EXPECT_EQ(sel["lr"], 4e-3);
+  EXPECT_EQ(sel["over_all_seeds"]["lr"], 2e-3);
+  EXPECT_EQ(sel["kept_from_seeds"], 3);
+  for (const RunSpec& r : grown) {
+    if (r.variables["variant"] == "rezero") {
+      EXPECT_EQ(r.train.schedule.lr, 4e-3) << r.name;
+    }
+  }
+  EXPECT_FALSE(s["selections"]["atlas-pre-ln"].contains("over_all_seeds")) << "a choice that did not move";
+}
