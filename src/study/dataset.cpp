@@ -26,15 +26,37 @@ bool has_shards(const fs::path& dir) {
   }
 }
 
+// meta.json's tokenizer fields, each of its type, the vocabulary one a
+// token shard can hold (uint16 ids): an edited one was an internal error,
+// and a vocabulary of 2e9 allocated 16 GB of unigram counts.
+void check_meta(const nlohmann::json& meta, const fs::path& file) {
+  const std::string fix =
+      "; the dataset was edited or damaged: prepare it again (a study's own data/ folder: "
+      "delete it and rerun, the study rebuilds it)";
+  auto need = [&](bool ok, const std::string& field, const char* what) {
+    check(ok, file.string() + ": field '" + field + "' must be " + what + fix);
+  };
+  need(meta.is_object(), "(top level)", "an object");
+  if (!meta.contains("tokenizer")) return;
+  const auto& t = meta["tokenizer"];
+  need(t.is_object(), "tokenizer", "an object");
+  for (const char* k : {"identity", "spec"})
+    need(!t.contains(k) || t[k].is_string(), std::string("tokenizer.") + k, "a string");
+  need(!t.contains("vocab_size") || (t["vocab_size"].is_number_integer() && t["vocab_size"].get<int64_t>() > 0 &&
+                                     t["vocab_size"].get<int64_t>() <= 65536),
+       "tokenizer.vocab_size", "an integer of 1 to 65536 (token shards hold 16-bit ids)");
+}
+
 StudyData from_prepared(const fs::path& dir, const std::function<void(const std::string&)>& log) {
   StudyData d;
   d.dir = dir.string();
   std::error_code ec;
   if (fs::exists(dir / "meta.json", ec)) {
     const auto meta = read_json_file(dir / "meta.json");
+    check_meta(meta, dir / "meta.json");
     if (meta.contains("tokenizer")) {
       const auto& t = meta["tokenizer"];
-      d.vocab_size = t.value("vocab_size", 0);
+      d.vocab_size = static_cast<int>(t.value("vocab_size", int64_t{0}));
       d.tokenizer_identity = t.value("identity", "");
       const std::string spec = t.value("spec", "");
       try {
@@ -83,9 +105,11 @@ bool cache_holds(const fs::path& source_file, const nlohmann::json& source, cons
     cached = read_json_file(source_file);
   } catch (const Error&) {
   }
-  check(!cached.is_discarded() && cached == source,
-        "'" + source_file.parent_path().string() + "' holds data prepared from " + what + " (" + source_file.string() +
-            ": " + (cached.is_discarded() ? "unreadable" : cached.dump()) + "); use another --out for this one");
+  const std::string folder = source_file.parent_path().string();
+  check(!cached.is_discarded(), "'" + source_file.string() + "' is unreadable (edited or damaged): delete '" + folder +
+                                    "' and rerun, the study rebuilds it");
+  check(cached == source, "'" + folder + "' holds data prepared from " + what + " (" + source_file.string() + ": " +
+                              cached.dump() + "); use another --out for this one");
   return true;
 }
 
@@ -131,6 +155,17 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
         s.tokenizer_identity + ")");
     // Written last: its presence means the cache is complete.
     write_file_atomic(source_file, source.dump(2) + "\n");
+  }
+  // The cache is the study's own: a split missing from it (deleted by
+  // hand) once went on without the validation baselines.
+  for (const char* split : {"train", "val"}) {
+    bool found = false;
+    try {
+      found = !find_split_files(ds_dir, split).empty();
+    } catch (const Error&) {
+    }
+    check(found, "'" + ds_dir.string() + "' has no " + split + " shards (deleted?): delete '" + out_data.string() +
+                     "' and rerun, the study rebuilds it");
   }
   StudyData d = from_prepared(ds_dir, log);
   d.tokenizer = tok_dir.string();

@@ -1,5 +1,8 @@
 #include "study/grad_at_init.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/train/grad_norms.h"
@@ -61,6 +64,31 @@ nlohmann::json to_json(const InitGradients& g) {
           {"residual_rms", g.residual_rms},
           {"loss", g.loss},
           {"batches", g.batches}};
+}
+
+namespace {
+
+bool finite_non_negative(const nlohmann::json& x) {
+  return x.is_number() && std::isfinite(x.get<double>()) && x.get<double>() >= 0;
+}
+
+}  // namespace
+
+std::string grad_result_problem(const nlohmann::json& j, int n_layer) {
+  if (!j.is_object()) return "(not an object)";
+  if (!j.contains("grad_norm") || !j["grad_norm"].is_object()) return "grad_norm";
+  const auto& g = j["grad_norm"];
+  for (const char* k : {"attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj", "ffn", "total"}) {
+    const bool ok = g.contains(k) && g[k].is_array() && g[k].size() == static_cast<size_t>(n_layer) &&
+                    std::all_of(g[k].begin(), g[k].end(), finite_non_negative);
+    if (!ok) return std::string("grad_norm.") + k;
+  }
+  if (!g.contains("wte") || !finite_non_negative(g["wte"])) return "grad_norm.wte";
+  if (!j.contains("residual_rms") || !j["residual_rms"].is_array() ||
+      !std::all_of(j["residual_rms"].begin(), j["residual_rms"].end(), finite_non_negative))
+    return "residual_rms";
+  if (!j.contains("loss") || !j["loss"].is_number() || !std::isfinite(j["loss"].get<double>())) return "loss";
+  return "";
 }
 
 }  // namespace gpt2lab

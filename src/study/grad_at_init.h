@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -40,5 +41,11 @@ InitGradients measure_init_gradients(const ModelConfig& config, const fs::path& 
                                      uint64_t seed);
 
 nlohmann::json to_json(const InitGradients& g);
+
+// What is wrong with a recorded result of a model of n_layer layers (its
+// file or study.json's copy, either of which a hand may have edited): ""
+// when it has to_json's fields, each per-layer list n_layer finite
+// non-negative numbers; else the first field that is not.
+std::string grad_result_problem(const nlohmann::json& j, int n_layer);
 
 }  // namespace gpt2lab

@@ -44,10 +44,8 @@ constexpr const char* kGradFile = "grad_at_init.json";
 
 std::string seconds_text(double s) {
   char buf[32];
-  if (s >= 60)
-    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%.1fs", s);
+  (void)(s >= 60 ? std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60)
+                 : std::snprintf(buf, sizeof buf, "%.1fs", s));
   return buf;
 }
 
@@ -361,6 +359,7 @@ class Study {
     const fs::path dir = out_ / "runs" / r.name;
     const fs::path file = dir / kGradFile;
     auto done = read_json_if_exists(file);
+    std::string bad;  // what an edited result lacks: measured again
     {
       const std::lock_guard lock(mutex_);
       Json& rec = run_record(study_, r.name);
@@ -373,8 +372,8 @@ class Study {
       rec["variables"] = r.variables;
       rec["config"] = to_json(r.gai);
       rec["dir"] = "runs/" + r.name;
-      // A result that is not an object (an edited file) counts as not done.
-      if (done && done->is_object()) {
+      bad = done ? grad_result_problem(*done, r.gai.model.n_layer) : "";
+      if (done && bad.empty()) {
         ++summary_.already_done;
         rec["status"] = "completed";
         rec["result"] = *done;
@@ -382,6 +381,7 @@ class Study {
         return false;
       }
     }
+    if (!bad.empty()) log_(tag + ": its recorded result is unusable (field '" + bad + "'): measured again");
     const auto t0 = std::chrono::steady_clock::now();
     const InitGradients g =
         measure_init_gradients(r.gai.model, data_.dir, r.gai.batch_size, r.gai.seq_len, r.gai.batches, r.gai.seed);

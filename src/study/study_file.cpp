@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "core/file.h"
@@ -181,12 +182,30 @@ void validate_budget_and_data(const nlohmann::json& j, const FieldCheck& need) {
   }
 }
 
+// An integer in [0, limit): one stored unsigned (what a parse of a
+// non-negative number gives) or signed.
+bool index_below(const nlohmann::json& x, int64_t limit) {
+  if (x.is_number_unsigned()) return x.get<uint64_t>() < static_cast<uint64_t>(limit);
+  return x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() < limit;
+}
+
+// A seed index a study can plan (--seeds up to kMaxSeedCount): a huge one
+// asked for a --seeds the CLI refuses, and 2^63 - 1 overflowed on + 1.
+bool seed_index_ok(const nlohmann::json& holder) {
+  if (!holder.is_object() || !holder.contains("seed_index")) return true;
+  return index_below(holder["seed_index"], kMaxSeedCount);
+}
+
 void validate_runs(const nlohmann::json& runs, const FieldCheck& need) {
   size_t i = 0;
+  std::set<std::string> names;
   for (const auto& r : runs) {
     const std::string f = "runs[" + std::to_string(i++) + "]";
     need(r.is_object(), f, "an object");
     need(r.contains("name") && r["name"].is_string(), f + ".name", "a string");
+    need(names.insert(r["name"].get<std::string>()).second, f + ".name", "unique (another run has this name)");
+    need(!r.contains("variables") || seed_index_ok(r["variables"]), f + ".variables.seed_index",
+         "an integer of 0 to 999");
     need(!r.contains("status") || r["status"].is_string(), f + ".status", "a string");
     need(!r.contains("seconds") || r["seconds"].is_number(), f + ".seconds", "a number");
     for (const char* k : {"outcome", "result", "config", "variables"})
@@ -204,6 +223,7 @@ void validate_edges_and_selections(const nlohmann::json& j, const FieldCheck& ne
   for (const auto& e : j.contains("edges") ? j["edges"] : nlohmann::json::array()) {
     const std::string f = "edges[" + std::to_string(i++) + "]";
     need(e.is_object() && e.contains("name") && e["name"].is_string(), f, "an object with a string name");
+    need(!e.contains("setting") || seed_index_ok(e["setting"]), f + ".setting.seed_index", "an integer of 0 to 999");
     need(!e.contains("probes") || e["probes"].is_array(), f + ".probes", "an array");
     for (const auto& pr : e.contains("probes") ? e["probes"] : nlohmann::json::array())
       need(pr.is_object() && (!pr.contains("run") || pr["run"].is_string()), f + ".probes",
@@ -230,7 +250,7 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   const FieldCheck need{p};
   check(j.is_object(), p.string() + ": not a JSON object; it was edited or damaged: repair it, or use another --out");
   need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
-  need(!j.contains("version") || j["version"].is_number_integer(), "version", "an integer");
+  need(!j.contains("version") || index_below(j["version"], 1000), "version", "a version number");
   need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
   need(!j.contains("rules") || j["rules"].is_object() || j["rules"].is_null(), "rules", "an object or null");
   validate_budget_and_data(j, need);
@@ -354,7 +374,9 @@ StudyJson open_study_file(const fs::path& out, const std::string& budget, const 
   check(had == budget, p.string() + " holds a study with budget '" + had + "', not '" + budget +
                            "'; use another --out (runs of different sizes do not mix)");
   const std::string ident = study.contains("data") ? study["data"].value("tokenizer_identity", "") : "";
-  check(ident == tokenizer_identity, p.string() + " holds a study on other data (" + ident + "); use another --out");
+  check(ident == tokenizer_identity, p.string() + " holds a study on other data (" + ident + ", not " +
+                                         tokenizer_identity + "); use another --out, or, if its data/ folder was " +
+                                         "edited or damaged, delete that folder and rerun (the study rebuilds it)");
   return study;
 }
 

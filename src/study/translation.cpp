@@ -114,7 +114,16 @@ TranslationStudyData ensure_translation_data(const fs::path& corpus_arg, const s
   TranslationStudyData d;
   d.pairs = study_data(out_dir / "pairs", tok_dir, tok);
   d.corpus = study_data(out_dir / "corpus", tok_dir, tok);
-  const nlohmann::json meta = read_json_file(out_dir / "pairs" / "meta.json");
+  const fs::path meta_file = out_dir / "pairs" / "meta.json";
+  const nlohmann::json meta = read_json_file(meta_file);
+  // Copied into study.json for the report: each field of the type prepare wrote.
+  const auto field_is = [&](const char* key, bool array) {
+    const bool ok = meta.is_object() && (!meta.contains(key) || (array ? meta[key].is_array() : meta[key].is_object()));
+    check(ok, meta_file.string() + ": field '" + key + "' must be " + (array ? "an array" : "an object") +
+                  " (edited or damaged?): delete '" + out_dir.string() + "' and rerun, the study rebuilds it");
+  };
+  for (const char* key : {"pairs", "tokens", "cleaning", "translation"}) field_is(key, false);
+  field_is("packages", true);
   d.summary = {{"dir", d.pairs.dir},
                {"corpus_dir", d.corpus.dir},
                {"tokenizer", tok.identity()},

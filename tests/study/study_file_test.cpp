@@ -114,6 +114,15 @@ TEST(StudySeeds, EveryFieldARerunReadsIsRefusedByName) {
          j["edges"] = {{{"name", "e"}, {"probes", {{{"run", 1}}}}}};
        }},
       {"selections", [](nlohmann::json& j) { j["selections"] = nlohmann::json::array(); }},
+      {"runs[1].name", [](nlohmann::json& j) { j["runs"].push_back(j["runs"][0]); }},
+      {"runs[0].variables.seed_index", [](nlohmann::json& j) { j["runs"][0]["variables"]["seed_index"] = 5000; }},
+      {"runs[0].variables.seed_index",
+       [](nlohmann::json& j) { j["runs"][0]["variables"]["seed_index"] = 9223372036854775807LL; }},
+      {"edges[0].setting.seed_index",
+       [](nlohmann::json& j) {
+         j["edges"] = {{{"name", "e"}, {"setting", {{"seed_index", 1000}}}}};
+       }},
+      {"version", [](nlohmann::json& j) { j["version"] = 18446744073709551615ULL; }},
       {"selections.init-post.lr",
        [](nlohmann::json& j) {
          j["selections"]["init-post"] = {{"lr", "x"}};

@@ -1,0 +1,98 @@
+"""A finished study's folder edited by hand, then rerun: each damaged file
+is refused naming the file and the field, with what to do, or measured
+again; never an internal error, a 16 GB allocation, or a result taken on
+trust (an adversarial hunt, stop 60, found each of these)."""
+import json
+import os
+import shutil
+
+import pytest
+
+import harness
+from shards import study_corpus
+
+
+def study(corpus, out, preset):
+    return harness.run("study", "--budget", "tiny", "--preset", preset, "--data", corpus, "--out", out, "--threads",
+                       "1", "--quiet", "--no-report")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A corpus and one finished tiny study of depth and grad-at-init."""
+    tmp = str(tmp_path_factory.mktemp("damaged"))
+    corpus = os.path.join(tmp, "corpus")
+    study_corpus(corpus)
+    base = os.path.join(tmp, "base")
+    r = study(corpus, base, "depth,grad-at-init")
+    assert r.returncode == 0, r.stderr
+    return tmp, corpus, base
+
+
+def copy_of(finished, name):
+    tmp, corpus, base = finished
+    out = os.path.join(tmp, name)
+    shutil.copytree(base, out)
+    return corpus, out
+
+
+def edit_json(path, edit):
+    with open(path) as f:
+        j = json.load(f)
+    edit(j)
+    with open(path, "w") as f:
+        json.dump(j, f)
+
+
+META_EDITS = [
+    ("vocab_size as a string", lambda m: m["tokenizer"].update(vocab_size="300"), "tokenizer.vocab_size"),
+    ("vocab_size of 2e9", lambda m: m["tokenizer"].update(vocab_size=2000000000), "tokenizer.vocab_size"),
+    ("tokenizer as an array", lambda m: m.update(tokenizer=[1]), "'tokenizer'"),
+    ("identity as a number", lambda m: m["tokenizer"].update(identity=5), "tokenizer.identity"),
+]
+
+
+@pytest.mark.parametrize("what,edit,field", META_EDITS, ids=[m[0] for m in META_EDITS])
+def test_an_edited_meta_json_is_refused_by_field(finished, what, edit, field):
+    corpus, out = copy_of(finished, "meta-" + what.replace(" ", "-"))
+    edit_json(os.path.join(out, "data", "dataset", "meta.json"), edit)
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and "internal error" not in r.stderr, f"{what}: {r.stderr[-300:]}"
+    assert "meta.json: field " in r.stderr and field in r.stderr and "delete it and rerun" in r.stderr, \
+        f"{what}: {r.stderr[-300:]}"
+
+
+def test_a_deleted_val_split_is_refused(finished):
+    corpus, out = copy_of(finished, "no-val")
+    for f in os.listdir(os.path.join(out, "data", "dataset")):
+        if f.startswith("val"):
+            os.remove(os.path.join(out, "data", "dataset", f))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and "has no val shards" in r.stderr and "the study rebuilds it" in r.stderr, r.stderr
+
+
+def test_an_unreadable_source_json_says_to_rebuild(finished):
+    corpus, out = copy_of(finished, "source")
+    with open(os.path.join(out, "data", "source.json"), "w"):
+        pass
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and "is unreadable" in r.stderr and "the study rebuilds it" in r.stderr, r.stderr
+
+
+def test_an_edited_grad_at_init_result_is_measured_again(finished):
+    # An empty object counted as a finished measurement and replaced the
+    # good one in study.json; the report then could not draw the section.
+    corpus, out = copy_of(finished, "gai")
+    with open(os.path.join(out, "study.json")) as f:
+        before = {r["name"]: r for r in json.load(f)["runs"] if r["kind"] == "grad-at-init"}
+    name = sorted(before)[0]
+    path = os.path.join(out, "runs", name, "grad_at_init.json")
+    for bad in ({}, {"grad_norm": {"ffn": ["NaN", "x"]}}):
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        r = study(corpus, out, "grad-at-init")
+        assert r.returncode == 0 and "measured again" in r.stderr, r.stderr
+        with open(os.path.join(out, "study.json")) as f:
+            after = {x["name"]: x for x in json.load(f)["runs"]}
+        assert after[name]["result"]["grad_norm"] == before[name]["result"]["grad_norm"], \
+            f"{bad}: the measurement again gives the same numbers"
