@@ -71,6 +71,8 @@ def read_shards(directory, split):
                    glob.glob(os.path.join(directory, f"{split}_*.bin")))
     parts = []
     for path in files:
+        if not os.path.isfile(path):  # a FIFO would block np.fromfile for ever
+            raise ValueError(f"{path} is not a regular file")
         header = np.fromfile(path, dtype="<i4", count=256)
         parts.append(np.fromfile(path, dtype="<u2", offset=1024)[: int(header[2])])
     return np.concatenate(parts) if parts else None
@@ -104,6 +106,40 @@ def listed_presets(s):
     return list(dict.fromkeys(names))
 
 
+def check_fields(s):
+    """ValueError naming the first field of study.json that is not of the
+    type gpt2lab writes, where the report reads it: an edited file is
+    refused (exit 2), not a traceback or a section that silently drops."""
+    def need(ok, field, what):
+        if not ok:
+            raise ValueError(f"field '{field}' must be {what} (edited or damaged?)")
+
+    def num(x):
+        return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    for key in ("data", "budget", "baselines", "selections", "judge", "translation_data"):
+        need(key not in s or isinstance(s[key], dict) or (key == "baselines" and s[key] is None), key, "an object")
+    need("presets" not in s or (isinstance(s["presets"], list) and all(isinstance(p, str) for p in s["presets"])),
+         "presets", "a list of preset names")
+    vocab = s.get("data", {}).get("vocab_size", 0)
+    need(isinstance(vocab, int) and not isinstance(vocab, bool) and 0 <= vocab <= 1 << 24, "data.vocab_size",
+         "a vocabulary size")
+    need(isinstance(s.get("runs", []), list), "runs", "a list")
+    for i, r in enumerate(x for x in s.get("runs", []) if isinstance(x, dict)):
+        f = f"runs[{i}] ({r.get('name', '?')})"
+        need("metrics" not in r or isinstance(r["metrics"], str), f + ".metrics", "a path")
+        for key in ("outcome", "result", "sample", "translation", "fluency"):
+            need(key not in r or r[key] is None or isinstance(r[key], dict), f"{f}.{key}", "an object")
+        need("symmetry" not in r or isinstance(r["symmetry"], list), f + ".symmetry", "a list")
+        o = r.get("outcome") or {}
+        for key in ("val_loss", "val_ppl", "tau", "steps"):
+            need(key not in o or o[key] is None or num(o[key]), f"{f}.outcome.{key}", "a number")
+        need("trains" not in o or isinstance(o["trains"], bool), f + ".outcome.trains", "true or false")
+        t = r.get("translation") or {}
+        for key in ("bleu", "chrf"):
+            need(key not in t or t[key] is None or num(t[key]), f"{f}.translation.{key}", "a number")
+
+
 def number(x):
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
@@ -117,6 +153,7 @@ class Study:
             raise ValueError("JSON nested too deep") from None
         if not isinstance(self.s, dict):
             raise ValueError("not a JSON object")
+        check_fields(self.s)
         self.version = self.s.get("version", 1)
         self.runs = [r for r in self.s.get("runs", []) if isinstance(r, dict) and isinstance(r.get("name"), str)]
         for r in self.runs:

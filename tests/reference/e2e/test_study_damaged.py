@@ -5,11 +5,14 @@ trust (an adversarial hunt, stop 60, found each of these)."""
 import json
 import os
 import shutil
+import sys
 
 import pytest
 
 import harness
 from shards import study_corpus
+
+REPORT = os.path.join(harness.SOURCE, "tools", "report")
 
 
 def study(corpus, out, preset):
@@ -96,3 +99,34 @@ def test_an_edited_grad_at_init_result_is_measured_again(finished):
             after = {x["name"]: x for x in json.load(f)["runs"]}
         assert after[name]["result"]["grad_norm"] == before[name]["result"]["grad_norm"], \
             f"{bad}: the measurement again gives the same numbers"
+
+
+REPORT_EDITS = [
+    ("data", lambda s: s.update(data=[1]), "field 'data' must be an object"),
+    ("budget", lambda s: s.update(budget="x"), "field 'budget' must be an object"),
+    ("presets", lambda s: s.update(presets=["depth", "bogus", 5]), "field 'presets'"),
+    ("vocab", lambda s: s["data"].update(vocab_size=-1), "field 'data.vocab_size'"),
+    ("metrics", lambda s: s["runs"][0].update(metrics=5), ".metrics' must be a path"),
+    ("val_loss", lambda s: next(r for r in s["runs"] if r.get("kind") == "train")["outcome"].update(val_loss="abc"),
+     ".outcome.val_loss' must be a number"),
+]
+
+
+@pytest.mark.parametrize("what,edit,says", REPORT_EDITS, ids=[e[0] for e in REPORT_EDITS])
+def test_the_report_refuses_an_edited_study_json_by_field(finished, what, edit, says):
+    # Each was a traceback (data, budget, presets, metrics) or a report
+    # whose verdicts and sections silently dropped (val_loss).
+    corpus, out = copy_of(finished, "report-" + what)
+    edit_json(os.path.join(out, "study.json"), edit)
+    r = harness.command([sys.executable, REPORT, out, "--no-figures"])
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, f"{what}: {r.stderr[-400:]}"
+
+
+def test_the_report_does_not_block_on_a_fifo_shard(finished):
+    corpus, out = copy_of(finished, "report-fifo")
+    edit_json(os.path.join(out, "study.json"), lambda s: s.pop("baselines", None))
+    val = next(f for f in os.listdir(os.path.join(out, "data", "dataset")) if f.startswith("val"))
+    os.remove(os.path.join(out, "data", "dataset", val))
+    os.mkfifo(os.path.join(out, "data", "dataset", val))
+    r = harness.command([sys.executable, REPORT, out, "--no-figures"])  # a hang: ctest's timeout
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-400:]
