@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "data/token_shard.h"
 #include "gpt2lab/core/error.h"
@@ -153,6 +154,24 @@ nlohmann::json to_json(const TextSample& s) {
           {"repeated_4gram_rate", s.quality.repeated_4gram_rate}};
 }
 
+namespace {
+
+// A row's step when it is one the trainer could have written (an integer of
+// 0 to 2^40); an edited one (1e300 once became INT64_MIN through an
+// undefined conversion, a string half-applied its row) skips the row, like
+// a torn one.
+std::optional<long> row_step(const nlohmann::json& row) {
+  const auto it = row.find("step");
+  if (it == row.end()) return std::nullopt;
+  constexpr uint64_t kMax = uint64_t{1} << 40;
+  if (it->is_number_unsigned() && it->get<uint64_t>() <= kMax) return static_cast<long>(it->get<uint64_t>());
+  if (it->is_number_integer() && it->get<int64_t>() >= 0 && it->get<int64_t>() <= static_cast<int64_t>(kMax))
+    return static_cast<long>(it->get<int64_t>());
+  return std::nullopt;
+}
+
+}  // namespace
+
 nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std::string& status) {
   nlohmann::json o = {{"status", status}};
   long steps = 0;
@@ -162,18 +181,20 @@ nlohmann::json outcome_from_metrics(const std::filesystem::path& run, const std:
   for (const nlohmann::json& row : run_dir::read_metrics(run)) {
     // A row whose fields have other types than the trainer writes (an edited
     // file) is skipped like a torn one: value() throws on a type mismatch.
+    const std::optional<long> step = row_step(row);
+    if (!step) continue;
     try {
       if (row.contains("diverged")) {
-        o["diverged_at"] = row.value("step", -1L);
+        o["diverged_at"] = *step;
         o["reason"] = row.value("reason", "");
       } else if (row.contains("val_loss") && row["val_loss"].is_number()) {
         val_loss = row["val_loss"].get<double>();
-        val_step = row.value("step", -1L);
+        val_step = *step;
         if (std::isfinite(val_loss)) curve.push_back({val_step, val_loss});
       } else if (row.contains("loss") && row["loss"].is_number()) {
         last_loss = row["loss"].get<double>();
         min_loss = std::min(min_loss, last_loss);
-        steps = row.value("step", 0L) + 1;
+        steps = *step + 1;
       }
     } catch (const nlohmann::json::exception&) {
     }

@@ -422,5 +422,30 @@ TEST(Spikes, CountsExcursionsThatRecovered) {
   fs::remove_all(dir);
 }
 
+// A run's outcome read back from an edited metrics.jsonl (the study redoes
+// it when study.json lacks the outcome): a step of 1e300 became INT64_MIN
+// through an undefined conversion, and a string step half-applied its row
+// (val_loss taken, its step lost). Such rows are skipped, like torn ones.
+TEST(StudyOutcome, RowsWithAnEditedStepAreSkipped) {
+  const fs::path dir = fs::temp_directory_path() / ("gpt2lab-outcome-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_file_atomic(dir / "metrics.jsonl",
+                    "{\"step\": 0, \"loss\": 6.0}\n"
+                    "{\"step\": 1, \"loss\": 5.0}\n"
+                    "{\"step\": 1, \"val_loss\": 5.5}\n"
+                    "{\"step\": 1e300, \"loss\": 1.0}\n"
+                    "{\"step\": \"2\", \"val_loss\": 0.5}\n"
+                    "{\"step\": 18446744073709551615, \"loss\": 0.1}\n"
+                    "{\"step\": -3, \"loss\": 0.2}\n");
+  const nlohmann::json o = outcome_from_metrics(dir, "completed");
+  EXPECT_EQ(o["steps"], 2);
+  EXPECT_EQ(o["last_loss"], 5.0);
+  EXPECT_EQ(o["val_loss"], 5.5);
+  EXPECT_EQ(o["val_step"], 1);
+  EXPECT_EQ(o["val_curve"], nlohmann::json::parse("[[1, 5.5]]"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gpt2lab
