@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/file.h"
+#include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "gpt2lab/model/gpt2.h"
 #include "gpt2lab/tokenizer/tokenizer.h"
@@ -55,6 +56,13 @@ StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& stat
   rec["status"] = status;
   rec["outcome"] = outcome_from_metrics(dir, status);
   StudyJson& oc = rec["outcome"];
+  // result.json's status must be what the metrics show: a "completed" edited
+  // to "diverged" was kept, and counted, as a divergence.
+  const bool diverged_row = oc.contains("diverged_at");
+  check(diverged_row == (status == "diverged"),
+        (dir / run_dir::kResult).string() + ": field 'status' is \"" + status + "\" but " +
+            (dir / run_dir::kMetrics).string() + (diverged_row ? " records a divergence" : " records none") +
+            " (edited or damaged?): remove result.json and rerun, the run resumes from its checkpoint");
   oc.update(StudyJson(spikes_from_metrics(dir, r.train.max_loss)));
   oc["max_loss"] = r.train.max_loss;
   oc["max_loss_window"] = r.train.max_loss_window;
@@ -139,6 +147,30 @@ StudyJson FinishedRunAnalysis::residual_record(const RunSpec& r, GPT2<float>* tr
   if (const auto step = run_dir::checkpoint_step(dir); step && trained) j["final_step"] = *step;
   write_file_atomic(dir / "residual_stream.json", j.dump(2) + "\n");
   return j;
+}
+
+std::pair<std::string, bool> run_state(const fs::path& dir) {
+  std::error_code ec;
+  auto res = run_dir::read_result(dir);
+  if (res && res->is_object() && res->contains("status")) {
+    const auto& st = (*res)["status"];
+    const std::string status = st.is_string() ? st.get<std::string>() : "";
+    // "bogus" or 5 once retrained the run from scratch, its checkpoint lost.
+    check(status == "completed" || status == "diverged" || status == "interrupted",
+          (dir / run_dir::kResult).string() + ": field 'status' is " + st.dump() + ", not one gpt2lab writes " +
+              "(edited or damaged?): remove result.json and rerun, the run resumes from its checkpoint");
+    if (status == "interrupted" && !fs::exists(dir / run_dir::kConfig, ec)) {
+      // An interrupted run as a commit keeps it (docs/study/v3): its
+      // result and packed metrics without the checkpoint to resume from.
+      // It starts again; those two files are the study's own.
+      for (const char* f : {run_dir::kResult, "metrics.jsonl.gz"}) fs::remove(dir / f, ec);
+      return {"", false};
+    }
+    return {status, status == "interrupted"};
+  }
+  // Crashed mid-run (or a result without a status): its last checkpoint
+  // (if any) carries on.
+  return {"", fs::exists(dir / run_dir::kConfig, ec)};
 }
 
 }  // namespace gpt2lab

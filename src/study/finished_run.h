@@ -11,12 +11,18 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "study/budget.h"
 #include "study/plan.h"
 #include "study/study_file.h"
 
 namespace gpt2lab {
+
+// What is on disk for a training run: its result's status ("completed",
+// "diverged", "interrupted"; "" without one) and whether to resume it. A
+// result.json whose status gpt2lab does not write is refused, not retrained.
+std::pair<std::string, bool> run_state(const fs::path& dir);
 
 class NgramJudge;
 class Tokenizer;

@@ -407,26 +407,6 @@ class Study {
     return true;
   }
 
-  // What is on disk for a training run: its final status if it finished,
-  // and whether to resume it.
-  static std::pair<std::string, bool> run_state(const fs::path& dir) {
-    std::error_code ec;
-    if (auto res = run_dir::read_result(dir)) {
-      std::string status;
-      if (res->contains("status") && (*res)["status"].is_string()) status = (*res)["status"].get<std::string>();
-      if (status == "interrupted" && !fs::exists(dir / run_dir::kConfig, ec)) {
-        // An interrupted run as a commit keeps it (docs/study/v3): its
-        // result and packed metrics without the checkpoint to resume from.
-        // It starts again; those two files are the study's own.
-        for (const char* f : {run_dir::kResult, "metrics.jsonl.gz"}) fs::remove(dir / f, ec);
-        return {"", false};
-      }
-      return {status, status == "interrupted"};
-    }
-    // Crashed mid-run: its last checkpoint (if any) carries on.
-    return {"", fs::exists(dir / run_dir::kConfig, ec)};
-  }
-
   // Returns true when it trained now (also when a signal cut the run short).
   bool do_train(const RunSpec& r, const std::string& tag) {
     const fs::path dir = out_ / "runs" / r.name;

@@ -130,3 +130,17 @@ def test_the_report_does_not_block_on_a_fifo_shard(finished):
     os.mkfifo(os.path.join(out, "data", "dataset", val))
     r = harness.command([sys.executable, REPORT, out, "--no-figures"])  # a hang: ctest's timeout
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-400:]
+
+
+@pytest.mark.parametrize("status,says", [("bogus", "field 'status' is \"bogus\", not one gpt2lab writes"),
+                                         (5, "field 'status' is 5, not one gpt2lab writes"),
+                                         ("diverged", "field 'status' is \"diverged\" but")])
+def test_an_edited_result_status_is_refused(finished, status, says):
+    # "bogus" retrained the run from scratch (its checkpoint lost), and a
+    # "completed" edited to "diverged" was kept and counted as a divergence.
+    corpus, out = copy_of(finished, f"status-{status}")
+    with open(os.path.join(out, "study.json")) as f:
+        name = next(r["name"] for r in json.load(f)["runs"] if r["kind"] == "train" and r["status"] == "completed")
+    edit_json(os.path.join(out, "runs", name, "result.json"), lambda j: j.update(status=status))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and says in r.stderr and "remove result.json and rerun" in r.stderr, r.stderr[-400:]
