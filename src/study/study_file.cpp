@@ -250,7 +250,7 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   const FieldCheck need{p};
   check(j.is_object(), p.string() + ": not a JSON object; it was edited or damaged: repair it, or use another --out");
   need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
-  need(!j.contains("version") || index_below(j["version"], 1000), "version", "a version number");
+  need(!j.contains("version") || index_below(j["version"], 1000), "version", "an integer of 0 to 999");
   need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
   need(!j.contains("rules") || j["rules"].is_object() || j["rules"].is_null(), "rules", "an object or null");
   validate_budget_and_data(j, need);
