@@ -364,7 +364,12 @@ def main():
     not_run = [section.PRESET for section in PRESET_SECTIONS
                if section.PRESET not in st.presets or not st.has(section.PRESET)]
     try:
-        st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st), verdicts.registered_rules(st.s))}
+        registered = verdicts.registered_rules(st.s)
+    except ValueError as e:
+        sys.stderr.write(f"report: cannot read {os.path.join(out, 'study.json')}: {e}\n")
+        return 2
+    try:
+        st.verdicts = {v.key: v for v in verdicts.evaluate(evidence.gather(st), registered)}
     except DATA_ERRORS as e:  # a hand-edited or partial study.json
         sys.stderr.write(f"report: the verdicts could not be computed ({type(e).__name__}: {e})\n")
         st.verdicts = {}

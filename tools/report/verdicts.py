@@ -1627,6 +1627,9 @@ def registered_rules(study):
     for k, _, _ in CLAIMS:
         r = rules.get(k)
         if isinstance(r, dict) and isinstance(r.get("id"), str):
+            if r["id"].split("/")[0] != k:  # an edit made "faster" judged by better-final's rule
+                raise ValueError(f"study.json: field 'rules.{k}.id' is {r['id']!r}, a rule of another claim "
+                                 "(edited or damaged?)")
             known = RULE_BY_ID.get(r["id"])
             same = known is None or r.get("params") == known["params"]
             out[k] = r["id"] if same else f"{r['id']} with parameters {r.get('params')}"

@@ -144,3 +144,12 @@ def test_an_edited_result_status_is_refused(finished, status, says):
     edit_json(os.path.join(out, "runs", name, "result.json"), lambda j: j.update(status=status))
     r = study(corpus, out, "depth")
     assert r.returncode == 1 and says in r.stderr and "remove result.json and rerun" in r.stderr, r.stderr[-400:]
+
+
+def test_a_rule_registered_for_another_claim_is_refused(finished):
+    # "faster" registered as "better-final/1" had the report judge one claim
+    # by another's rule, labelled as registered.
+    corpus, out = copy_of(finished, "rules")
+    edit_json(os.path.join(out, "study.json"), lambda s: s["rules"]["faster"].update(id="better-final/1"))
+    r = harness.command([sys.executable, REPORT, out, "--no-figures"])
+    assert r.returncode == 2 and "field 'rules.faster.id' is 'better-final/1'" in r.stderr, r.stderr[-400:]
