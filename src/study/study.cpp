@@ -407,6 +407,18 @@ class Study {
     return true;
   }
 
+  // The trainer's errors speak of its own flags (--out, --steps), which a
+  // study's user never passed: they are said of the run and its folder.
+  template <class F>
+  auto run_in_study(const RunSpec& r, F&& f) {
+    try {
+      return f();
+    } catch (const Error& e) {
+      throw Error("study run '" + r.name + "' (" + (out_ / "runs" / r.name).string() + "): " + e.what() +
+                  " [if the run's folder was edited or damaged, remove it and rerun: the study trains that run again]");
+    }
+  }
+
   // Returns true when it trained now (also when a signal cut the run short).
   bool do_train(const RunSpec& r, const std::string& tag) {
     const fs::path dir = out_ / "runs" / r.name;
@@ -436,7 +448,8 @@ class Study {
     // Per-step lines of runs side by side would interleave: --jobs > 1 shows
     // the study's own lines only.
     const bool steps_shown = !t.quiet && jobs_ == 1;
-    TrainResult result = train(t, steps_shown ? stderr_progress(t.log_every) : ProgressFn{});
+    TrainResult result =
+        run_in_study(r, [&] { return train(t, steps_shown ? stderr_progress(t.log_every) : ProgressFn{}); });
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Json analysis;
     if (result.status != "interrupted") analysis = analysis_->analyse(r, result.status);

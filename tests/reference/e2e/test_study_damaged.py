@@ -153,3 +153,16 @@ def test_a_rule_registered_for_another_claim_is_refused(finished):
     edit_json(os.path.join(out, "study.json"), lambda s: s["rules"]["faster"].update(id="better-final/1"))
     r = harness.command([sys.executable, REPORT, out, "--no-figures"])
     assert r.returncode == 2 and "field 'rules.faster.id' is 'better-final/1'" in r.stderr, r.stderr[-400:]
+
+
+def test_a_trainer_error_is_said_of_the_study_run(finished):
+    # A checkpoint's state.json edited to a step past the run's length once
+    # said "--steps 12 is below step 1000000": study has no --steps.
+    corpus, out = copy_of(finished, "state")
+    with open(os.path.join(out, "study.json")) as f:
+        name = next(r["name"] for r in json.load(f)["runs"] if r["kind"] == "train" and r["status"] == "completed")
+    os.remove(os.path.join(out, "runs", name, "result.json"))
+    edit_json(os.path.join(out, "runs", name, "checkpoint", "state.json"), lambda j: j.update(step=1000000))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and f"study run '{name}'" in r.stderr and "remove it and rerun" in r.stderr, \
+        r.stderr[-400:]
