@@ -90,10 +90,12 @@ StudyJson kept_selection(const StudyJson& study, const std::string& key, StudyJs
   for (const StudyJson& c : fresh["candidates"])
     if (c["lr"] == old["lr"]) trains = c["trained"] == c["seeds"];
   fresh["over_all_seeds"] = {{"lr", fresh["lr"]}, {"trains", fresh["trains"]}};
-  fresh["kept_from_seeds"] = old.contains("kept_from_seeds") ? old["kept_from_seeds"]
-                             : old.contains("candidates") && old["candidates"].is_array() && !old["candidates"].empty()
-                                 ? old["candidates"][0].value("seeds", StudyJson(nullptr))
-                                 : StudyJson(nullptr);
+  // Kept once more on a second growth: the seeds of the first choice stay.
+  const bool first = !old.contains("kept_from_seeds");
+  const bool counted = old.contains("candidates") && !old["candidates"].empty();
+  fresh["kept_from_seeds"] = !first    ? old["kept_from_seeds"]
+                             : counted ? old["candidates"][0].value("seeds", StudyJson(nullptr))
+                                       : StudyJson(nullptr);
   fresh["lr"] = lr;
   fresh["trains"] = trains;
   return fresh;

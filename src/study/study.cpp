@@ -44,8 +44,10 @@ constexpr const char* kGradFile = "grad_at_init.json";
 
 std::string seconds_text(double s) {
   char buf[32];
-  (void)(s >= 60 ? std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60)
-                 : std::snprintf(buf, sizeof buf, "%.1fs", s));
+  if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%.1fs", s);
   return buf;
 }
 

@@ -143,14 +143,15 @@ std::optional<nlohmann::json> read_json_if_exists(const fs::path& p, size_t max_
 
 namespace {
 
-bool seed_count_in_range(const nlohmann::json& x) {
-  if (x.is_number_unsigned()) return x.get<uint64_t>() >= kMinSeedCount && x.get<uint64_t>() <= kMaxSeedCount;
-  return x.is_number_integer() && x.get<int64_t>() >= kMinSeedCount && x.get<int64_t>() <= kMaxSeedCount;
+// An integer in [lo, hi]: stored unsigned (what a parse of a non-negative
+// number gives) or signed; 2^64 - 1 once read back as -1.
+bool integer_in(const nlohmann::json& x, int64_t lo, int64_t hi) {
+  if (x.is_number_unsigned()) {
+    const uint64_t v = x.get<uint64_t>();
+    return v <= static_cast<uint64_t>(hi) && static_cast<int64_t>(v) >= lo;  // cast once v <= hi
+  }
+  return x.is_number_integer() && x.get<int64_t>() >= lo && x.get<int64_t>() <= hi;
 }
-
-}  // namespace
-
-namespace {
 
 // Names the field that is not what gpt2lab wrote.
 struct FieldCheck {
@@ -167,7 +168,7 @@ void validate_budget_and_data(const nlohmann::json& j, const FieldCheck& need) {
     need(b.is_object(), "budget", "an object");
     need(!b.contains("name") || b["name"].is_string(), "budget.name", "a string");
     need(!b.contains("bf16") || b["bf16"].is_boolean(), "budget.bf16", "true or false");
-    need(!b.contains("seed_count") || seed_count_in_range(b["seed_count"]), "budget.seed_count",
+    need(!b.contains("seed_count") || integer_in(b["seed_count"], kMinSeedCount, kMaxSeedCount), "budget.seed_count",
          "an integer of 3 to 1000, as --seeds takes");
   }
   if (j.contains("data")) {
@@ -182,18 +183,11 @@ void validate_budget_and_data(const nlohmann::json& j, const FieldCheck& need) {
   }
 }
 
-// An integer in [0, limit): one stored unsigned (what a parse of a
-// non-negative number gives) or signed.
-bool index_below(const nlohmann::json& x, int64_t limit) {
-  if (x.is_number_unsigned()) return x.get<uint64_t>() < static_cast<uint64_t>(limit);
-  return x.is_number_integer() && x.get<int64_t>() >= 0 && x.get<int64_t>() < limit;
-}
-
 // A seed index a study can plan (--seeds up to kMaxSeedCount): a huge one
 // asked for a --seeds the CLI refuses, and 2^63 - 1 overflowed on + 1.
 bool seed_index_ok(const nlohmann::json& holder) {
   if (!holder.is_object() || !holder.contains("seed_index")) return true;
-  return index_below(holder["seed_index"], kMaxSeedCount);
+  return integer_in(holder["seed_index"], 0, kMaxSeedCount - 1);
 }
 
 void validate_runs(const nlohmann::json& runs, const FieldCheck& need) {
@@ -219,13 +213,14 @@ void validate_runs(const nlohmann::json& runs, const FieldCheck& need) {
 // The lr-edge searches (their probes order the runs) and the second
 // stages' selections (a grown study keeps their lr: study/followup.h).
 void validate_edges_and_selections(const nlohmann::json& j, const FieldCheck& need) {
+  static const nlohmann::json kNone = nlohmann::json::array();
   size_t i = 0;
-  for (const auto& e : j.contains("edges") ? j["edges"] : nlohmann::json::array()) {
+  for (const auto& e : j.contains("edges") ? j["edges"] : kNone) {
     const std::string f = "edges[" + std::to_string(i++) + "]";
     need(e.is_object() && e.contains("name") && e["name"].is_string(), f, "an object with a string name");
     need(!e.contains("setting") || seed_index_ok(e["setting"]), f + ".setting.seed_index", "an integer of 0 to 999");
     need(!e.contains("probes") || e["probes"].is_array(), f + ".probes", "an array");
-    for (const auto& pr : e.contains("probes") ? e["probes"] : nlohmann::json::array())
+    for (const auto& pr : e.contains("probes") ? e["probes"] : kNone)
       need(pr.is_object() && (!pr.contains("run") || pr["run"].is_string()), f + ".probes",
            "an array of objects with a string run");
   }
@@ -236,7 +231,7 @@ void validate_edges_and_selections(const nlohmann::json& j, const FieldCheck& ne
     need(sel.is_object(), f, "an object");
     need(!sel.contains("lr") || sel["lr"].is_number() || sel["lr"].is_null(), f + ".lr", "a number or null");
     need(!sel.contains("candidates") || sel["candidates"].is_array(), f + ".candidates", "an array");
-    for (const auto& c : sel.contains("candidates") ? sel["candidates"] : nlohmann::json::array())
+    for (const auto& c : sel.contains("candidates") ? sel["candidates"] : kNone)
       need(c.is_object(), f + ".candidates", "an array of objects");
   }
 }
@@ -250,7 +245,7 @@ void validate_study_file(const nlohmann::json& j, const fs::path& p) {
   const FieldCheck need{p};
   check(j.is_object(), p.string() + ": not a JSON object; it was edited or damaged: repair it, or use another --out");
   need(j.contains("runs") && j["runs"].is_array(), "runs", "an array");
-  need(!j.contains("version") || index_below(j["version"], 1000), "version", "an integer of 0 to 999");
+  need(!j.contains("version") || integer_in(j["version"], 0, 999), "version", "an integer of 0 to 999");
   need(!j.contains("edges") || j["edges"].is_array(), "edges", "an array");
   need(!j.contains("rules") || j["rules"].is_object() || j["rules"].is_null(), "rules", "an object or null");
   validate_budget_and_data(j, need);
