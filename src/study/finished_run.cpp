@@ -13,6 +13,7 @@
 #include "study/ngram_judge.h"
 #include "study/residual_stream.h"
 #include "study/translation.h"
+#include "train/provenance.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {
@@ -47,15 +48,9 @@ void FinishedRunAnalysis::translation_scores(const RunSpec& r, StudyJson& rec, c
   log_(r.name + buf);
 }
 
-// Outcome, hidden-unit symmetry and text sample of a finished run.
-// Computed apart from study.json (without mutex_): the fields to set in
-// the run's record.
-StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& status) const {
-  StudyJson rec = StudyJson::object();
+StudyJson FinishedRunAnalysis::outcome(const RunSpec& r, const std::string& status) const {
   const fs::path dir = out_ / "runs" / r.name;
-  rec["status"] = status;
-  rec["outcome"] = outcome_from_metrics(dir, status);
-  StudyJson& oc = rec["outcome"];
+  StudyJson oc = outcome_from_metrics(dir, status);
   // result.json's status must be what the metrics show: a "completed" edited
   // to "diverged" was kept, and counted, as a divergence.
   const bool diverged_row = oc.contains("diverged_at");
@@ -70,6 +65,28 @@ StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& stat
   // (Translation runs have their own data: BLEU says whether they learned.)
   oc["trains"] = status == "completed" && oc.contains("val_loss") &&
                  (r.preset == "translation" || oc["val_loss"].get<double>() < plateau_limit());
+  return oc;
+}
+
+std::optional<StudyJson> FinishedRunAnalysis::outcome_if_changed(const RunSpec& r, const std::string& status,
+                                                                 const StudyJson& recorded) const {
+  std::error_code ec;
+  if (!fs::is_regular_file(out_ / "runs" / r.name / run_dir::kMetrics, ec)) return std::nullopt;
+  StudyJson now = outcome(r, status);
+  // Compared as study.json holds them: an infinite perplexity is written as
+  // null, and key order is not meaning (a tool may sort the keys).
+  if (nlohmann::json::parse(now.dump()) == nlohmann::json::parse(recorded.dump())) return std::nullopt;
+  return now;
+}
+
+// Outcome, hidden-unit symmetry and text sample of a finished run.
+// Computed apart from study.json (without mutex_): the fields to set in
+// the run's record.
+StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& status) const {
+  StudyJson rec = StudyJson::object();
+  const fs::path dir = out_ / "runs" / r.name;
+  rec["status"] = status;
+  rec["outcome"] = outcome(r, status);
   // Stability-edge probes: many short runs, whose samples would say nothing.
   if (r.preset == "lr-edge" || r.variables.value("arm", "") == "edge") return rec;
   std::error_code ec;
@@ -81,6 +98,9 @@ StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& stat
     return rec;
   }
   if (const auto step = run_dir::checkpoint_step(dir)) rec["checkpoint_step"] = *step;
+  // An edited checkpoint config (another placement) loaded and was sampled
+  // as if it were the planned model.
+  check_checkpoint_model(ckpt, r.train.model, "study run '" + r.name + "': ", "the study planned");
   GPT2<float> model = load_model(ckpt);
   if (r.preset == "atlas") rec["residual_stream"] = residual_record(r, &model, dir);
   const int L = model.config().n_layer;

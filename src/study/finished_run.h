@@ -44,10 +44,18 @@ class FinishedRunAnalysis {
   // ...). Run apart from study.json, without the study's lock.
   StudyJson analyse(const RunSpec& r, const std::string& status) const;
 
+  // The record's "outcome" alone, from the run's metrics.jsonl, where it
+  // differs from `recorded` (an edited one moved an lr edge or a
+  // selection); nullopt where they agree, or where the folder keeps its
+  // metrics packed only (a committed study: study.json is all there is).
+  std::optional<StudyJson> outcome_if_changed(const RunSpec& r, const std::string& status,
+                                              const StudyJson& recorded) const;
+
   // A final val loss at or above this has not left the unigram plateau.
   double plateau_limit() const;
 
  private:
+  StudyJson outcome(const RunSpec& r, const std::string& status) const;
   void translation_scores(const RunSpec& r, StudyJson& rec, const fs::path& ckpt) const;
   StudyJson fluency_samples(const GPT2<float>& model) const;
   StudyJson residual_record(const RunSpec& r, GPT2<float>* trained, const fs::path& dir) const;

@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <variant>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +32,7 @@
 #include "study/plan.h"
 #include "study/study_file.h"
 #include "study/translation.h"
+#include "study/work_item.h"
 #include "train/run_dir.h"
 
 namespace gpt2lab {
@@ -49,34 +50,6 @@ std::string seconds_text(double s) {
   else
     std::snprintf(buf, sizeof buf, "%.1fs", s);
   return buf;
-}
-
-// A run's work in arbitrary units, for the study's ETA: tokens processed
-// times the cost of a token (~ L C^2, the matmuls).
-double run_cost(const RunSpec& r) {
-  const bool train = r.kind == RunKind::train;
-  const ModelConfig& m = train ? r.train.model : r.gai.model;
-  const double steps = train ? static_cast<double>(r.train.steps) * r.train.accum : r.gai.batches;
-  const double tokens = steps * (train ? r.train.batch_size * r.train.seq_len : r.gai.batch_size * r.gai.seq_len);
-  return tokens * m.n_layer * static_cast<double>(m.n_embd) * m.n_embd;
-}
-
-// A preset's work item: a fixed run, or an lr-edge search whose runs are
-// chosen as it goes.
-using WorkItem = std::variant<RunSpec, EdgeSpec>;
-
-double item_cost(const WorkItem& w) {
-  if (const auto* r = std::get_if<RunSpec>(&w)) return run_cost(*r);
-  const auto& e = std::get<EdgeSpec>(w);
-  RunSpec probe;
-  probe.train = e.train;
-  const int probes = e.exhaustive ? static_cast<int>(e.grid.size()) : expected_probes(e.grid.size(), e.start, e.refine);
-  return run_cost(probe) * probes;
-}
-
-const std::string& item_name(const WorkItem& w) {
-  if (const auto* r = std::get_if<RunSpec>(&w)) return r->name;
-  return std::get<EdgeSpec>(w).name;
 }
 
 class Study {
@@ -264,12 +237,15 @@ class Study {
 
   // One lr-edge search: replays the outcomes recorded so far, runs the next
   // probe, and repeats until the search is done (or a signal stops it).
+  // Each probe the replay reads is read back from its folder first, once.
   // Returns the probes this call trained.
   int run_edge(const EdgeSpec& e, const std::string& tag) {
     const std::string runs_dir = (out_ / "runs").string();
+    std::set<std::string> checked;
     int trained = 0;
     for (;;) {
       std::optional<double> next;
+      std::vector<RunSpec> unchecked;
       {
         const std::lock_guard lock(mutex_);
         const auto outcome = [&](double lr) { return probe_outcome(study_, edge_probe(e, lr, runs_dir).name); };
@@ -277,13 +253,34 @@ class Study {
             e.exhaustive ? scan_grid(e.grid, outcome) : search_edge(e.grid, e.start, e.refine, outcome);
         record_edge(e, s);
         next = s.next;
+        for (double lr : s.probed)
+          if (RunSpec r = edge_probe(e, lr, runs_dir); next != lr && checked.insert(r.name).second)
+            unchecked.push_back(std::move(r));
       }
+      for (const RunSpec& r : unchecked) recheck_probe(r, tag + " lr " + nlohmann::json(r.train.schedule.lr).dump());
+      if (!unchecked.empty()) continue;  // replayed again from what the folders hold
       if (!next || stop_requested()) break;
-      trained += do_train(edge_probe(e, *next, runs_dir), tag + " lr " + nlohmann::json(*next).dump());
+      const RunSpec probe = edge_probe(e, *next, runs_dir);
+      checked.insert(probe.name);
+      trained += do_train(probe, tag + " lr " + nlohmann::json(*next).dump());
     }
     const std::lock_guard lock(mutex_);
     save_study_file(out_, study_);
     return trained;
+  }
+
+  // A probe study.json holds finished is read back like a fixed run found
+  // done (its outcome from its metrics); one whose folder no longer holds
+  // it runs again, where the search once trusted study.json alone.
+  void recheck_probe(const RunSpec& r, const std::string& tag) {
+    check_planned_config(r);
+    const std::string status = run_state(out_ / "runs" / r.name).first;
+    if (status == "completed" || status == "diverged") return kept_run(r, tag, status);
+    const std::lock_guard lock(mutex_);
+    Json& rec = run_record(study_, r.name);
+    rec.erase("status");
+    rec.erase("outcome");
+    log_(tag + ": recorded as finished, but its folder holds no finished run: it runs again");
   }
 
   // The caller holds mutex_.
@@ -480,9 +477,11 @@ class Study {
 
   // A run found finished on disk; its analysis is redone when study.json
   // lacks it (a crash between the run and study.json): it is deterministic
-  // and cheap.
+  // and cheap. Its outcome is always the one its metrics give: an edited
+  // one moved an lr edge or a selection.
   void kept_run(const RunSpec& r, const std::string& tag, const std::string& status) {
     bool redo = false;
+    Json recorded;
     {
       const std::lock_guard lock(mutex_);
       Json& rec = run_record(study_, r.name);
@@ -490,13 +489,16 @@ class Study {
       ++summary_.already_done;
       if (status == "diverged") ++summary_.diverged;
       redo = rec.value("status", "") != status || !rec.contains("outcome");
+      if (!redo) recorded = rec["outcome"];
     }
-    if (redo) {
-      const Json analysis = analysis_->analyse(r, status);
+    const std::optional<Json> mended = redo ? std::nullopt : analysis_->outcome_if_changed(r, status, recorded);
+    if (redo || mended) {
+      const Json analysis = redo ? analysis_->analyse(r, status) : Json{{"outcome", *mended}};
       const std::lock_guard lock(mutex_);
       run_record(study_, r.name).update(analysis);
     }
-    log_(tag + ": " + status + " before, kept");
+    log_(tag + ": " + status + " before, kept" +
+         (mended ? " (its outcome in study.json was not its metrics.jsonl's, edited?: taken from the metrics)" : ""));
   }
 
   void check_planned_config(const RunSpec& r) {

@@ -152,6 +152,22 @@ void check_state_consistency(const fs::path& run, const CheckpointState& state, 
            (last_step < 0 ? std::string("no train step") : "step " + std::to_string(last_step)));
 }
 
+void check_checkpoint_model(const fs::path& checkpoint, const ModelConfig& built_config, const std::string& prefix,
+                            const std::string& built_by) {
+  const nlohmann::json built = to_json(built_config);
+  const nlohmann::json ckpt = to_json(load_config(checkpoint));
+  // The fields a user sets first: a derived one (architectures follows
+  // norm) would name the symptom, not the edit.
+  std::string d;
+  for (const ModelField& f : model_fields())
+    if (d.empty() && built.value(f.key, nlohmann::json()) != ckpt.value(f.key, nlohmann::json())) d = "/" + f.key;
+  if (d.empty()) d = run_dir::first_difference(built, ckpt);
+  if (!d.empty())
+    throw Error(prefix + (checkpoint / kConfigFile).string() + " field '" + d.substr(1) + "' is " +
+                field_text(ckpt, d) + " but " + built_by + " " + field_text(built, d) +
+                ": the checkpoint's config was edited; restore it");
+}
+
 void check_resume_identity(const fs::path& run, const nlohmann::json& saved_config, const CheckpointState& state,
                            bool init_from_will_be_read) {
   const std::string cfg_path = (run / run_dir::kConfig).string();
@@ -162,20 +178,9 @@ void check_resume_identity(const fs::path& run, const nlohmann::json& saved_conf
                   " but checkpoint/state.json recorded " + field_text(state.run_config, d) +
                   " when the run started: one of them was edited since; restore it");
   }
-  if (saved_config.contains("model") && fs::exists(run / run_dir::kCheckpoint / kConfigFile)) {
-    const nlohmann::json built = to_json(config_from_json(saved_config["model"], cfg_path + ": model"));
-    const nlohmann::json ckpt = to_json(load_config(run / run_dir::kCheckpoint));
-    // The fields a user sets first: a derived one (architectures follows
-    // norm) would name the symptom, not the edit.
-    std::string d;
-    for (const ModelField& f : model_fields())
-      if (d.empty() && built.value(f.key, nlohmann::json()) != ckpt.value(f.key, nlohmann::json())) d = "/" + f.key;
-    if (d.empty()) d = run_dir::first_difference(built, ckpt);
-    if (!d.empty())
-      throw Error("--resume: " + (run / run_dir::kCheckpoint / kConfigFile).string() + " field '" + d.substr(1) +
-                  "' is " + field_text(ckpt, d) + " but the run built " + field_text(built, d) +
-                  " (config.json): the checkpoint's config was edited; restore it");
-  }
+  if (saved_config.contains("model") && fs::exists(run / run_dir::kCheckpoint / kConfigFile))
+    check_checkpoint_model(run / run_dir::kCheckpoint, config_from_json(saved_config["model"], cfg_path + ": model"),
+                           "--resume: ", "the run's config.json has");
   if (saved_config.contains("data_identity") && saved_config.contains("data") && saved_config["data"].is_string()) {
     const nlohmann::json now = run_dir::data_identity(saved_config["data"].get<std::string>());
     const std::string d = run_dir::first_difference(saved_config["data_identity"], now);

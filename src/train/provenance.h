@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpt2lab/model/config.h"
 #include "train/checkpoint_state.h"
 
 namespace gpt2lab {
@@ -46,6 +47,13 @@ void check_init_from_tokenizer(const fs::path& init_from, const std::string& dat
 // metrics it kept ending with its last step.
 void check_state_consistency(const fs::path& run, const CheckpointState& state, const nlohmann::json& saved_config,
                              long micro_batches_per_step);
+
+// A checkpoint's model config must be the one its run built (`built_by`
+// names where that is said: "the run's config.json has", "the study
+// planned"): an edited one gives its weights another meaning. Throws, the
+// message starting with `prefix`.
+void check_checkpoint_model(const fs::path& checkpoint, const ModelConfig& built, const std::string& prefix,
+                            const std::string& built_by);
 
 // --resume: the run's config.json must be what its checkpoint recorded, the
 // checkpoint's model config what the run built, and the data (and an

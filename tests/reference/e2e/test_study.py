@@ -261,9 +261,10 @@ def test_rerun_redoes_nothing(full, corpus):
     # 2. A rerun redoes nothing.
     mtimes = {x["name"]: os.path.getmtime(os.path.join(a, x["metrics"])) for x in train_runs}
     r = study(corpus, a, "--preset", "all", "--no-report")
-    assert (r.returncode == 0 and f"0 runs done now, {FIXED_RUNS} found done" in r.stderr
-            and "training" not in r.stderr), \
-        "rerunning a finished study redoes no run"
+    probes = sum(len(e["probes"]) for e in s["edges"])  # read back from their folders too
+    assert (r.returncode == 0 and f"0 runs done now, {FIXED_RUNS + probes} found done" in r.stderr
+            and "training" not in r.stderr and "edited?" not in r.stderr), \
+        "rerunning a finished study redoes no run and finds every run and probe as recorded"
     assert all(os.path.getmtime(os.path.join(a, x["metrics"])) == mtimes[x["name"]] for x in train_runs), \
         "no run's metrics were rewritten"
 

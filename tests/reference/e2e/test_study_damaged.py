@@ -166,3 +166,89 @@ def test_a_trainer_error_is_said_of_the_study_run(finished):
     r = study(corpus, out, "depth")
     assert r.returncode == 1 and f"study run '{name}'" in r.stderr and "remove it and rerun" in r.stderr, \
         r.stderr[-400:]
+
+
+def records(out):
+    with open(os.path.join(out, "study.json")) as f:
+        s = json.load(f)
+    return s, {r["name"]: r for r in s["runs"]}
+
+
+def test_an_edited_outcome_is_taken_from_the_metrics(finished):
+    # A finished run's outcome was read from study.json alone: an edited
+    # val_loss or trains moved verdicts and selections.
+    corpus, out = copy_of(finished, "outcome")
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    edit_json(os.path.join(out, "study.json"),
+              lambda s: next(r for r in s["runs"] if r["name"] == name)["outcome"].update(val_loss=1.0, trains=True))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 0 and "edited?: taken from the metrics" in r.stderr, r.stderr[-400:]
+    assert records(out)[1][name]["outcome"] == before[name]["outcome"]
+
+
+def test_an_infinite_perplexity_is_not_taken_for_an_edit(finished):
+    # exp(800) is inf, which study.json holds as null: the outcome read back
+    # from the metrics never equalled the recorded one, and every rerun of
+    # v3 (7 such runs) would have said "edited?".
+    corpus, out = copy_of(finished, "inf-ppl")
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    path = os.path.join(out, "runs", name, "metrics.jsonl")
+    with open(path) as f:
+        rows = [json.loads(line) for line in f]
+    next(r for r in reversed(rows) if "val_loss" in r)["val_loss"] = 800.0
+    with open(path, "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in rows)
+    first, second = study(corpus, out, "depth"), study(corpus, out, "depth")
+    assert first.returncode == 0 and "edited?" in first.stderr, first.stderr[-400:]
+    assert second.returncode == 0 and "edited?" not in second.stderr, second.stderr[-400:]
+    assert records(out)[1][name]["outcome"]["val_ppl"] is None
+
+
+def test_an_edited_checkpoint_config_is_refused(finished):
+    # A checkpoint config edited to another placement loaded, and its text
+    # samples were recorded as the planned model's, when study.json lacked
+    # the run's outcome (a crash between the run and study.json).
+    corpus, out = copy_of(finished, "ckpt-config")
+    _, before = records(out)
+    name = next(n for n, r in before.items()
+                if r["kind"] == "train" and r["status"] == "completed" and r["variables"].get("norm") == "pre")
+    edit_json(os.path.join(out, "runs", name, "checkpoint", "config.json"), lambda c: c.update(norm="post"))
+    edit_json(os.path.join(out, "study.json"), lambda s: next(r for r in s["runs"] if r["name"] == name).pop("outcome"))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and f"study run '{name}'" in r.stderr and "field 'norm' is \"post\"" in r.stderr \
+        and "the study planned \"pre\"" in r.stderr, r.stderr[-400:]
+
+
+@pytest.fixture(scope="module")
+def edge_study(finished):
+    tmp, corpus, _ = finished
+    base = os.path.join(tmp, "edge-base")
+    r = study(corpus, base, "lr-edge")
+    assert r.returncode == 0, r.stderr
+    return base
+
+
+def test_an_lr_edge_search_reads_its_probes_back(finished, edge_study):
+    # The search replayed its probes from study.json: an edited outcome
+    # moved the edge, a deleted probe folder went unnoticed, and a rerun
+    # said "0 found done".
+    tmp, corpus, _ = finished
+    out = os.path.join(tmp, "edge-edited")
+    shutil.copytree(edge_study, out)
+    study_before, runs_before = records(out)
+    edges = study_before["edges"]
+    edited, deleted = edges[0]["probes"][-1]["run"], edges[1]["probes"][0]["run"]
+    flipped = not runs_before[edited]["outcome"]["trains"]
+    edit_json(os.path.join(out, "study.json"),
+              lambda s: next(r for r in s["runs"] if r["name"] == edited)["outcome"].update(trains=flipped))
+    shutil.rmtree(os.path.join(out, "runs", deleted))
+    r = study(corpus, out, "lr-edge")
+    probes = sum(len(e["probes"]) for e in edges)
+    assert r.returncode == 0 and "edited?: taken from the metrics" in r.stderr and "it runs again" in r.stderr \
+        and f"1 runs done now, {probes - 1} found done" in r.stderr, r.stderr[-600:]
+    study_after, runs_after = records(out)
+    assert study_after["edges"] == edges
+    assert runs_after[edited]["outcome"] == runs_before[edited]["outcome"]
+    assert runs_after[deleted]["outcome"] == runs_before[deleted]["outcome"]

@@ -301,7 +301,8 @@ def test_study_translation_preset(setup):
         "study.json names no path of this machine outside the command as it was typed"
     r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
                 "--catalogs", os.path.join(tmp, "cats"), "--out", out, "--no-report", "--quiet", "--threads", "2")
-    assert r.returncode == 0 and "28 found done" in r.stderr, f"a rerun keeps every run: {r.stderr.strip()[-200:]}"
+    assert r.returncode == 0 and "28 found done" in r.stderr and "edited?" not in r.stderr, \
+        f"a rerun keeps every run, its outcome as recorded: {r.stderr.strip()[-200:]}"
     # Two runs at a time, 2 threads each as above: every fine-tuning waits for
     # its pre-training run (none is skipped), and every run is the same.
     j = os.path.join(tmp, "study-jobs")
