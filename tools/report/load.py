@@ -144,6 +144,54 @@ def number(x):
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
 
 
+def plateau_limit(s):
+    """The val loss at or above which gpt2lab says a run did not train
+    (FinishedRunAnalysis::plateau_limit): the unigram baseline gpt2lab
+    recorded (the uniform loss without one) less budget.trains_margin;
+    None where study.json does not say both."""
+    base, margin = s.get("baselines"), number(s.get("budget", {}).get("trains_margin"))
+    if not isinstance(base, dict) or margin is None:
+        return None
+    ref = number(base.get("unigram_val")) or number(base.get("uniform"))
+    return None if ref is None else ref - margin
+
+
+def outcome_problem(r, m, plateau):
+    """What a finished run's outcome says that its metrics do not (gpt2lab
+    computes the one from the other), or None. Packed metrics keep 6
+    significant digits."""
+    if r.get("status") not in ("completed", "diverged") or not (m["steps"] or m["val"]):
+        return None
+    o = r.get("outcome") or {}
+    if (m["diverged"] is not None) != (r["status"] == "diverged"):
+        return "status", r["status"], "a divergence" if m["diverged"] is not None else "no divergence"
+    if r["status"] == "diverged":  # its val loss is not read: a diverged run counts as ln V
+        return ("outcome.trains", True, "a divergence") if o.get("trains") is True else None
+    last = number(m["val"][-1]) if m["val"] else None
+    val = number(o.get("val_loss"))
+    if (val is None) != (last is None) or (last is not None and abs(val - last) > 1e-5 * max(1.0, abs(last))):
+        return "outcome.val_loss", o.get("val_loss"), f"a last val loss of {last}"
+    if "trains" in o and plateau is not None:
+        trains = val is not None and (r.get("preset") == "translation" or val < plateau)
+        if o["trains"] != trains:
+            return "outcome.trains", o["trains"], f"a val loss of {val} against the plateau limit {plateau:.6g}"
+    return None
+
+
+def check_outcomes(study):
+    """ValueError naming the first run whose outcome in study.json is not
+    what its metrics say: an edited val_loss, trains or status moves the
+    verdicts, so the report refuses it (exit 2) rather than draw them."""
+    plateau = plateau_limit(study.s)
+    for i, r in enumerate(study.runs):
+        problem = outcome_problem(r, study.metrics[r["name"]], plateau) if r["name"] in study.metrics else None
+        if problem:
+            field, had, says = problem
+            raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' is {json.dumps(had)} but its metrics "
+                             f"({r.get('metrics')}) record {says} (edited?): restore study.json, or rerun "
+                             f"the study on its folder, which takes each outcome from the run's metrics.jsonl")
+
+
 class Study:
     def __init__(self, out):
         self.out = out
@@ -182,6 +230,7 @@ class Study:
         for r in self.runs:
             if r.get("kind") == "train":
                 self.metrics[r["name"]] = load_metrics(out, r)
+        check_outcomes(self)
         self.edges = [e for e in self.s.get("edges", []) if isinstance(e, dict)] \
             if isinstance(self.s.get("edges"), list) else []
         self.verdicts = None  # the entry point computes them (verdicts.evaluate) before the sections draw

@@ -109,7 +109,18 @@ REPORT_EDITS = [
     ("metrics", lambda s: s["runs"][0].update(metrics=5), ".metrics' must be a path"),
     ("val_loss", lambda s: next(r for r in s["runs"] if r.get("kind") == "train")["outcome"].update(val_loss="abc"),
      ".outcome.val_loss' must be a number"),
+    # Well-typed but not what the run's metrics say: the verdicts moved.
+    ("val_loss-moved", lambda s: completed_run(s)["outcome"].update(val_loss=1.0),
+     ".outcome.val_loss' is 1.0 but its metrics"),
+    ("trains-flipped", lambda s: completed_run(s)["outcome"].update(trains=not completed_run(s)["outcome"]["trains"]),
+     ".outcome.trains' is"),
+    ("status-diverged", lambda s: completed_run(s).update(status="diverged"),
+     ".status' is \"diverged\" but its metrics (runs/"),
 ]
+
+
+def completed_run(s):
+    return next(r for r in s["runs"] if r.get("kind") == "train" and r["status"] == "completed")
 
 
 @pytest.mark.parametrize("what,edit,says", REPORT_EDITS, ids=[e[0] for e in REPORT_EDITS])
