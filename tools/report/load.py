@@ -157,9 +157,10 @@ def plateau_limit(s):
 
 
 def outcome_problem(r, m, plateau):
-    """What a finished run's outcome says that its metrics do not (gpt2lab
-    computes the one from the other), or None. Packed metrics keep 6
-    significant digits."""
+    """(field, its value, what the run's metrics record instead) where a
+    finished run's outcome is not what its metrics say (gpt2lab computes
+    the one from the other), else None. Packed metrics keep 6 significant
+    digits."""
     if r.get("status") not in ("completed", "diverged") or not (m["steps"] or m["val"]):
         return None
     o = r.get("outcome") or {}
@@ -178,18 +179,42 @@ def outcome_problem(r, m, plateau):
     return None
 
 
+def translation_problem(out, r):
+    """(field, its value, what the run's translation-test.json says) where
+    a translation run's scores in study.json differ from that file's,
+    written with them (where the run folder keeps it), else None."""
+    t = r.get("translation")
+    if not isinstance(t, dict) or not isinstance(t.get("hypotheses"), str) or not isinstance(r.get("dir"), str):
+        return None
+    name = f"{r['dir']}/{os.path.basename(t['hypotheses'])}"
+    try:
+        path = os.path.join(out, name)
+        scores = json.loads(read_text(path, 256 << 20)) if os.path.isfile(path) else None
+    except (OSError, ValueError):
+        return "translation", "scored", f"{name} unreadable"
+    for key in ("bleu", "chrf"):
+        if isinstance(scores, dict) and number(scores.get(key)) is not None and t.get(key) != scores[key]:
+            return f"translation.{key}", t.get(key), f"{name} records {scores[key]}"
+    return None
+
+
 def check_outcomes(study):
     """ValueError naming the first run whose outcome in study.json is not
-    what its metrics say: an edited val_loss, trains or status moves the
-    verdicts, so the report refuses it (exit 2) rather than draw them."""
+    what its metrics (or its translation scores' file) say: an edited
+    val_loss, trains, status or BLEU moves the verdicts, so the report
+    refuses it (exit 2) rather than draw them."""
     plateau = plateau_limit(study.s)
     for i, r in enumerate(study.runs):
-        problem = outcome_problem(r, study.metrics[r["name"]], plateau) if r["name"] in study.metrics else None
-        if problem:
+        m = study.metrics.get(r["name"])
+        if m and (problem := outcome_problem(r, m, plateau)):
             field, had, says = problem
             raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' is {json.dumps(had)} but its metrics "
                              f"({r.get('metrics')}) record {says} (edited?): restore study.json, or rerun "
                              f"the study on its folder, which takes each outcome from the run's metrics.jsonl")
+        if problem := translation_problem(study.out, r):
+            field, had, says = problem
+            raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' is {json.dumps(had)} but {says} "
+                             f"(edited?): restore study.json")
 
 
 class Study:

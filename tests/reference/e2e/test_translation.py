@@ -11,10 +11,13 @@ reader; the .po file is plain text.
 import json
 import os
 import random
+import shutil
 import struct
+import sys
 
 import pytest
 
+import harness
 from harness import run as gpt2lab
 from shards import read_shard
 
@@ -319,3 +322,27 @@ def test_study_translation_preset(setup):
         return (x["name"], x["status"], x.get("outcome"), x.get("symmetry"), untimed(x.get("translation", {})))
     assert [result(x) for x in sj["runs"]] == [result(x) for x in s["runs"]], \
         "with --jobs 2 every run (fine-tunings after their pre-training) has the same outcome and BLEU"
+
+
+def test_the_report_refuses_an_edited_bleu(setup):
+    # study.json's BLEU was taken as it stood: an edited score moved the
+    # translation verdicts. Each is checked against the run's own
+    # translation-test.json, written with it.
+    tmp = setup[0]
+    out, edited = os.path.join(tmp, "study"), os.path.join(tmp, "study-bleu")
+    r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
+                "--catalogs", os.path.join(tmp, "cats"), "--out", out, "--no-report", "--quiet", "--threads", "2")
+    assert r.returncode == 0, r.stderr[-400:]
+    report = [sys.executable, os.path.join(harness.SOURCE, "tools", "report")]
+    r = harness.command(report + [out, "--no-figures"])
+    assert r.returncode == 0, f"the study as it ran is drawn: {r.stderr[-400:]}"
+    shutil.copytree(out, edited, ignore=shutil.ignore_patterns("checkpoint"))
+    with open(os.path.join(edited, "study.json")) as f:
+        s = json.load(f)
+    scored = next(x for x in s["runs"] if x.get("translation"))
+    scored["translation"]["bleu"] += 10
+    with open(os.path.join(edited, "study.json"), "w") as f:
+        json.dump(s, f)
+    r = harness.command(report + [edited, "--no-figures"])
+    assert r.returncode == 2 and f"({scored['name']}).translation.bleu' is" in r.stderr \
+        and "translation-test.json records" in r.stderr, r.stderr[-400:]
