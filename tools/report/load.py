@@ -180,9 +180,9 @@ def outcome_problem(r, m, plateau):
 
 
 def translation_problem(out, r):
-    """(field, its value, what the run's translation-test.json says) where
-    a translation run's scores in study.json differ from that file's,
-    written with them (where the run folder keeps it), else None."""
+    """(field, how) where a translation run's BLEU or chrF in study.json
+    differs from its translation-test.json, written with them (where the
+    run folder keeps it), else None."""
     t = r.get("translation")
     if not isinstance(t, dict) or not isinstance(t.get("hypotheses"), str) or not isinstance(r.get("dir"), str):
         return None
@@ -191,18 +191,42 @@ def translation_problem(out, r):
         path = os.path.join(out, name)
         scores = json.loads(read_text(path, 256 << 20)) if os.path.isfile(path) else None
     except (OSError, ValueError):
-        return "translation", "scored", f"{name} unreadable"
+        return "translation", f"was scored, but {name} is unreadable"
     for key in ("bleu", "chrf"):
         if isinstance(scores, dict) and number(scores.get(key)) is not None and t.get(key) != scores[key]:
-            return f"translation.{key}", t.get(key), f"{name} records {scores[key]}"
+            return f"translation.{key}", f"is {json.dumps(t.get(key))} but {name} records {scores[key]}"
+    return None
+
+
+# Records study.json holds beside a copy in the run's folder, written with
+# it: (field, file).
+FILE_BACKED = (("result", "grad_at_init.json"), ("residual_stream", "residual_stream.json"))
+
+
+def file_backed_problem(out, r):
+    """(field, how) where a record study.json holds differs from its copy
+    in the run's folder (where kept), else None."""
+    if not isinstance(r.get("dir"), str):
+        return None
+    for field, file in FILE_BACKED:
+        path = os.path.join(out, r["dir"], file)
+        if field not in r or not os.path.isfile(path):
+            continue
+        try:
+            kept = json.loads(read_text(path, 256 << 20))
+        except (OSError, ValueError):
+            kept = None
+        if kept != r[field]:
+            return field, f"differs from {r['dir']}/{file}, written with it"
     return None
 
 
 def check_outcomes(study):
     """ValueError naming the first run whose outcome in study.json is not
-    what its metrics (or its translation scores' file) say: an edited
-    val_loss, trains, status or BLEU moves the verdicts, so the report
-    refuses it (exit 2) rather than draw them."""
+    what its metrics (or the files written with its scores, gradients at
+    init and residual stream) say: an edited val_loss, trains, status,
+    BLEU or gradient moves the verdicts, so the report refuses it (exit 2)
+    rather than draw them."""
     plateau = plateau_limit(study.s)
     for i, r in enumerate(study.runs):
         m = study.metrics.get(r["name"])
@@ -211,10 +235,9 @@ def check_outcomes(study):
             raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' is {json.dumps(had)} but its metrics "
                              f"({r.get('metrics')}) record {says} (edited?): restore study.json, or rerun "
                              f"the study on its folder, which takes each outcome from the run's metrics.jsonl")
-        if problem := translation_problem(study.out, r):
-            field, had, says = problem
-            raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' is {json.dumps(had)} but {says} "
-                             f"(edited?): restore study.json")
+        if problem := translation_problem(study.out, r) or file_backed_problem(study.out, r):
+            field, how = problem
+            raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' {how} (edited?): restore study.json")
 
 
 class Study:
