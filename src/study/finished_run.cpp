@@ -48,9 +48,30 @@ void FinishedRunAnalysis::translation_scores(const RunSpec& r, StudyJson& rec, c
   log_(r.name + buf);
 }
 
+namespace {
+
+// A completed run's metrics.jsonl must end where its result.json says (a
+// truncated, reordered or padded file gave other steps and losses, which
+// were believed over study.json and result.json alike).
+void check_metrics_match_result(const fs::path& dir, const StudyJson& oc) {
+  const auto res = run_dir::read_result(dir);
+  if (!res) return;
+  for (const char* key : {"steps", "last_loss", "val_loss"}) {
+    const nlohmann::json had = res->value(key, nlohmann::json()), got = nlohmann::json(oc.value(key, StudyJson()));
+    if (had == got || (had.is_number() && got.is_number() && had.get<double>() == got.get<double>())) continue;
+    throw Error((dir / run_dir::kMetrics).string() + " gives " + key + " " + got.dump() + " but " +
+                (dir / run_dir::kResult).string() + " says " + had.dump() +
+                " (damaged or edited?): remove the run's folder and rerun, the study trains the run again");
+  }
+}
+
+}  // namespace
+
 StudyJson FinishedRunAnalysis::outcome(const RunSpec& r, const std::string& status) const {
   const fs::path dir = out_ / "runs" / r.name;
+  check_folder_config(dir, planned_run_config(to_json(r.train), out_));
   StudyJson oc = outcome_from_metrics(dir, status);
+  if (status == "completed") check_metrics_match_result(dir, oc);
   // result.json's status must be what the metrics show: a "completed" edited
   // to "diverged" was kept, and counted, as a divergence.
   const bool diverged_row = oc.contains("diverged_at");
@@ -70,8 +91,10 @@ StudyJson FinishedRunAnalysis::outcome(const RunSpec& r, const std::string& stat
 
 std::optional<StudyJson> FinishedRunAnalysis::outcome_if_changed(const RunSpec& r, const std::string& status,
                                                                  const StudyJson& recorded) const {
+  // A committed study keeps its metrics packed only: study.json is its record.
   std::error_code ec;
-  if (!fs::is_regular_file(out_ / "runs" / r.name / run_dir::kMetrics, ec)) return std::nullopt;
+  const fs::path metrics = out_ / "runs" / r.name / run_dir::kMetrics;
+  if (!fs::is_regular_file(metrics, ec) && fs::exists(metrics.string() + ".gz", ec)) return std::nullopt;
   StudyJson now = outcome(r, status);
   // Compared as study.json holds them: an infinite perplexity is written as
   // null, and key order is not meaning (a tool may sort the keys).

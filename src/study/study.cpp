@@ -90,8 +90,7 @@ class Study {
     struct Restore {
       ~Restore() { set_graceful_stop(false); }
     } restore;
-    for (const auto& e : fs::directory_iterator(out_, ec))  // temp files of a killed study
-      if (e.path().filename().string().rfind(std::string(kStudyFile) + ".tmp-", 0) == 0) fs::remove(e.path(), ec);
+    remove_study_temp_files(out_);
     set_threads(o_.threads);
 
     check_study_compatible(out_, budget_);
@@ -357,14 +356,16 @@ class Study {
   bool do_grad_at_init(const RunSpec& r, const std::string& tag) {
     const fs::path dir = out_ / "runs" / r.name;
     const fs::path file = dir / kGradFile;
+    std::error_code ec;
     auto done = read_json_if_exists(file);
     std::string bad;  // what an edited result lacks: measured again
     {
       const std::lock_guard lock(mutex_);
       Json& rec = run_record(study_, r.name);
-      // A committed study (docs/study/v3) keeps the result in study.json only.
-      if (!done && rec.value("status", "") == "completed" && rec.contains("result") && rec["result"].is_object() &&
-          rec.value("config", Json()) == Json(to_json(r.gai)))
+      // A committed study (docs/study/v3) keeps the result in study.json only,
+      // without the run's folder (one without its file measures again).
+      if (!done && !fs::exists(dir, ec) && rec.value("status", "") == "completed" && rec.contains("result") &&
+          rec["result"].is_object() && rec.value("config", Json()) == Json(to_json(r.gai)))
         done = nlohmann::json(rec["result"]);
       rec["preset"] = r.preset;
       rec["kind"] = "grad-at-init";

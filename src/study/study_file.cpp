@@ -11,6 +11,7 @@
 #include "core/lock.h"
 #include "core/python_tool.h"
 #include "gpt2lab/core/error.h"
+#include "train/run_dir.h"
 
 namespace gpt2lab {
 
@@ -100,6 +101,34 @@ void check_recorded_config(const StudyJson& study, const std::string& name, cons
                 (fields.empty() ? "fields removed" : fields) +
                 ") than this budget plans; use another --out, or remove the run to redo it");
   }
+}
+
+void remove_study_temp_files(const fs::path& out) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out, ec))
+    if (e.path().filename().string().rfind(std::string(kStudyFile) + ".tmp-", 0) == 0 && !e.is_symlink(ec) &&
+        e.is_regular_file(ec))
+      fs::remove(e.path(), ec);
+}
+
+void check_folder_config(const fs::path& run_dir, const StudyJson& planned) {
+  const fs::path file = run_dir / run_dir::kConfig;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) return;
+  const nlohmann::json cfg = read_json_file(file);
+  nlohmann::json want = nlohmann::json::object(), have = nlohmann::json::object();
+  for (const auto& [key, value] : planned.items()) {
+    if (std::find(std::begin(kRunPaths), std::end(kRunPaths), key) != std::end(kRunPaths)) continue;
+    want[key] = nlohmann::json(value);
+    have[key] = cfg.is_object() ? cfg.value(key, nlohmann::json()) : nlohmann::json();
+  }
+  const std::string d = run_dir::first_difference(have, want);
+  if (d.empty()) return;
+  const nlohmann::json::json_pointer at(d);
+  auto text = [&](const nlohmann::json& j) { return j.contains(at) ? j[at].dump() : std::string("missing"); };
+  throw Error(file.string() + ": field '" + d.substr(1) + "' is " + text(have) + " but the study plans " + text(want) +
+              " for this run: the folder holds another run (copied, moved or edited?); remove the folder and "
+              "rerun, the study trains the run again");
 }
 
 std::string register_rules(const fs::path& out, StudyJson& study) {

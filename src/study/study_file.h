@@ -101,6 +101,17 @@ void relative_run_paths(StudyJson& study, const fs::path& out);
 void check_recorded_config(const StudyJson& study, const std::string& name, const StudyJson& planned,
                            const fs::path& file);
 
+// Removes the study.json.tmp-* files a killed study left in `out`: regular
+// files only (a link or folder of that name is not ours to delete).
+void remove_study_temp_files(const fs::path& out);
+
+// A finished run's own config.json (the trainer's) must hold `planned`
+// (paths aside): a folder copied or moved from another run, or edited,
+// would have its numbers reported as this run's. Error naming the field;
+// nothing to check where the folder keeps no config.json (a committed
+// study).
+void check_folder_config(const fs::path& run_dir, const StudyJson& planned);
+
 // The report's verdict rules (`python3 tools/report --rules FILE`), put in
 // a new study's study.json before any run, so that a rule changed after the
 // runs is reported beside the registered one. Where the tool cannot run,

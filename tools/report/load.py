@@ -221,12 +221,78 @@ def file_backed_problem(out, r):
     return None
 
 
+# A run's variables (what the report groups it by) and where its config
+# says the same: (variable, config path).
+VARIABLE_IN_CONFIG = (("lr", ("lr",)), ("seed", ("seed",)), ("warmup", ("warmup",)), ("clip", ("grad_clip",)),
+                      ("depth", ("model", "n_layer")), ("residual_scale", ("model", "residual_scale")),
+                      ("norm", ("model", "norm")), ("norm_type", ("model", "norm_type")), ("init", ("model", "init")))
+
+
+def variables_problem(r):
+    """(field, how) where a run's variables say other settings than its
+    config (the report would group it with other runs), else None."""
+    v, c = r.get("variables") or {}, r.get("config")
+    for key, path in VARIABLE_IN_CONFIG:
+        x = c
+        for step in path:
+            x = x.get(step) if isinstance(x, dict) else None
+        if key in v and x is not None and v[key] != x and not (key == "init" and v[key] == "pretrained"):
+            return f"variables.{key}", f"is {json.dumps(v[key])} but its config has {json.dumps(x)}"
+    return None
+
+
+def edge_problem(e, runs):
+    """(field, how) where an lr-edge search's record is not what its probes'
+    runs say (the probe's lr and outcome; the edge the largest lr that
+    trained, `failed` the smallest above it that did not), else None."""
+    probes = e.get("probes") if isinstance(e.get("probes"), list) else []
+    for j, pr in enumerate(probes):
+        r = runs.get(pr.get("run"))
+        if r is None or (r.get("config") or {}).get("lr", pr.get("lr")) != pr.get("lr"):
+            return f"probes[{j}]", f"names {json.dumps(pr.get('run'))} at lr {pr.get('lr')}, which no run is"
+        if r.get("status") in ("completed", "diverged") and bool((r.get("outcome") or {}).get("trains")) != \
+                pr.get("trains"):
+            return f"probes[{j}].trains", f"is {json.dumps(pr.get('trains'))} but its run's outcome is not"
+        for key, value in (e.get("setting") or {}).items():
+            if key in r.get("variables", {}) and r["variables"][key] != value:
+                return f"setting.{key}", \
+                    f"is {json.dumps(value)} but its probe {r['name']} has {json.dumps(r['variables'][key])}"
+    if not e.get("complete"):
+        return None
+    if e.get("exhaustive") and [pr.get("lr") for pr in probes] != e.get("grid"):
+        return "probes", "are not its grid's points, each once"
+    ok = [pr["lr"] for pr in probes if pr.get("trains") and number(pr.get("lr")) is not None]
+    edge = max(ok) if ok else None
+    above = [pr["lr"] for pr in probes if not pr.get("trains") and number(pr.get("lr")) is not None
+             and (edge is None or pr["lr"] > edge)]
+    failed = min(above) if above and not (e.get("exhaustive") and edge is None) else None  # edge_search.cpp
+    for key, want in (("edge", edge), ("failed", failed)):
+        if e.get(key) != want:
+            return key, f"is {json.dumps(e.get(key))} but its probes give {json.dumps(want)}"
+    return None
+
+
+def baseline_problem(study):
+    """Where study.json's unigram baseline (which sets the plateau limit:
+    which runs trained) is not the one its data's shards give, else None."""
+    base = study.s.get("baselines")
+    data_dir = study.s.get("data", {}).get("dir", "")
+    if not isinstance(base, dict) or number(base.get("unigram_val")) is None or not isinstance(data_dir, str):
+        return None
+    val, _ = unigram_baseline(data_dir if os.path.isabs(data_dir) else os.path.join(study.out, data_dir), study.vocab)
+    if val is not None and abs(val - base["unigram_val"]) > 1e-6 * abs(val):
+        return f"field 'baselines.unigram_val' is {base['unigram_val']} but the study's data give {val}"
+    return None
+
+
 def check_outcomes(study):
     """ValueError naming the first run whose outcome in study.json is not
     what its metrics (or the files written with its scores, gradients at
     init and residual stream) say: an edited val_loss, trains, status,
     BLEU or gradient moves the verdicts, so the report refuses it (exit 2)
     rather than draw them."""
+    if problem := baseline_problem(study):
+        raise ValueError(f"{problem} (edited?): restore study.json, or rerun the study on its folder")
     plateau = plateau_limit(study.s)
     for i, r in enumerate(study.runs):
         m = study.metrics.get(r["name"])
@@ -235,9 +301,15 @@ def check_outcomes(study):
             raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' is {json.dumps(had)} but its metrics "
                              f"({r.get('metrics')}) record {says} (edited?): restore study.json, or rerun "
                              f"the study on its folder, which takes each outcome from the run's metrics.jsonl")
-        if problem := translation_problem(study.out, r) or file_backed_problem(study.out, r):
+        if problem := translation_problem(study.out, r) or file_backed_problem(study.out, r) or variables_problem(r):
             field, how = problem
             raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' {how} (edited?): restore study.json")
+    runs = {r["name"]: r for r in study.runs}
+    for i, e in enumerate(study.edges):
+        if problem := edge_problem(e, runs):
+            field, how = problem
+            raise ValueError(f"field 'edges[{i}] ({e.get('name')}).{field}' {how} (edited?): restore study.json, "
+                             f"or rerun the study on its folder, which replays each search from its probes")
 
 
 class Study:
@@ -278,9 +350,9 @@ class Study:
         for r in self.runs:
             if r.get("kind") == "train":
                 self.metrics[r["name"]] = load_metrics(out, r)
-        check_outcomes(self)
         self.edges = [e for e in self.s.get("edges", []) if isinstance(e, dict)] \
             if isinstance(self.s.get("edges"), list) else []
+        check_outcomes(self)
         self.verdicts = None  # the entry point computes them (verdicts.evaluate) before the sections draw
 
     def seeds(self):

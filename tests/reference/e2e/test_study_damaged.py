@@ -117,6 +117,10 @@ REPORT_EDITS = [
     ("status-diverged", lambda s: completed_run(s).update(status="diverged"),
      ".status' is \"diverged\" but its metrics (runs/"),
     ("gradient-doubled", lambda s: double_first_ffn_gradient(s), ".result' differs from runs/"),
+    ("variables-depth", lambda s: completed_run(s)["variables"].update(depth=99),
+     ".variables.depth' is 99 but its config has"),
+    ("baseline", lambda s: s["baselines"].update(unigram_val=1.0),
+     "'baselines.unigram_val' is 1.0 but the study's data"),
 ]
 
 
@@ -217,6 +221,7 @@ def test_an_infinite_perplexity_is_not_taken_for_an_edit(finished):
     next(r for r in reversed(rows) if "val_loss" in r)["val_loss"] = 800.0
     with open(path, "w") as f:
         f.writelines(json.dumps(r) + "\n" for r in rows)
+    edit_json(os.path.join(out, "runs", name, "result.json"), lambda j: j.update(val_loss=800.0))  # a run that did
     first, second = study(corpus, out, "depth"), study(corpus, out, "depth")
     assert first.returncode == 0 and "edited?" in first.stderr, first.stderr[-400:]
     assert second.returncode == 0 and "edited?" not in second.stderr, second.stderr[-400:]
@@ -269,3 +274,85 @@ def test_an_lr_edge_search_reads_its_probes_back(finished, edge_study):
     assert study_after["edges"] == edges
     assert runs_after[edited]["outcome"] == runs_before[edited]["outcome"]
     assert runs_after[deleted]["outcome"] == runs_before[deleted]["outcome"]
+
+
+DAMAGED_FOLDERS = [
+    # A folder copied from another run was taken as this one's, its losses
+    # reported under this run's settings.
+    ("swapped", lambda run, other: (shutil.rmtree(run), shutil.copytree(other, run)),
+     "config.json: field '", "the folder holds another run"),
+    # A truncated, emptied or deleted metrics.jsonl was believed over
+    # result.json (or a deleted one, with an edited study.json, silently).
+    ("truncated", lambda run, other: keep_lines(os.path.join(run, "metrics.jsonl"), 5),
+     "metrics.jsonl gives steps", "result.json says"),
+    ("emptied", lambda run, other: keep_lines(os.path.join(run, "metrics.jsonl"), 0), "metrics.jsonl gives", "says"),
+    ("deleted", lambda run, other: os.remove(os.path.join(run, "metrics.jsonl")), "metrics.jsonl gives", "says"),
+]
+
+
+def keep_lines(path, n):
+    with open(path) as f:
+        lines = f.readlines()
+    with open(path, "w") as f:
+        f.writelines(lines[:n])
+
+
+@pytest.mark.parametrize("what,damage,says,then", DAMAGED_FOLDERS, ids=[d[0] for d in DAMAGED_FOLDERS])
+def test_a_damaged_run_folder_is_refused(finished, what, damage, says, then):
+    corpus, out = copy_of(finished, "folder-" + what)
+    _, before = records(out)
+    trained = sorted(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    damage(os.path.join(out, "runs", trained[0]), os.path.join(out, "runs", trained[-1]))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and says in r.stderr and then in r.stderr and "folder and rerun" in r.stderr, \
+        f"{what}: {r.stderr[-400:]}"
+
+
+def test_a_deleted_grad_at_init_file_is_measured_again(finished):
+    # With its folder kept, a missing grad_at_init.json left study.json's
+    # result (edited here) standing; only a committed study, which has no
+    # folder for the run, keeps the result in study.json alone.
+    corpus, out = copy_of(finished, "gai-deleted")
+    _, before = records(out)
+    name = sorted(n for n, r in before.items() if r["kind"] == "grad-at-init")[0]
+    os.remove(os.path.join(out, "runs", name, "grad_at_init.json"))
+    edit_json(os.path.join(out, "study.json"), double_first_ffn_gradient)
+    r = study(corpus, out, "grad-at-init")
+    assert r.returncode == 0 and "1 runs done now" in r.stderr, r.stderr[-400:]
+    assert records(out)[1][name]["result"]["grad_norm"] == before[name]["result"]["grad_norm"]
+
+
+def test_a_linked_temp_file_is_not_removed(finished, tmp_path):
+    # Temp files of a killed study are removed on the next run: a link of
+    # that name (not ours) was removed too.
+    corpus, out = copy_of(finished, "temp-link")
+    target = tmp_path / "precious.txt"
+    target.write_text("x")
+    os.symlink(target, os.path.join(out, "study.json.tmp-1"))
+    with open(os.path.join(out, "study.json.tmp-2"), "w") as f:
+        f.write("left by a killed study")
+    r = study(corpus, out, "depth")
+    assert r.returncode == 0, r.stderr[-400:]
+    assert os.path.islink(os.path.join(out, "study.json.tmp-1")) and target.read_text() == "x"
+    assert not os.path.exists(os.path.join(out, "study.json.tmp-2"))
+
+
+EDGE_EDITS = [
+    ("edge", lambda e: e.update(edge=e["probes"][-1]["lr"]), ".edge' is"),
+    ("probe-lr", lambda e: e["probes"][-1].update(lr=e["probes"][-1]["lr"] * 2), "which no run is"),
+    ("probe-dropped", lambda e: e["probes"].pop(), "are not its grid's points"),
+    ("setting", lambda e: e["setting"].update(norm="post" if e["setting"]["norm"] == "pre" else "pre"),
+     ".setting.norm"),
+]
+
+
+@pytest.mark.parametrize("what,edit,says", EDGE_EDITS, ids=[e[0] for e in EDGE_EDITS])
+def test_the_report_refuses_an_edited_edge(finished, edge_study, what, edit, says):
+    # The report drew an lr-edge search's record as it stood: an edited
+    # edge, probe or setting moved the edge table and its verdict.
+    tmp, _, _ = finished
+    out = os.path.join(tmp, "edge-report-" + what)
+    shutil.copytree(edge_study, out)
+    edit_json(os.path.join(out, "study.json"), lambda s: edit(s["edges"][0]))
+    r = harness.command([sys.executable, REPORT, out, "--no-figures"])
+    assert r.returncode == 2 and "field 'edges[0]" in r.stderr and says in r.stderr, f"{what}: {r.stderr[-400:]}"

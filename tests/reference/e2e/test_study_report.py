@@ -65,7 +65,7 @@ def train_run(out, name, preset, variables, final, diverge_at=None, symmetry=Non
         outcome.update(val_loss=final + 0.05, val_ppl=math.exp(final + 0.05))
     else:
         outcome.update(diverged_at=diverge_at, reason="loss is not finite")
-    model = {"n_layer": 2, "n_embd": 32}
+    model = {"n_layer": variables.get("depth", 2), "n_embd": 32}
     rec = {"name": name, "preset": preset, "kind": "train", "variables": variables,
            "config": {"model": model, "steps": steps, "batch_size": 2, "seq_len": 16, "grad_clip": 0.0,
                       "max_loss": 10.0, "lr": variables.get("lr", 1e-3), "warmup": variables.get("warmup", 5)},
