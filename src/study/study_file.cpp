@@ -380,6 +380,10 @@ StudyJson open_study_file(const fs::path& out, const std::string& budget, const 
     study["format"] = "gpt2lab study";
     study["version"] = kStudyVersion;
     study["created"] = now_utc();
+    // Every key a save writes exists from the start: adding one to an
+    // ordered_json copies its members, and a reference to a run record
+    // held across save_study_file read freed memory (ASan, stop 62).
+    study["updated"] = study["created"];
     study["runs"] = StudyJson::array();
     return study;
   }

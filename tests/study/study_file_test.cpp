@@ -204,5 +204,21 @@ TEST(StudySeeds, APlanWhoseRecordsCouldPassTheCapIsRefused) {
   }
 }
 
+// A save added the key "updated" to a new study.json; adding a key to an
+// ordered_json copies its members, and a run record read after the save
+// through a reference taken before it was freed memory (ASan, stop 62).
+TEST(StudyFile, ASaveMovesNoRecordOfANewStudy) {
+  const fs::path dir = fs::temp_directory_path() / ("gpt2lab-save-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  StudyJson study = open_study_file(dir, "tiny", "");
+  StudyJson& rec = run_record(study, "r-s1");
+  rec["status"] = "completed";
+  const StudyJson* before = &rec;
+  save_study_file(dir, study);
+  EXPECT_EQ(before, &run_record(study, "r-s1")) << "the save moved the run records";
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace gpt2lab
