@@ -1,5 +1,6 @@
 #include "study/finished_run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -65,6 +66,48 @@ void check_metrics_match_result(const fs::path& dir, const StudyJson& oc) {
   }
 }
 
+// The fields of a run's record measured on its trained model, kept beside
+// the run as well (measures.json): study.json alone was trusted, and an
+// edited fluency score moved the fluency verdict.
+constexpr const char* kMeasuresFile = "measures.json";
+constexpr const char* kMeasured[] = {"symmetry", "sample", "fluency", "translation", "note"};
+constexpr const char* kResidualFile = "residual_stream.json";
+
+void keep_measures(const fs::path& dir, const StudyJson& rec) {
+  StudyJson m = StudyJson::object();
+  for (const char* k : kMeasured)
+    if (rec.contains(k)) m[k] = rec[k];
+  write_file_atomic(dir / kMeasuresFile, m.dump(2) + "\n");
+}
+
+// As study.json holds it: an infinite or NaN number is written as null,
+// and key order is not meaning (a tool may sort the keys).
+nlohmann::json as_saved(const StudyJson& j) { return nlohmann::json::parse(j.dump()); }
+
+// The copy kept in `file`, nullopt without one; an unreadable one is a
+// difference (the run is measured again, which writes it anew).
+std::optional<nlohmann::json> kept_copy(const fs::path& file, bool& unreadable) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return std::nullopt;
+  auto j = fs::is_regular_file(fs::symlink_status(file, ec)) ? read_json_if_exists(file) : std::nullopt;
+  unreadable = unreadable || !j;
+  return j;
+}
+
+// A committed study's run keeps its result.json beside the packed metrics:
+// its recorded outcome must end where the result says.
+void check_outcome_against_result(const fs::path& dir, const StudyJson& recorded) {
+  const auto res = run_dir::read_result(dir);
+  if (!res || !res->is_object() || recorded.value("status", "") != "completed") return;
+  for (const char* key : {"steps", "last_loss", "val_loss"}) {
+    const nlohmann::json had = as_saved(recorded.value(key, StudyJson())), says = res->value(key, nlohmann::json());
+    if (had == says || (had.is_number() && says.is_number() && had.get<double>() == says.get<double>())) continue;
+    throw Error(std::string(kStudyFile) + ": field 'outcome." + key + "' of run '" + dir.filename().string() + "' is " +
+                had.dump() + " but " + (dir / run_dir::kResult).string() + " says " + says.dump() +
+                " (edited?): restore study.json");
+  }
+}
+
 }  // namespace
 
 StudyJson FinishedRunAnalysis::outcome(const RunSpec& r, const std::string& status) const {
@@ -94,18 +137,64 @@ std::optional<StudyJson> FinishedRunAnalysis::outcome_if_changed(const RunSpec& 
   // A committed study keeps its metrics packed only: study.json is its record.
   std::error_code ec;
   const fs::path metrics = out_ / "runs" / r.name / run_dir::kMetrics;
-  if (!fs::is_regular_file(metrics, ec) && fs::exists(metrics.string() + ".gz", ec)) return std::nullopt;
+  if (!fs::is_regular_file(metrics, ec) && fs::exists(metrics.string() + ".gz", ec)) {
+    check_outcome_against_result(out_ / "runs" / r.name, recorded);
+    return std::nullopt;
+  }
   StudyJson now = outcome(r, status);
   // Compared as study.json holds them: an infinite perplexity is written as
   // null, and key order is not meaning (a tool may sort the keys).
-  if (nlohmann::json::parse(now.dump()) == nlohmann::json::parse(recorded.dump())) return std::nullopt;
+  if (as_saved(now) == as_saved(recorded)) return std::nullopt;
   return now;
+}
+
+bool FinishedRunAnalysis::measures_differ(const RunSpec& r, const StudyJson& recorded) const {
+  const fs::path dir = out_ / "runs" / r.name;
+  // A folder as the run left it (a committed one keeps only its result and
+  // packed metrics, and study.json is its record) must keep the copies.
+  std::error_code ec;
+  const bool live = fs::exists(dir / run_dir::kConfig, ec);
+  bool unreadable = false;
+  if (const auto m = kept_copy(dir / kMeasuresFile, unreadable)) {
+    if (!m->is_object()) return true;
+    for (const char* k : kMeasured)
+      if (m->contains(k) != recorded.contains(k) || (m->contains(k) && (*m)[k] != as_saved(recorded[k]))) return true;
+  } else if (live && std::any_of(std::begin(kMeasured), std::end(kMeasured),
+                                 [&](const char* k) { return recorded.contains(k); })) {
+    return true;
+  }
+  if (r.preset == "atlas" && recorded.contains("residual_stream")) {
+    const auto rs = kept_copy(dir / kResidualFile, unreadable);
+    if (rs ? *rs != as_saved(recorded["residual_stream"]) : live) return true;
+  }
+  return unreadable;
+}
+
+FinishedRunAnalysis::Reread FinishedRunAnalysis::reread(const RunSpec& r, const std::string& status,
+                                                        const StudyJson& recorded) const {
+  // Lacking its analysis (a crash between the run and study.json): redone,
+  // it is deterministic and cheap.
+  if (recorded.value("status", "") != status || !recorded.contains("outcome")) return {analyse(r, status), ""};
+  if (measures_differ(r, recorded))
+    return {analyse(r, status),
+            " (its measures in study.json (sample, fluency, symmetry, scores, residual stream) were not the copies "
+            "beside the run, edited?: measured again)"};
+  if (auto oc = outcome_if_changed(r, status, recorded["outcome"]))
+    return {StudyJson{{"outcome", *oc}},
+            " (its outcome in study.json was not its metrics.jsonl's, edited?: taken from the metrics)"};
+  return {StudyJson::object(), ""};
 }
 
 // Outcome, hidden-unit symmetry and text sample of a finished run.
 // Computed apart from study.json (without mutex_): the fields to set in
 // the run's record.
 StudyJson FinishedRunAnalysis::analyse(const RunSpec& r, const std::string& status) const {
+  StudyJson rec = measure(r, status);
+  if (rec.contains("sample")) keep_measures(out_ / "runs" / r.name, rec);  // every run but an edge probe
+  return rec;
+}
+
+StudyJson FinishedRunAnalysis::measure(const RunSpec& r, const std::string& status) const {
   StudyJson rec = StudyJson::object();
   const fs::path dir = out_ / "runs" / r.name;
   rec["status"] = status;
@@ -188,8 +277,16 @@ StudyJson FinishedRunAnalysis::residual_record(const RunSpec& r, GPT2<float>* tr
   j["init"] = to_json(measure_residual_stream(fresh, data_.dir, B, T, n));
   j["final"] = trained ? StudyJson(to_json(measure_residual_stream(*trained, data_.dir, B, T, n))) : StudyJson(nullptr);
   if (const auto step = run_dir::checkpoint_step(dir); step && trained) j["final_step"] = *step;
-  write_file_atomic(dir / "residual_stream.json", j.dump(2) + "\n");
+  write_file_atomic(dir / kResidualFile, j.dump(2) + "\n");
   return j;
+}
+
+void set_analysis(StudyJson& rec, const StudyJson& fields) {
+  if (fields.contains("status"))
+    for (const char* k :
+         {"outcome", "note", "sample", "symmetry", "fluency", "translation", "residual_stream", "checkpoint_step"})
+      rec.erase(k);
+  rec.update(fields);
 }
 
 std::pair<std::string, bool> run_state(const fs::path& dir) {

@@ -30,6 +30,11 @@ template <typename T>
 class GPT2;
 struct TranslationStudyData;
 
+// Sets `fields` in a run's record; a whole analysis (it has "status")
+// first drops what an earlier one set (a note "no checkpoint" outlived the
+// checkpoint of the run trained again).
+void set_analysis(StudyJson& rec, const StudyJson& fields);
+
 class FinishedRunAnalysis {
  public:
   // Every pointer may be null where the study has no such data: no
@@ -44,18 +49,29 @@ class FinishedRunAnalysis {
   // ...). Run apart from study.json, without the study's lock.
   StudyJson analyse(const RunSpec& r, const std::string& status) const;
 
-  // The record's "outcome" alone, from the run's metrics.jsonl, where it
-  // differs from `recorded` (an edited one moved an lr edge or a
-  // selection); nullopt where they agree, or where the folder keeps its
-  // metrics packed only (a committed study: study.json is all there is).
-  std::optional<StudyJson> outcome_if_changed(const RunSpec& r, const std::string& status,
-                                              const StudyJson& recorded) const;
+  // What a run found finished keeps of its record in study.json, read
+  // back from its folder: `fields` to set in the record (empty where it
+  // stands) and `note`, what was edited, for the log. An outcome other than
+  // its metrics give is taken from the metrics (an edited one moved an lr
+  // edge or a selection); measures of the trained model (sample, fluency,
+  // symmetry, residual stream) other than the copies kept beside the run
+  // are measured again. A committed study keeps its metrics packed and no
+  // copies: study.json is all there is, and it stands.
+  struct Reread {
+    StudyJson fields;
+    std::string note;
+  };
+  Reread reread(const RunSpec& r, const std::string& status, const StudyJson& recorded) const;
 
   // A final val loss at or above this has not left the unigram plateau.
   double plateau_limit() const;
 
  private:
+  StudyJson measure(const RunSpec& r, const std::string& status) const;
   StudyJson outcome(const RunSpec& r, const std::string& status) const;
+  std::optional<StudyJson> outcome_if_changed(const RunSpec& r, const std::string& status,
+                                              const StudyJson& recorded) const;
+  bool measures_differ(const RunSpec& r, const StudyJson& recorded) const;
   void translation_scores(const RunSpec& r, StudyJson& rec, const fs::path& ckpt) const;
   StudyJson fluency_samples(const GPT2<float>& model) const;
   StudyJson residual_record(const RunSpec& r, GPT2<float>* trained, const fs::path& dir) const;

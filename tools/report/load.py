@@ -43,12 +43,13 @@ def study_text(out):
 def load_metrics(out, rec):
     """Rows of a run's metrics.jsonl (or its packed copy), split by kind."""
     m = {"steps": [], "loss": [], "grad_norm": [], "tokens": [], "ms": [], "val_steps": [], "val": [], "diag": [],
-         "diverged": None}
+         "diverged": None, "error": None}
     if not rec.get("metrics"):
         return m
     try:
         rows = metrics_file.by_kind(metrics_file.read_rows(os.path.join(out, rec["metrics"])))
-    except (OSError, EOFError, zlib.error):
+    except (OSError, EOFError, zlib.error, ValueError) as e:
+        m["error"] = "missing" if isinstance(e, FileNotFoundError) else "unreadable"
         return m
     m["diverged"] = rows["diverged"][-1] if rows["diverged"] else None
     m["diag"] = rows["diag"]
@@ -128,6 +129,9 @@ def check_fields(s):
     for i, r in enumerate(x for x in s.get("runs", []) if isinstance(x, dict)):
         f = f"runs[{i}] ({r.get('name', '?')})"
         need("metrics" not in r or isinstance(r["metrics"], str), f + ".metrics", "a path")
+        for key, kind, what in (("config", dict, "an object"), ("variables", dict, "an object"),
+                                ("preset", str, "a preset name"), ("dir", str, "a path")):
+            need(key not in r or isinstance(r[key], kind), f"{f}.{key}", what)
         for key in ("outcome", "result", "sample", "translation", "fluency"):
             need(key not in r or r[key] is None or isinstance(r[key], dict), f"{f}.{key}", "an object")
         need("symmetry" not in r or isinstance(r["symmetry"], list), f + ".symmetry", "a list")
@@ -138,178 +142,24 @@ def check_fields(s):
         t = r.get("translation") or {}
         for key in ("bleu", "chrf"):
             need(key not in t or t[key] is None or num(t[key]), f"{f}.translation.{key}", "a number")
+    check_edge_fields(s.get("edges", []), need)
+
+
+def check_edge_fields(edges, need):
+    """check_fields of the lr-edge records."""
+    need(isinstance(edges, list) and all(isinstance(e, dict) for e in edges), "edges", "a list of objects")
+    for i, e in enumerate(edges):
+        f = f"edges[{i}]"
+        need(isinstance(e.get("probes", []), list) and all(isinstance(p, dict) for p in e.get("probes", [])),
+             f + ".probes", "a list of objects")
+        need(isinstance(e.get("setting", {}), dict), f + ".setting", "an object")
+        grid = e.get("grid", [])
+        need(isinstance(grid, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0
+                                            for x in grid), f + ".grid", "a list of learning rates")
 
 
 def number(x):
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) else None
-
-
-def plateau_limit(s):
-    """The val loss at or above which gpt2lab says a run did not train
-    (FinishedRunAnalysis::plateau_limit): the unigram baseline gpt2lab
-    recorded (the uniform loss without one) less budget.trains_margin;
-    None where study.json does not say both."""
-    base, margin = s.get("baselines"), number(s.get("budget", {}).get("trains_margin"))
-    if not isinstance(base, dict) or margin is None:
-        return None
-    ref = number(base.get("unigram_val")) or number(base.get("uniform"))
-    return None if ref is None else ref - margin
-
-
-def outcome_problem(r, m, plateau):
-    """(field, its value, what the run's metrics record instead) where a
-    finished run's outcome is not what its metrics say (gpt2lab computes
-    the one from the other), else None. Packed metrics keep 6 significant
-    digits."""
-    if r.get("status") not in ("completed", "diverged") or not (m["steps"] or m["val"]):
-        return None
-    o = r.get("outcome") or {}
-    if (m["diverged"] is not None) != (r["status"] == "diverged"):
-        return "status", r["status"], "a divergence" if m["diverged"] is not None else "no divergence"
-    if r["status"] == "diverged":  # its val loss is not read: a diverged run counts as ln V
-        return ("outcome.trains", True, "a divergence") if o.get("trains") is True else None
-    last = number(m["val"][-1]) if m["val"] else None
-    val = number(o.get("val_loss"))
-    if (val is None) != (last is None) or (last is not None and abs(val - last) > 1e-5 * max(1.0, abs(last))):
-        return "outcome.val_loss", o.get("val_loss"), f"a last val loss of {last}"
-    if "trains" in o and plateau is not None:
-        trains = val is not None and (r.get("preset") == "translation" or val < plateau)
-        if o["trains"] != trains:
-            return "outcome.trains", o["trains"], f"a val loss of {val} against the plateau limit {plateau:.6g}"
-    return None
-
-
-def translation_problem(out, r):
-    """(field, how) where a translation run's BLEU or chrF in study.json
-    differs from its translation-test.json, written with them (where the
-    run folder keeps it), else None."""
-    t = r.get("translation")
-    if not isinstance(t, dict) or not isinstance(t.get("hypotheses"), str) or not isinstance(r.get("dir"), str):
-        return None
-    name = f"{r['dir']}/{os.path.basename(t['hypotheses'])}"
-    try:
-        path = os.path.join(out, name)
-        scores = json.loads(read_text(path, 256 << 20)) if os.path.isfile(path) else None
-    except (OSError, ValueError):
-        return "translation", f"was scored, but {name} is unreadable"
-    for key in ("bleu", "chrf"):
-        if isinstance(scores, dict) and number(scores.get(key)) is not None and t.get(key) != scores[key]:
-            return f"translation.{key}", f"is {json.dumps(t.get(key))} but {name} records {scores[key]}"
-    return None
-
-
-# Records study.json holds beside a copy in the run's folder, written with
-# it: (field, file).
-FILE_BACKED = (("result", "grad_at_init.json"), ("residual_stream", "residual_stream.json"))
-
-
-def file_backed_problem(out, r):
-    """(field, how) where a record study.json holds differs from its copy
-    in the run's folder (where kept), else None."""
-    if not isinstance(r.get("dir"), str):
-        return None
-    for field, file in FILE_BACKED:
-        path = os.path.join(out, r["dir"], file)
-        if field not in r or not os.path.isfile(path):
-            continue
-        try:
-            kept = json.loads(read_text(path, 256 << 20))
-        except (OSError, ValueError):
-            kept = None
-        if kept != r[field]:
-            return field, f"differs from {r['dir']}/{file}, written with it"
-    return None
-
-
-# A run's variables (what the report groups it by) and where its config
-# says the same: (variable, config path).
-VARIABLE_IN_CONFIG = (("lr", ("lr",)), ("seed", ("seed",)), ("warmup", ("warmup",)), ("clip", ("grad_clip",)),
-                      ("depth", ("model", "n_layer")), ("residual_scale", ("model", "residual_scale")),
-                      ("norm", ("model", "norm")), ("norm_type", ("model", "norm_type")), ("init", ("model", "init")))
-
-
-def variables_problem(r):
-    """(field, how) where a run's variables say other settings than its
-    config (the report would group it with other runs), else None."""
-    v, c = r.get("variables") or {}, r.get("config")
-    for key, path in VARIABLE_IN_CONFIG:
-        x = c
-        for step in path:
-            x = x.get(step) if isinstance(x, dict) else None
-        if key in v and x is not None and v[key] != x and not (key == "init" and v[key] == "pretrained"):
-            return f"variables.{key}", f"is {json.dumps(v[key])} but its config has {json.dumps(x)}"
-    return None
-
-
-def edge_problem(e, runs):
-    """(field, how) where an lr-edge search's record is not what its probes'
-    runs say (the probe's lr and outcome; the edge the largest lr that
-    trained, `failed` the smallest above it that did not), else None."""
-    probes = e.get("probes") if isinstance(e.get("probes"), list) else []
-    for j, pr in enumerate(probes):
-        r = runs.get(pr.get("run"))
-        if r is None or (r.get("config") or {}).get("lr", pr.get("lr")) != pr.get("lr"):
-            return f"probes[{j}]", f"names {json.dumps(pr.get('run'))} at lr {pr.get('lr')}, which no run is"
-        if r.get("status") in ("completed", "diverged") and bool((r.get("outcome") or {}).get("trains")) != \
-                pr.get("trains"):
-            return f"probes[{j}].trains", f"is {json.dumps(pr.get('trains'))} but its run's outcome is not"
-        for key, value in (e.get("setting") or {}).items():
-            if key in r.get("variables", {}) and r["variables"][key] != value:
-                return f"setting.{key}", \
-                    f"is {json.dumps(value)} but its probe {r['name']} has {json.dumps(r['variables'][key])}"
-    if not e.get("complete"):
-        return None
-    if e.get("exhaustive") and [pr.get("lr") for pr in probes] != e.get("grid"):
-        return "probes", "are not its grid's points, each once"
-    ok = [pr["lr"] for pr in probes if pr.get("trains") and number(pr.get("lr")) is not None]
-    edge = max(ok) if ok else None
-    above = [pr["lr"] for pr in probes if not pr.get("trains") and number(pr.get("lr")) is not None
-             and (edge is None or pr["lr"] > edge)]
-    failed = min(above) if above and not (e.get("exhaustive") and edge is None) else None  # edge_search.cpp
-    for key, want in (("edge", edge), ("failed", failed)):
-        if e.get(key) != want:
-            return key, f"is {json.dumps(e.get(key))} but its probes give {json.dumps(want)}"
-    return None
-
-
-def baseline_problem(study):
-    """Where study.json's unigram baseline (which sets the plateau limit:
-    which runs trained) is not the one its data's shards give, else None."""
-    base = study.s.get("baselines")
-    data_dir = study.s.get("data", {}).get("dir", "")
-    if not isinstance(base, dict) or number(base.get("unigram_val")) is None or not isinstance(data_dir, str):
-        return None
-    val, _ = unigram_baseline(data_dir if os.path.isabs(data_dir) else os.path.join(study.out, data_dir), study.vocab)
-    if val is not None and abs(val - base["unigram_val"]) > 1e-6 * abs(val):
-        return f"field 'baselines.unigram_val' is {base['unigram_val']} but the study's data give {val}"
-    return None
-
-
-def check_outcomes(study):
-    """ValueError naming the first run whose outcome in study.json is not
-    what its metrics (or the files written with its scores, gradients at
-    init and residual stream) say: an edited val_loss, trains, status,
-    BLEU or gradient moves the verdicts, so the report refuses it (exit 2)
-    rather than draw them."""
-    if problem := baseline_problem(study):
-        raise ValueError(f"{problem} (edited?): restore study.json, or rerun the study on its folder")
-    plateau = plateau_limit(study.s)
-    for i, r in enumerate(study.runs):
-        m = study.metrics.get(r["name"])
-        if m and (problem := outcome_problem(r, m, plateau)):
-            field, had, says = problem
-            raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' is {json.dumps(had)} but its metrics "
-                             f"({r.get('metrics')}) record {says} (edited?): restore study.json, or rerun "
-                             f"the study on its folder, which takes each outcome from the run's metrics.jsonl")
-        if problem := translation_problem(study.out, r) or file_backed_problem(study.out, r) or variables_problem(r):
-            field, how = problem
-            raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' {how} (edited?): restore study.json")
-    runs = {r["name"]: r for r in study.runs}
-    for i, e in enumerate(study.edges):
-        if problem := edge_problem(e, runs):
-            field, how = problem
-            raise ValueError(f"field 'edges[{i}] ({e.get('name')}).{field}' {how} (edited?): restore study.json, "
-                             f"or rerun the study on its folder, which replays each search from its probes")
 
 
 class Study:
@@ -352,6 +202,7 @@ class Study:
                 self.metrics[r["name"]] = load_metrics(out, r)
         self.edges = [e for e in self.s.get("edges", []) if isinstance(e, dict)] \
             if isinstance(self.s.get("edges"), list) else []
+        from .checks import check_outcomes  # it reads the study: imported here, not at the top
         check_outcomes(self)
         self.verdicts = None  # the entry point computes them (verdicts.evaluate) before the sections draw
 

@@ -245,7 +245,8 @@ def fluency_record(nll):
 
 def train_run(out, name, preset, variables, final, tau, diverge_at=None, spikes=0, clip=0.0, warmup=0, lr=1e-3,
               n_layer=2, symmetry=None, trains=None, ms=1.0, judge=None):
-    spike_steps = [STEPS // 2 + k for k in range(spikes)]
+    # A spike after the run blew up is not in its metrics, so not counted.
+    spike_steps = [STEPS // 2 + k for k in range(spikes) if diverge_at is None or STEPS // 2 + k < diverge_at - 3]
     write_metrics(os.path.join(out, "runs", name, "metrics.jsonl"), final, tau, diverge_at,
                   spike_steps[0] if spike_steps else None, ms=ms)
     status = "diverged" if diverge_at is not None else "completed"
@@ -531,7 +532,7 @@ def make_study(out, w=None):
                         "norm": {"warmups": NORM_WARMUPS, "lrs": list(NORM_LRS.values())},
                         "sample": {"tokens": 16, "temperature": 0.8, "top_k": 40}, "translation": MT_BUDGET,
                         "atlas": {"depths": [2, 8], "edge_depth": 2, "residual_batches": 2, "grid": GRID}},
-             "data": {"dir": "data", "tokenizer": "t", "tokenizer_identity": "t sha256:0", "vocab_size": VOCAB},
+             "data": {"dir": "data/dataset", "tokenizer": "t", "tokenizer_identity": "t sha256:0", "vocab_size": VOCAB},
              "baselines": {"uniform": UNIFORM, "unigram_val": UNIGRAM, "unigram_train": UNIGRAM},
              "runs": runs, "edges": edges}
     if "translation" in w.presets:

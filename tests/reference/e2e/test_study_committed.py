@@ -147,9 +147,9 @@ def test_unpack_restores_study_json(cloned, unpacked):
 def test_git_keeps_packed_study_results_and_metrics(cloned):
     taken = cloned[1]
     assert (taken and "study.json" not in taken and "study.json.gz" in taken and
-            all(t == "study.json.gz" or t.endswith(("result.json", "metrics.jsonl.gz")) for t in taken) and
-            not any("checkpoint" in t or t.startswith("data") for t in taken)), \
-        f"what git keeps: study.json packed, results and packed metrics ({len(taken)} files)"
+            all(t in ("study.json.gz", "judge.json") or t.endswith(("result.json", "metrics.jsonl.gz")) for t in taken)
+            and not any("checkpoint" in t or t.startswith("data") for t in taken)), \
+        f"what git keeps: study.json packed, the judge's calibration, results and packed metrics ({len(taken)} files)"
 
 
 @pytest.fixture(scope="module")

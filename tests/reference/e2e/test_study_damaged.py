@@ -2,6 +2,8 @@
 is refused naming the file and the field, with what to do, or measured
 again; never an internal error, a 16 GB allocation, or a result taken on
 trust (an adversarial hunt, stop 60, found each of these)."""
+import copy
+import gzip
 import json
 import os
 import shutil
@@ -115,13 +117,52 @@ REPORT_EDITS = [
     ("trains-flipped", lambda s: completed_run(s)["outcome"].update(trains=not completed_run(s)["outcome"]["trains"]),
      ".outcome.trains' is"),
     ("status-diverged", lambda s: completed_run(s).update(status="diverged"),
-     ".status' is \"diverged\" but its metrics (runs/"),
+     ".status' is \"diverged\" but runs/"),
     ("gradient-doubled", lambda s: double_first_ffn_gradient(s), ".result' differs from runs/"),
     ("variables-depth", lambda s: completed_run(s)["variables"].update(depth=99),
      ".variables.depth' is 99 but its config has"),
     ("baseline", lambda s: s["baselines"].update(unigram_val=1.0),
      "'baselines.unigram_val' is 1.0 but the study's data"),
+    # Measures of the trained model, kept beside the run since stop 62:
+    # an edited judge score moved the fluency verdict unseen.
+    ("fluency", lambda s: completed_run(s)["fluency"].update(judge_nll_mean=0.5), ".fluency' differs from runs/"),
+    ("sample", lambda s: completed_run(s)["sample"].update(text="edited"), ".sample' differs from runs/"),
+    ("symmetry", lambda s: completed_run(s)["symmetry"].pop(), ".symmetry' differs from runs/"),
+    ("judge", lambda s: s["judge"].update(val_text_nll=0.1), "field 'judge' differs from judge.json"),
+    ("spikes", lambda s: completed_run(s)["outcome"].update(spikes=3), ".outcome.spikes' is 3 but its metrics"),
+    ("spike_steps", lambda s: completed_run(s)["outcome"].update(spike_steps=[7]),
+     ".outcome.spike_steps' is [7] but its metrics"),
+    # A fourth hunt (a helper, stop 62): each of these was drawn as edited.
+    ("metrics-path", lambda s: completed_run(s).update(metrics="runs/x/metrics.jsonl"),
+     ".metrics' is \"runs/x/metrics.jsonl\", not runs/"),
+    ("dir", lambda s: completed_run(s).update(dir="runs/x"), ".dir' is \"runs/x\", not runs/"),
+    ("status-failed", lambda s: completed_run(s).update(status="failed"),
+     ".status' is \"failed\" but runs/"),
+    ("val_curve", lambda s: completed_run(s)["outcome"]["val_curve"][0].__setitem__(1, 3.0),
+     ".outcome.val_curve' is \"[...]\" but its metrics"),
+    ("seed_index", lambda s: completed_run(s)["variables"].update(seed_index=1),
+     ".variables.seed_index' is 1 but its config's seed"),
+    ("config-and-variables", lambda s: swap_norm(completed_run(s)),
+     ".config.model' is"),
+    ("margin-removed", lambda s: [s["budget"].pop("trains_margin"), completed_run(s)["outcome"].update(
+        trains=not completed_run(s)["outcome"]["trains"])], ".outcome.trains' is"),
+    ("data-dir", lambda s: [s["data"].update(dir="elsewhere"), s["baselines"].update(unigram_val=1.0)],
+     "'baselines.unigram_val' is 1.0 but the study's data"),
+    ("embedding_scale", lambda s: gai_run(s)["variables"].update(embedding_scale="unit"),
+     ".variables.embedding_scale' is \"unit\" but its config has \"none\""),
+    ("config-type", lambda s: completed_run(s).update(config=5), ".config' must be an object"),
+    ("preset-type", lambda s: completed_run(s).update(preset=5), ".preset' must be a preset name"),
 ]
+
+
+def swap_norm(r):
+    norm = {"pre": "post", "post": "pre"}[r["variables"]["norm"]]
+    r["variables"]["norm"] = r["config"]["model"]["norm"] = norm
+
+
+def gai_run(s):
+    return next(r for r in s["runs"] if r.get("kind") == "grad-at-init" and
+                r["variables"].get("embedding_scale") == "none")
 
 
 def double_first_ffn_gradient(s):
@@ -340,7 +381,8 @@ def test_a_linked_temp_file_is_not_removed(finished, tmp_path):
 EDGE_EDITS = [
     ("edge", lambda e: e.update(edge=e["probes"][-1]["lr"]), ".edge' is"),
     ("probe-lr", lambda e: e["probes"][-1].update(lr=e["probes"][-1]["lr"] * 2), "which no run is"),
-    ("probe-dropped", lambda e: e["probes"].pop(), "are not its grid's points"),
+    ("probe-dropped", lambda e: e["probes"].pop(), ".complete' is true but its probes give false by gpt2lab's"),
+    ("incomplete", lambda e: e.update(complete=False), ".complete' is false but its probes give true"),
     ("setting", lambda e: e["setting"].update(norm="post" if e["setting"]["norm"] == "pre" else "pre"),
      ".setting.norm"),
 ]
@@ -356,3 +398,141 @@ def test_the_report_refuses_an_edited_edge(finished, edge_study, what, edit, say
     edit_json(os.path.join(out, "study.json"), lambda s: edit(s["edges"][0]))
     r = harness.command([sys.executable, REPORT, out, "--no-figures"])
     assert r.returncode == 2 and "field 'edges[0]" in r.stderr and says in r.stderr, f"{what}: {r.stderr[-400:]}"
+
+
+@pytest.mark.parametrize("damage", ["study.json", "measures.json"])
+def test_an_edited_measure_is_measured_again(finished, damage):
+    # A finished run's sample, fluency and symmetry were study.json's alone:
+    # an edited judge score was kept at every rerun.
+    corpus, out = copy_of(finished, "measures-" + damage)
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    if damage == "study.json":
+        edit_json(os.path.join(out, "study.json"), lambda s: next(r for r in s["runs"] if r["name"] == name)[
+            "fluency"].update(judge_nll_mean=0.5))
+    else:
+        with open(os.path.join(out, "runs", name, "measures.json"), "w") as f:
+            f.write("{not json")
+    r = study(corpus, out, "depth")
+    assert r.returncode == 0 and "edited?: measured again" in r.stderr, r.stderr[-400:]
+    after = records(out)[1][name]
+    assert all(after[k] == before[name][k] for k in ("fluency", "sample", "symmetry", "outcome"))
+    with open(os.path.join(out, "runs", name, "measures.json")) as f:
+        assert json.load(f)["fluency"] == before[name]["fluency"]
+    again = study(corpus, out, "depth")
+    assert again.returncode == 0 and "edited?" not in again.stderr, again.stderr[-400:]
+
+
+V3 = os.path.join(harness.SOURCE, "docs", "study", "v3")
+
+
+@pytest.fixture(scope="module")
+def v3():
+    """The committed v3 study as the report loads it (its checks pass)."""
+    harness.report_package()
+    from report import checks, load
+    return checks, load.Study(V3)
+
+
+def bisection(s):
+    return next(e for e in s.edges if not e.get("exhaustive") and len(e["probes"]) > 2)
+
+
+def swap_probes(e):
+    e["probes"][1], e["probes"][2] = e["probes"][2], e["probes"][1]
+
+
+def first_sweep(s, variant):
+    return next(r for r in s.runs if r["variables"].get("arm") == "depth" and r["variables"].get("variant") == variant)
+
+
+V3_EDITS = [
+    ("selected-lr", lambda s: s.s["selections"]["init-post"].update(lr=0.001),
+     "'selections.init-post.lr' is 0.001, but its candidates pick 0.002"),
+    ("candidate-loss", lambda s: s.s["selections"]["atlas-deepnorm"]["candidates"][2].update(mean_val_loss=6.0),
+     "'selections.atlas-deepnorm.candidates[2]' says 2/3 seeds trained, mean loss 6.0, but its runs give 2/3"),
+    ("candidate-trained", lambda s: s.s["selections"]["atlas-post-ln"]["candidates"][0].update(trained=3),
+     "'selections.atlas-post-ln.candidates[0]' says 3/3"),
+    ("selection-trains", lambda s: s.s["selections"]["atlas-post-ln"].update(trains=True),
+     "'selections.atlas-post-ln.trains' is true, but its candidates say False"),
+    ("second-stage", lambda s: [first_sweep(s, "pre-ln")[k].update(lr=0.002) for k in ("variables", "config")],
+     "'selections.atlas-pre-ln.lr' is 0.001, but its second stage ran at 0.002"),
+    ("probe-order", lambda s: swap_probes(bisection(s)), ".probes' is ["),
+    ("refine-edge", lambda s: bisection(s).update(edge=bisection(s)["grid"][0]), ".edge' is"),
+    ("margin", lambda s: s.s["budget"].update(trains_margin=0.5),
+     "'budget.trains_margin' is 0.5, but gpt2lab's plateau rule is 0.1"),
+]
+
+
+@pytest.mark.parametrize("what,edit,says", V3_EDITS, ids=[e[0] for e in V3_EDITS])
+def test_the_report_refuses_an_edited_selection_of_v3(v3, what, edit, says):
+    # The lr a second stage ran at and the candidates the report shows
+    # were study.json's alone; v3's own pass (the fixture).
+    checks, study = v3
+    s = copy.copy(study)
+    s.s = copy.deepcopy(study.s)
+    s.runs = copy.deepcopy(study.runs)
+    s.edges = s.s["edges"] = copy.deepcopy(study.edges)
+    edit(s)
+    with pytest.raises(ValueError) as e:
+        checks.check_outcomes(s)
+    assert says in str(e.value) and "(edited?)" in str(e.value), f"{what}: {e.value}"
+
+
+def report(out):
+    return harness.command([sys.executable, REPORT, out, "--no-figures"])
+
+
+def test_a_deleted_copy_is_refused_then_measured_again(finished):
+    # With measures.json gone, an edited score stood in both tools.
+    corpus, out = copy_of(finished, "copy-deleted")
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    os.remove(os.path.join(out, "runs", name, "measures.json"))
+    edit_json(os.path.join(out, "study.json"), lambda s: next(r for r in s["runs"] if r["name"] == name)[
+        "fluency"].update(judge_nll_mean=0.5))
+    r = report(out)
+    assert r.returncode == 2 and f"has no copy in runs/{name}/measures.json" in r.stderr, r.stderr[-400:]
+    r = study(corpus, out, "depth")
+    assert r.returncode == 0 and "edited?: measured again" in r.stderr, r.stderr[-400:]
+    assert records(out)[1][name]["fluency"] == before[name]["fluency"]
+    assert os.path.isfile(os.path.join(out, "runs", name, "measures.json"))
+
+
+def test_a_deleted_judge_copy_is_refused(finished):
+    corpus, out = copy_of(finished, "judge-deleted")
+    os.remove(os.path.join(out, "judge.json"))
+    edit_json(os.path.join(out, "study.json"), lambda s: s["judge"].update(val_text_nll=9.0))
+    r = report(out)
+    assert r.returncode == 2 and "field 'judge' has no copy in judge.json" in r.stderr, r.stderr[-400:]
+
+
+def test_unreadable_metrics_of_a_finished_run_are_refused(finished):
+    # Garbage in metrics.jsonl.gz (metrics.jsonl gone) left an edited
+    # outcome unchecked: the report read no rows and checked nothing.
+    corpus, out = copy_of(finished, "metrics-garbage")
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    os.remove(os.path.join(out, "runs", name, "metrics.jsonl"))
+    with open(os.path.join(out, "runs", name, "metrics.jsonl.gz"), "wb") as f:
+        f.write(b"not gzip")
+    r = report(out)
+    assert r.returncode == 2 and f"({name}).metrics' of a finished run" in r.stderr and "unreadable" in r.stderr, \
+        r.stderr[-400:]
+
+
+def test_a_packed_runs_edited_outcome_is_refused_by_its_result(finished):
+    # A run whose metrics are packed (a committed study) had its outcome
+    # taken from study.json with nothing to check it against.
+    corpus, out = copy_of(finished, "packed-outcome")
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    plain = os.path.join(out, "runs", name, "metrics.jsonl")
+    with open(plain, "rb") as f, gzip.open(plain + ".gz", "wb") as g:
+        g.write(f.read())
+    os.remove(plain)
+    edit_json(os.path.join(out, "study.json"),
+              lambda s: next(r for r in s["runs"] if r["name"] == name)["outcome"].update(val_loss=1.0))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and f"field 'outcome.val_loss' of run '{name}' is 1.0 but" in r.stderr and \
+        "result.json says" in r.stderr, r.stderr[-400:]

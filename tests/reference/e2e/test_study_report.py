@@ -442,7 +442,8 @@ def with_width(paper, tmp):
     with open(os.path.join(p, "study.json")) as f:
         s = json.load(f)
     s["presets"].append("width")
-    s["runs"].append(dict(s["runs"][-1], name="width-1", preset="width"))
+    s["runs"].append(dict(s["runs"][-1], name="width-1", preset="width", dir="runs/width-1",
+                          metrics="runs/width-1/metrics.jsonl"))
     u = os.path.join(tmp, "unknown")
     os.makedirs(u)
     with open(os.path.join(u, "study.json"), "w") as f:

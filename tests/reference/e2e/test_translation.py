@@ -346,3 +346,18 @@ def test_the_report_refuses_an_edited_bleu(setup):
     r = harness.command(report + [edited, "--no-figures"])
     assert r.returncode == 2 and f"({scored['name']}).translation.bleu' is" in r.stderr \
         and "translation-test.json records" in r.stderr, r.stderr[-400:]
+    # The beam scores had no copy; they are in the run's measures.json now.
+    with open(os.path.join(out, "study.json")) as f:
+        s = json.load(f)
+    scored = next(x for x in s["runs"] if x.get("translation", {}).get("beam"))
+    scored["translation"]["beam"]["bleu"] += 10
+    with open(os.path.join(out, "study.json"), "w") as f:
+        json.dump(s, f)
+    r = harness.command(report + [out, "--no-figures"])
+    assert r.returncode == 2 and f"({scored['name']}).translation' differs from runs/" in r.stderr, r.stderr[-400:]
+    # A rerun scores the run again (study.json and the copy disagreed).
+    r = gpt2lab("study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
+                "--catalogs", os.path.join(tmp, "cats"), "--out", out, "--no-report", "--quiet", "--threads", "2")
+    assert r.returncode == 0 and "edited?: measured again" in r.stderr, r.stderr[-400:]
+    r = harness.command(report + [out, "--no-figures"])
+    assert r.returncode == 0, r.stderr[-400:]
