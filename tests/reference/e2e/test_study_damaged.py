@@ -383,6 +383,8 @@ EDGE_EDITS = [
     ("probe-lr", lambda e: e["probes"][-1].update(lr=e["probes"][-1]["lr"] * 2), "which no run is"),
     ("probe-dropped", lambda e: e["probes"].pop(), ".complete' is true but its probes give false by gpt2lab's"),
     ("incomplete", lambda e: e.update(complete=False), ".complete' is false but its probes give true"),
+    ("probe-type", lambda e: e["probes"].__setitem__(0, 5), ".probes' must be a list of objects"),
+    ("setting-type", lambda e: e.update(setting=5), ".setting' must be an object"),
     ("setting", lambda e: e["setting"].update(norm="post" if e["setting"]["norm"] == "pre" else "pre"),
      ".setting.norm"),
 ]
