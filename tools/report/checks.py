@@ -57,7 +57,9 @@ def status_problem(out, r, m):
     path = run_file(out, r, "result.json")
     kept = kept_copy(path)
     had = kept.get("status") if isinstance(kept, dict) else None
-    if had in FINISHED + ("interrupted",) and r.get("status") != had:
+    # No status yet: the run ended and its analysis is not in study.json
+    # (a study still running, or killed between the two: a rerun adds it).
+    if had in FINISHED + ("interrupted",) and r.get("status") not in (had, None):
         return "status", f"is {json.dumps(r.get('status'))} but {r['dir']}/result.json says {json.dumps(had)}"
     # Missing with the run's folder gone too: a study.json read alone.
     if r.get("status") in FINISHED and r.get("kind") == "train" and m and m["error"] and \
