@@ -95,6 +95,36 @@ StudyData from_prepared(const fs::path& dir, const std::function<void(const std:
   return d;
 }
 
+constexpr const char* kShardsFile = "shards.json";
+
+nlohmann::json shard_digests(const fs::path& ds_dir) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const char* split : {"train", "val"})
+    for (const fs::path& f : find_split_files(ds_dir, split, false)) j[f.filename().string()] = sha256_file(f.string());
+  return j;
+}
+
+// The shards a study trains and measures on stay the ones it built: an
+// edited val shard gave a rerun a new unigram baseline, which moved the
+// runs that "trained" (a fourth hunt, stop 62). A cache without the file
+// is rebuilt, as one without source.json is.
+void check_shards(const fs::path& out_data, const fs::path& ds_dir) {
+  const fs::path file = out_data / kShardsFile;
+  const std::string redo = "delete '" + out_data.string() + "' and rerun, the study rebuilds it";
+  nlohmann::json had(nlohmann::json::value_t::discarded);
+  try {
+    had = read_json_file(file);
+  } catch (const Error&) {
+  }
+  check(had.is_object(), "'" + file.string() + "' is missing or unreadable (a cache from before gpt2lab kept the " +
+                             "shards' sha256, or edited): " + redo);
+  const nlohmann::json now = shard_digests(ds_dir);
+  for (const auto& [name, digest] : now.items())
+    check(had.contains(name) && had[name] == digest,
+          "'" + (ds_dir / name).string() + "' is not a shard the study built (edited?): " + redo);
+  check(had.size() == now.size(), "'" + ds_dir.string() + "' lacks a shard the study built (deleted?): " + redo);
+}
+
 }  // namespace
 
 bool cache_holds(const fs::path& source_file, const nlohmann::json& source, const std::string& what) {
@@ -153,6 +183,7 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
     const PrepareSummary s = prepare_dataset(p);
     log("study: " + std::to_string(s.train_tokens) + " train / " + std::to_string(s.val_tokens) + " val tokens (" +
         s.tokenizer_identity + ")");
+    write_file_atomic(out_data / kShardsFile, shard_digests(ds_dir).dump(2) + "\n");
     // Written last: its presence means the cache is complete.
     write_file_atomic(source_file, source.dump(2) + "\n");
   }
@@ -167,6 +198,7 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
     check(found, "'" + ds_dir.string() + "' has no " + split + " shards (deleted?): delete '" + out_data.string() +
                      "' and rerun, the study rebuilds it");
   }
+  check_shards(out_data, ds_dir);
   StudyData d = from_prepared(ds_dir, log);
   d.tokenizer = tok_dir.string();
   return d;

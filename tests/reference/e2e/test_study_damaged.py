@@ -538,3 +538,23 @@ def test_a_packed_runs_edited_outcome_is_refused_by_its_result(finished):
     r = study(corpus, out, "depth")
     assert r.returncode == 1 and f"field 'outcome.val_loss' of run '{name}' is 1.0 but" in r.stderr and \
         "result.json says" in r.stderr, r.stderr[-400:]
+
+
+@pytest.mark.parametrize("damage", ["token", "digests"])
+def test_an_edited_data_shard_is_refused(finished, damage):
+    # Every val token rewritten (the header kept): a rerun measured a new
+    # unigram baseline from it and took six probes for trained.
+    corpus, out = copy_of(finished, "shard-" + damage)
+    data = os.path.join(out, "data")
+    if damage == "token":
+        val = os.path.join(data, "dataset", next(f for f in os.listdir(os.path.join(data, "dataset"))
+                                                 if f.startswith("val")))
+        with open(val, "r+b") as f:
+            f.seek(1024)
+            f.write(b"\x29\x01" * 8)
+        says = "is not a shard the study built (edited?)"
+    else:
+        os.remove(os.path.join(data, "shards.json"))
+        says = "shards.json' is missing or unreadable"
+    r = study(corpus, out, "depth")
+    assert r.returncode == 1 and says in r.stderr and "the study rebuilds it" in r.stderr, r.stderr[-400:]
