@@ -116,8 +116,7 @@ void check_shards(const fs::path& out_data, const fs::path& ds_dir) {
     had = read_json_file(file);
   } catch (const Error&) {
   }
-  check(had.is_object(), "'" + file.string() + "' is missing or unreadable (a cache from before gpt2lab kept the " +
-                             "shards' sha256, or edited): " + redo);
+  check(had.is_object(), "'" + file.string() + "' is unreadable (edited or damaged): " + redo);
   const nlohmann::json now = shard_digests(ds_dir);
   for (const auto& [name, digest] : now.items())
     check(had.contains(name) && had[name] == digest,
@@ -169,7 +168,9 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
                                  {"vocab_size", vocab_size}};
   const fs::path tok_dir = out_data / "tokenizer", ds_dir = out_data / "dataset";
   const fs::path source_file = out_data / "source.json";
-  if (!cache_holds(source_file, source, "another corpus or vocabulary")) {
+  // A cache without the shards' digests (from before gpt2lab kept them, or
+  // deleted) is built again: deterministic, it gives the same shards.
+  if (!cache_holds(source_file, source, "another corpus or vocabulary") || !fs::exists(out_data / kShardsFile, ec)) {
     log("study: training a " + std::to_string(vocab_size) + "-token BPE on " + std::to_string(docs.size()) +
         " documents of " + data.string() + " and preparing shards in " + out_data.string());
     fs::create_directories(out_data);

@@ -540,21 +540,37 @@ def test_a_packed_runs_edited_outcome_is_refused_by_its_result(finished):
         "result.json says" in r.stderr, r.stderr[-400:]
 
 
-@pytest.mark.parametrize("damage", ["token", "digests"])
-def test_an_edited_data_shard_is_refused(finished, damage):
+def edit_val_shard(out):
+    """Rewrites tokens of a val shard in place (its header kept); its path
+    and bytes before."""
+    d = os.path.join(out, "data", "dataset")
+    val = os.path.join(d, next(f for f in sorted(os.listdir(d)) if f.startswith("val")))
+    with open(val, "rb") as f:
+        before = f.read()
+    with open(val, "r+b") as f:
+        f.seek(1024)
+        f.write(b"\x29\x01" * 8)
+    return val, before
+
+
+def test_an_edited_data_shard_is_refused(finished):
     # Every val token rewritten (the header kept): a rerun measured a new
     # unigram baseline from it and took six probes for trained.
-    corpus, out = copy_of(finished, "shard-" + damage)
-    data = os.path.join(out, "data")
-    if damage == "token":
-        val = os.path.join(data, "dataset", next(f for f in os.listdir(os.path.join(data, "dataset"))
-                                                 if f.startswith("val")))
-        with open(val, "r+b") as f:
-            f.seek(1024)
-            f.write(b"\x29\x01" * 8)
-        says = "is not a shard the study built (edited?)"
-    else:
-        os.remove(os.path.join(data, "shards.json"))
-        says = "shards.json' is missing or unreadable"
+    corpus, out = copy_of(finished, "shard-token")
+    edit_val_shard(out)
     r = study(corpus, out, "depth")
-    assert r.returncode == 1 and says in r.stderr and "the study rebuilds it" in r.stderr, r.stderr[-400:]
+    assert r.returncode == 1 and "is not a shard the study built (edited?)" in r.stderr and \
+        "the study rebuilds it" in r.stderr, r.stderr[-400:]
+
+
+def test_a_cache_without_its_digests_is_built_again(finished):
+    # An older cache (or the digests deleted beside an edited shard): built
+    # again, deterministically, so the edit is undone and no run is redone.
+    corpus, out = copy_of(finished, "shard-digests")
+    val, before = edit_val_shard(out)
+    os.remove(os.path.join(out, "data", "shards.json"))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 0 and "preparing shards in" in r.stderr and "0 runs done now" in r.stderr, \
+        r.stderr[-400:]
+    with open(val, "rb") as f:
+        assert f.read() == before, "the rebuilt shard is the one the study trained on"
