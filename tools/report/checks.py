@@ -30,7 +30,7 @@ def run_file(out, r, name):
     return os.path.join(out, r["dir"], name)
 
 
-def live(out, r):
+def live_run(out, r):
     """The run's folder as gpt2lab left it, not packed for a commit (which
     keeps result.json and packed metrics only): its config.json is there."""
     return os.path.isfile(run_file(out, r, "config.json"))
@@ -51,15 +51,29 @@ def path_problem(r, copies):
     return None
 
 
+def kind_problem(out, r):
+    """(field, how) where a run's kind is not what its folder holds (a
+    training run's metrics were then never read), else None."""
+    folder = os.path.join(out, "runs", r["name"])
+    trained = any(os.path.isfile(os.path.join(folder, f)) for f in ("config.json", "metrics.jsonl", "metrics.jsonl.gz"))
+    want = "train" if trained else "grad-at-init" if os.path.isfile(os.path.join(folder, "grad_at_init.json")) else None
+    if want and r.get("kind") != want:
+        return "kind", f"is {json.dumps(r.get('kind'))} but runs/{r['name']} holds a {want} run"
+    return None
+
+
 def status_problem(out, r, m):
     """(field, how) where a run's status is not its result.json's, or a
     finished run's metrics are missing or unreadable, else None."""
     path = run_file(out, r, "result.json")
     kept = kept_copy(path)
     had = kept.get("status") if isinstance(kept, dict) else None
-    # No status yet: the run ended and its analysis is not in study.json
-    # (a study still running, or killed between the two: a rerun adds it).
-    if had in FINISHED + ("interrupted",) and r.get("status") not in (had, None):
+    # Not yet finished in study.json while result.json is: the run ended and
+    # its analysis was not saved (a study still running, or killed between
+    # the two: a rerun adds it), unless the record holds a finished outcome.
+    unsaved = r.get("status") in (None, "interrupted") and had in FINISHED and \
+        (r.get("outcome") or {}).get("status") not in FINISHED
+    if had in FINISHED + ("interrupted",) and r.get("status") != had and not unsaved:
         return "status", f"is {json.dumps(r.get('status'))} but {r['dir']}/result.json says {json.dumps(had)}"
     # Missing with the run's folder gone too: a study.json read alone.
     if r.get("status") in FINISHED and r.get("kind") == "train" and m and m["error"] and \
@@ -119,11 +133,11 @@ def spikes_problem(o, m, limit):
     (analysis.cpp, spikes_from_metrics: each excursion above max_loss that
     came back, by its first step), else None. Not checked where a packed
     loss sits within its rounding of the limit."""
-    if limit is None or "spikes" not in o:
+    if limit is None or not ("spikes" in o or "spike_steps" in o or "max_loss" in o):
         return None
     rows = [(step, x) for step, x in zip(m["steps"], m["loss"])
             if isinstance(step, int) and not isinstance(step, bool) and number(x) is not None]
-    if any(abs(x - limit) <= 1e-5 * max(1.0, abs(limit)) for _, x in rows):
+    if m["packed"] and any(abs(x - limit) <= 1e-5 * max(1.0, abs(limit)) for _, x in rows):
         return None
     starts, open_at = [], None
     for step, x in rows:
@@ -132,8 +146,8 @@ def spikes_problem(o, m, limit):
         elif open_at is not None:
             starts.append(open_at)
             open_at = None
-    if o["spikes"] != len(starts):
-        return "outcome.spikes", o["spikes"], f"{len(starts)} excursions above max_loss {limit:g} that came back"
+    if o.get("spikes") != len(starts):
+        return "outcome.spikes", o.get("spikes"), f"{len(starts)} excursions above max_loss {limit:g} that came back"
     if "spike_steps" in o and o["spike_steps"] != starts:
         return "outcome.spike_steps", o["spike_steps"], f"spikes starting at steps {starts}"
     return None
@@ -151,7 +165,7 @@ def translation_problem(out, r):
     name = f"{r['dir']}/translation-test.json"
     scores = kept_copy(os.path.join(out, name))
     if scores is None:
-        return ("translation", f"was scored, but {name} is gone") if live(out, r) else None
+        return ("translation", f"was scored, but {name} is gone") if live_run(out, r) else None
     if not isinstance(scores, dict):
         return "translation", f"was scored, but {name} is unreadable"
     for key in ("bleu", "chrf"):
@@ -185,13 +199,15 @@ def file_backed_problem(out, r, copies):
     """(field, how) where a record study.json holds differs from its copy
     in the run's folder, or a live folder lost the copy (`copies`: the
     study says gpt2lab keeps them), else None."""
+    if r.get("status") not in FINISHED:  # the copies are of a finished run's analysis
+        return None
     read = {}
     for field, file, key in FILE_BACKED:
         if file not in read:
             read[file] = kept_copy(run_file(out, r, file))
         kept = read[file]
         if kept is None:
-            if copies and field in r and r.get("kind") == "train" and live(out, r):
+            if copies and field in r and r.get("kind") == "train" and live_run(out, r):
                 return field, f"has no copy in {r['dir']}/{file} (deleted?); rerun the study, which measures it again"
             continue
         if key is not None:
@@ -207,9 +223,15 @@ def file_backed_problem(out, r, copies):
 
 def kept_copies(study):
     """Whether the gpt2lab that last ran the study keeps copies of its
-    measures beside the runs (study.json "copies_kept"; a folder from
-    before it has none, and is not refused for that)."""
-    return study.s.get("copies_kept") is True
+    measures beside the runs: study.json says so ("copies_kept"), or the
+    folder holds one (judge.json, a run's measures.json). A folder from
+    before them has none, and is not refused for that."""
+    if not hasattr(study, "_copies"):
+        study._copies = study.s.get("copies_kept") is True or os.path.isfile(
+            os.path.join(study.out, "judge.json")) or any(
+            isinstance(r.get("dir"), str) and os.path.isfile(run_file(study.out, r, "measures.json"))
+            for r in study.runs)
+    return study._copies
 
 
 def judge_problem(study):
@@ -218,8 +240,9 @@ def judge_problem(study):
     its data must keep), else None."""
     kept = kept_copy(os.path.join(study.out, "judge.json"))
     if "judge" not in study.s:
-        return None
-    if kept is None and kept_copies(study) and os.path.isdir(os.path.join(study.out, STUDY_DATA)):
+        return None if kept is None else "field 'judge' is missing, but judge.json, written with it, holds one"
+    live = any(isinstance(r.get("dir"), str) and live_run(study.out, r) for r in study.runs)
+    if kept is None and kept_copies(study) and live:
         return "field 'judge' has no copy in judge.json (deleted?)"
     if kept is not None and kept != study.s["judge"]:
         return "field 'judge' differs from judge.json, written with it"
@@ -484,7 +507,7 @@ def selection_problem(study):
 def run_problem(study, r, plateau):
     """(field, how) of the first thing in a run's record that its folder
     contradicts, else None."""
-    if problem := path_problem(r, kept_copies(study)):
+    if problem := kind_problem(study.out, r) or path_problem(r, kept_copies(study)):
         return problem
     m = study.metrics.get(r["name"])
     if not isinstance(r.get("dir"), str):  # an older study's grad-at-init record (path_problem)
@@ -497,6 +520,45 @@ def run_problem(study, r, plateau):
                        "study on its folder, which takes each outcome from the run's metrics.jsonl")
     return translation_problem(study.out, r) or file_backed_problem(study.out, r, kept_copies(study)) or \
         variables_problem(study.out, r, study.budget.get("seeds"))
+
+
+# An lr-edge record's search settings and where the budget says them.
+SEARCH_IN_BUDGET = {"lr-edge": ("lr_edge", ("grid", "start", "refine", "exhaustive")),
+                    "atlas": ("atlas", ("grid", "start", "refine"))}
+
+
+def search_problem(study, e):
+    """(field, how) where a search's grid, start, refine or exhaustive is
+    not its budget's, or it has no setting, else None."""
+    if "start" not in e:
+        return None
+    if not isinstance(e.get("setting"), dict) or not e["setting"]:
+        return "setting", "is missing: the search's runs would be grouped with no setting"
+    part, keys = SEARCH_IN_BUDGET.get(e.get("preset"), (None, ()))
+    b = study.budget.get(part) if part else None
+    for key in keys if isinstance(b, dict) else ():
+        if key in b and e.get(key, False if key == "exhaustive" else None) != b[key]:
+            return key, f"is {json.dumps(e.get(key))} but budget.{part}.{key} is {json.dumps(b[key])}"
+    return None
+
+
+def orphan_probe(study):
+    """The first finished lr-edge probe run that its search's record does
+    not hold (a record removed or cut short), as (index, name, how)."""
+    if not any("start" in (study.budget.get(part) or {}) for part in ("lr_edge", "atlas")):
+        return None  # an older study's searches (ascending scans) have no names to match
+    edges = {e.get("name"): e for e in study.edges}
+    for i, r in enumerate(study.runs):
+        if r.get("status") not in FINISHED or not (r.get("preset") == "lr-edge" or
+                                                   r["variables"].get("arm") == "edge"):
+            continue
+        e = edges.get(r["name"].rsplit("-lr", 1)[0])
+        if e is None:
+            return i, r["name"], "is a probe of no lr-edge record in study.json (removed?)"
+        # A record lags its last finished probe until the search saves it.
+        if e.get("complete") and r["name"] not in {p.get("run") for p in e.get("probes", [])}:
+            return i, r["name"], f"is a probe its complete search {e.get('name')} does not hold"
+    return None
 
 
 def check_outcomes(study):
@@ -514,7 +576,10 @@ def check_outcomes(study):
                          "selects again from the runs")
     runs = {r["name"]: r for r in study.runs}
     for i, e in enumerate(study.edges):
-        if problem := edge_problem(e, runs):
+        if problem := search_problem(study, e) or edge_problem(e, runs):
             field, how = problem
             raise ValueError(f"field 'edges[{i}] ({e.get('name')}).{field}' {how} (edited?): restore study.json, "
                              f"or rerun the study on its folder, which replays each search from its probes")
+    if orphan := orphan_probe(study):
+        raise ValueError(f"field 'runs[{orphan[0]}] ({orphan[1]})' {orphan[2]} (edited?): restore study.json, or "
+                         "rerun the study on its folder, which replays each search from its probes")

@@ -43,9 +43,10 @@ def study_text(out):
 def load_metrics(out, rec):
     """Rows of a run's metrics.jsonl (or its packed copy), split by kind."""
     m = {"steps": [], "loss": [], "grad_norm": [], "tokens": [], "ms": [], "val_steps": [], "val": [], "diag": [],
-         "diverged": None, "error": None}
+         "diverged": None, "error": None, "packed": False}
     if not rec.get("metrics"):
         return m
+    m["packed"] = not os.path.isfile(os.path.join(out, rec["metrics"]))
     try:
         rows = metrics_file.by_kind(metrics_file.read_rows(os.path.join(out, rec["metrics"])))
     except (OSError, EOFError, zlib.error, ValueError) as e:
@@ -126,6 +127,9 @@ def check_fields(s):
     need(isinstance(vocab, int) and not isinstance(vocab, bool) and 0 <= vocab <= 1 << 24, "data.vocab_size",
          "a vocabulary size")
     need(isinstance(s.get("runs", []), list), "runs", "a list")
+    names = [r.get("name") for r in s.get("runs", []) if isinstance(r, dict)]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    need(dup is None, f"runs ({dup})", "records of runs each named once (a run is counted once)")
     for i, r in enumerate(x for x in s.get("runs", []) if isinstance(x, dict)):
         f = f"runs[{i}] ({r.get('name', '?')})"
         need("metrics" not in r or isinstance(r["metrics"], str), f + ".metrics", "a path")

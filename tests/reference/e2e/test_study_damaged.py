@@ -152,6 +152,13 @@ REPORT_EDITS = [
      ".variables.embedding_scale' is \"unit\" but its config has \"none\""),
     ("config-type", lambda s: completed_run(s).update(config=5), ".config' must be an object"),
     ("preset-type", lambda s: completed_run(s).update(preset=5), ".preset' must be a preset name"),
+    # A fifth hunt (a helper, stop 62).
+    ("status-removed", lambda s: completed_run(s).pop("status"), ".status' is null but runs/"),
+    ("kind-removed", lambda s: completed_run(s).pop("kind"), ".kind' is null but runs/"),
+    ("duplicate", lambda s: s["runs"].append(copy.deepcopy(completed_run(s))), "' must be records of runs each named"),
+    ("spikes-removed", lambda s: [completed_run(s)["outcome"].pop("spikes"), completed_run(s)["outcome"].update(
+        spike_steps=[3])], ".outcome.spikes' is null but its metrics"),
+    ("judge-removed", lambda s: s.pop("judge"), "field 'judge' is missing, but judge.json"),
 ]
 
 
@@ -384,6 +391,9 @@ EDGE_EDITS = [
     ("probe-dropped", lambda e: e["probes"].pop(), ".complete' is true but its probes give false by gpt2lab's"),
     ("incomplete", lambda e: e.update(complete=False), ".complete' is false but its probes give true"),
     ("probe-type", lambda e: e["probes"].__setitem__(0, 5), ".probes' must be a list of objects"),
+    ("grid-cut", lambda e: [e.update(grid=e["grid"][:2]), e.update(probes=e["probes"][:2])],
+     ".grid' is [0.001, 0.002] but budget.lr_edge.grid is"),
+    ("setting-removed", lambda e: e.pop("setting"), ".setting' is missing"),
     ("setting-type", lambda e: e.update(setting=5), ".setting' must be an object"),
     ("setting", lambda e: e["setting"].update(norm="post" if e["setting"]["norm"] == "pre" else "pre"),
      ".setting.norm"),
@@ -574,3 +584,69 @@ def test_a_cache_without_its_digests_is_built_again(finished):
         r.stderr[-400:]
     with open(val, "rb") as f:
         assert f.read() == before, "the rebuilt shard is the one the study trained on"
+
+
+def test_a_search_record_removed_is_refused(finished, edge_study):
+    tmp, _, _ = finished
+    out = os.path.join(tmp, "edge-removed")
+    shutil.copytree(edge_study, out)
+    edit_json(os.path.join(out, "study.json"), lambda s: s["edges"].pop(0))
+    r = report(out)
+    assert r.returncode == 2 and "is a probe of no lr-edge record in study.json (removed?)" in r.stderr, \
+        r.stderr[-400:]
+
+
+def test_a_run_killed_before_its_analysis_was_saved_is_drawn(finished):
+    # Killed between result.json (and measures.json) and study.json's
+    # save: the record says interrupted, or has no status yet. Refused as
+    # an edit before; a rerun completes it.
+    corpus, out = copy_of(finished, "killed")
+    s, before = records(out)
+    names = [n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed"][:2]
+
+    def unsaved(s):
+        a, b = (next(r for r in s["runs"] if r["name"] == n) for n in names)
+        for k in ("sample", "fluency", "symmetry", "checkpoint_step", "note"):
+            a.pop(k, None)
+            b.pop(k, None)
+        a.update(status="interrupted", outcome={"status": "interrupted", "steps": 3})
+        b.pop("status")
+        b.pop("outcome")
+    edit_json(os.path.join(out, "study.json"), unsaved)
+    r = report(out)
+    assert r.returncode == 0, r.stderr[-400:]
+    r = study(corpus, out, "depth")
+    assert r.returncode == 0 and all(records(out)[1][n]["fluency"] == before[n]["fluency"] for n in names), \
+        r.stderr[-400:]
+
+
+def test_copies_kept_unset_still_needs_the_copies(finished):
+    corpus, out = copy_of(finished, "copies-unset")
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    os.remove(os.path.join(out, "runs", name, "measures.json"))
+
+    def edit(s):
+        s["copies_kept"] = False
+        next(r for r in s["runs"] if r["name"] == name)["fluency"].update(judge_nll_mean=0.5)
+    edit_json(os.path.join(out, "study.json"), edit)
+    r = report(out)
+    assert r.returncode == 2 and f"has no copy in runs/{name}/measures.json" in r.stderr, r.stderr[-400:]
+
+
+def test_a_loss_at_the_limit_does_not_turn_the_spike_check_off(finished):
+    # Skipped for every run with a loss within rounding of max_loss, which
+    # only packed metrics need.
+    corpus, out = copy_of(finished, "spike-limit")
+    s, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    path = os.path.join(out, "runs", name, "metrics.jsonl")
+    with open(path) as f:
+        rows = [json.loads(x) for x in f if x.strip()]
+    next(x for x in rows if "loss" in x and "val_loss" not in x)["loss"] = before[name]["config"]["max_loss"]
+    with open(path, "w") as f:
+        f.writelines(json.dumps(x) + "\n" for x in rows)
+    edit_json(os.path.join(out, "study.json"), lambda s: next(r for r in s["runs"] if r["name"] == name)[
+        "outcome"].update(spikes=2, spike_steps=[3, 7]))
+    r = report(out)
+    assert r.returncode == 2 and ".outcome.spikes' is 2 but its metrics" in r.stderr, r.stderr[-400:]
