@@ -256,6 +256,16 @@ def test_an_edited_outcome_is_taken_from_the_metrics(finished):
     assert records(out)[1][name]["outcome"] == before[name]["outcome"]
 
 
+def edit_metrics(out, name, edit):
+    """Applies edit(rows) to a run's metrics.jsonl, rewritten in place."""
+    path = os.path.join(out, "runs", name, "metrics.jsonl")
+    with open(path) as f:
+        rows = [json.loads(x) for x in f if x.strip()]
+    edit(rows)
+    with open(path, "w") as f:
+        f.writelines(json.dumps(x) + "\n" for x in rows)
+
+
 def test_an_infinite_perplexity_is_not_taken_for_an_edit(finished):
     # exp(800) is inf, which study.json holds as null: the outcome read back
     # from the metrics never equalled the recorded one, and every rerun of
@@ -263,12 +273,7 @@ def test_an_infinite_perplexity_is_not_taken_for_an_edit(finished):
     corpus, out = copy_of(finished, "inf-ppl")
     _, before = records(out)
     name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
-    path = os.path.join(out, "runs", name, "metrics.jsonl")
-    with open(path) as f:
-        rows = [json.loads(line) for line in f]
-    next(r for r in reversed(rows) if "val_loss" in r)["val_loss"] = 800.0
-    with open(path, "w") as f:
-        f.writelines(json.dumps(r) + "\n" for r in rows)
+    edit_metrics(out, name, lambda rows: next(r for r in reversed(rows) if "val_loss" in r).update(val_loss=800.0))
     edit_json(os.path.join(out, "runs", name, "result.json"), lambda j: j.update(val_loss=800.0))  # a run that did
     first, second = study(corpus, out, "depth"), study(corpus, out, "depth")
     assert first.returncode == 0 and "edited?" in first.stderr, first.stderr[-400:]
@@ -640,12 +645,8 @@ def test_a_loss_at_the_limit_does_not_turn_the_spike_check_off(finished):
     corpus, out = copy_of(finished, "spike-limit")
     s, before = records(out)
     name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
-    path = os.path.join(out, "runs", name, "metrics.jsonl")
-    with open(path) as f:
-        rows = [json.loads(x) for x in f if x.strip()]
-    next(x for x in rows if "loss" in x and "val_loss" not in x)["loss"] = before[name]["config"]["max_loss"]
-    with open(path, "w") as f:
-        f.writelines(json.dumps(x) + "\n" for x in rows)
+    edit_metrics(out, name, lambda rows: next(x for x in rows if "loss" in x and "val_loss" not in x).update(
+        loss=before[name]["config"]["max_loss"]))
     edit_json(os.path.join(out, "study.json"), lambda s: next(r for r in s["runs"] if r["name"] == name)[
         "outcome"].update(spikes=2, spike_steps=[3, 7]))
     r = report(out)
