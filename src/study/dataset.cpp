@@ -95,36 +95,55 @@ StudyData from_prepared(const fs::path& dir, const std::function<void(const std:
   return d;
 }
 
-constexpr const char* kShardsFile = "shards.json";
+constexpr const char* kDigestsFile = "files.json";
 
-nlohmann::json shard_digests(const fs::path& ds_dir) {
+// Every file under the cache's parts, by its path from the cache folder.
+nlohmann::json file_digests(const fs::path& cache, const std::vector<std::string>& parts) {
   nlohmann::json j = nlohmann::json::object();
-  for (const char* split : {"train", "val"})
-    for (const fs::path& f : find_split_files(ds_dir, split, false)) j[f.filename().string()] = sha256_file(f.string());
+  for (const std::string& part : parts) {
+    std::error_code ec;
+    if (!fs::is_directory(cache / part, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(cache / part, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file(ec))
+        j[it->path().lexically_relative(cache).generic_string()] = sha256_file(it->path().string());
+    check(!ec, "'" + (cache / part).string() + "' cannot be read (" + ec.message() + "): delete '" + cache.string() +
+                   "' and rerun, the study rebuilds it");
+  }
   return j;
 }
 
-// The shards a study trains and measures on stay the ones it built: an
+}  // namespace
+
+bool cache_digests_kept(const fs::path& cache) {
+  std::error_code ec;
+  return fs::exists(cache / kDigestsFile, ec);
+}
+
+void keep_cache_digests(const fs::path& cache, const std::vector<std::string>& parts) {
+  write_file_atomic(cache / kDigestsFile, file_digests(cache, parts).dump(2) + "\n");
+}
+
+// The files a study trains and measures on stay the ones it built: an
 // edited val shard gave a rerun a new unigram baseline, which moved the
-// runs that "trained" (a fourth hunt, stop 62). A cache without the file
-// is rebuilt, as one without source.json is.
-void check_shards(const fs::path& out_data, const fs::path& ds_dir) {
-  const fs::path file = out_data / kShardsFile;
-  const std::string redo = "delete '" + out_data.string() + "' and rerun, the study rebuilds it";
+// runs that "trained" (a fourth hunt, stop 62); an edited test pair moved
+// a translation score.
+void check_cache_digests(const fs::path& cache, const std::vector<std::string>& parts) {
+  const fs::path file = cache / kDigestsFile;
+  const std::string redo = "delete '" + cache.string() + "' and rerun, the study rebuilds it";
   nlohmann::json had(nlohmann::json::value_t::discarded);
   try {
     had = read_json_file(file);
   } catch (const Error&) {
   }
   check(had.is_object(), "'" + file.string() + "' is unreadable (edited or damaged): " + redo);
-  const nlohmann::json now = shard_digests(ds_dir);
+  const nlohmann::json now = file_digests(cache, parts);
   for (const auto& [name, digest] : now.items())
     check(had.contains(name) && had[name] == digest,
-          "'" + (ds_dir / name).string() + "' is not a shard the study built (edited?): " + redo);
-  check(had.size() == now.size(), "'" + ds_dir.string() + "' lacks a shard the study built (deleted?): " + redo);
+          "'" + (cache / name).string() + "' is not a file the study built (edited?): " + redo);
+  for (const auto& [name, digest] : had.items())
+    check(now.contains(name), "'" + (cache / name).string() + "', a file the study built, is gone (deleted?): " + redo);
 }
-
-}  // namespace
 
 bool cache_holds(const fs::path& source_file, const nlohmann::json& source, const std::string& what) {
   std::error_code ec;
@@ -168,9 +187,10 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
                                  {"vocab_size", vocab_size}};
   const fs::path tok_dir = out_data / "tokenizer", ds_dir = out_data / "dataset";
   const fs::path source_file = out_data / "source.json";
-  // A cache without the shards' digests (from before gpt2lab kept them, or
-  // deleted) is built again: deterministic, it gives the same shards.
-  if (!cache_holds(source_file, source, "another corpus or vocabulary") || !fs::exists(out_data / kShardsFile, ec)) {
+  const std::vector<std::string> parts = {"tokenizer", "dataset"};
+  // A cache without its files' digests (from before gpt2lab kept them, or
+  // deleted) is built again: deterministic, it gives the same files.
+  if (!cache_holds(source_file, source, "another corpus or vocabulary") || !cache_digests_kept(out_data)) {
     log("study: training a " + std::to_string(vocab_size) + "-token BPE on " + std::to_string(docs.size()) +
         " documents of " + data.string() + " and preparing shards in " + out_data.string());
     fs::create_directories(out_data);
@@ -184,7 +204,7 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
     const PrepareSummary s = prepare_dataset(p);
     log("study: " + std::to_string(s.train_tokens) + " train / " + std::to_string(s.val_tokens) + " val tokens (" +
         s.tokenizer_identity + ")");
-    write_file_atomic(out_data / kShardsFile, shard_digests(ds_dir).dump(2) + "\n");
+    keep_cache_digests(out_data, parts);
     // Written last: its presence means the cache is complete.
     write_file_atomic(source_file, source.dump(2) + "\n");
   }
@@ -199,7 +219,7 @@ StudyData ensure_study_data(const fs::path& data_arg, const fs::path& out_data, 
     check(found, "'" + ds_dir.string() + "' has no " + split + " shards (deleted?): delete '" + out_data.string() +
                      "' and rerun, the study rebuilds it");
   }
-  check_shards(out_data, ds_dir);
+  check_cache_digests(out_data, parts);
   StudyData d = from_prepared(ds_dir, log);
   d.tokenizer = tok_dir.string();
   return d;

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +29,14 @@ namespace fs = std::filesystem;
 // Error when it records other data (`what` names it: "another corpus or
 // vocabulary"), since the cache of one study folder is not redone silently.
 bool cache_holds(const fs::path& source_file, const nlohmann::json& source, const std::string& what);
+
+// The sha256 of every file under a cache's parts (its subfolders), kept in
+// its files.json when it is built and checked at each start: an Error
+// names a file edited, added or deleted since. A cache without the record
+// (older, or the record deleted) is built again by its owner.
+bool cache_digests_kept(const fs::path& cache);
+void keep_cache_digests(const fs::path& cache, const std::vector<std::string>& parts);
+void check_cache_digests(const fs::path& cache, const std::vector<std::string>& parts);
 
 // out_data: the cache folder (OUT/data). Throws Error when --data is missing
 // or when out_data was prepared from another corpus or vocabulary size.

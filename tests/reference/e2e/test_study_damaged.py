@@ -60,8 +60,13 @@ META_EDITS = [
 @pytest.mark.parametrize("what,edit,field", META_EDITS, ids=[m[0] for m in META_EDITS])
 def test_an_edited_meta_json_is_refused_by_field(finished, what, edit, field):
     corpus, out = copy_of(finished, "meta-" + what.replace(" ", "-"))
-    edit_json(os.path.join(out, "data", "dataset", "meta.json"), edit)
+    dataset = os.path.join(out, "data", "dataset")
+    edit_json(os.path.join(dataset, "meta.json"), edit)
+    # In the study's own cache, by its digest; passed as --data (a prepared
+    # dataset, the user's, not hashed), by its field.
     r = study(corpus, out, "depth")
+    assert r.returncode == 1 and "meta.json' is not a file the study built (edited?)" in r.stderr, r.stderr[-300:]
+    r = study(dataset, out + "-as-data", "depth")
     assert r.returncode == 1 and "internal error" not in r.stderr, f"{what}: {r.stderr[-300:]}"
     assert "meta.json: field " in r.stderr and field in r.stderr and "delete it and rerun" in r.stderr, \
         f"{what}: {r.stderr[-300:]}"
@@ -574,7 +579,7 @@ def test_an_edited_data_shard_is_refused(finished):
     corpus, out = copy_of(finished, "shard-token")
     edit_val_shard(out)
     r = study(corpus, out, "depth")
-    assert r.returncode == 1 and "is not a shard the study built (edited?)" in r.stderr and \
+    assert r.returncode == 1 and "is not a file the study built (edited?)" in r.stderr and \
         "the study rebuilds it" in r.stderr, r.stderr[-400:]
 
 
@@ -583,7 +588,7 @@ def test_a_cache_without_its_digests_is_built_again(finished):
     # again, deterministically, so the edit is undone and no run is redone.
     corpus, out = copy_of(finished, "shard-digests")
     val, before = edit_val_shard(out)
-    os.remove(os.path.join(out, "data", "shards.json"))
+    os.remove(os.path.join(out, "data", "files.json"))
     r = study(corpus, out, "depth")
     assert r.returncode == 0 and "preparing shards in" in r.stderr and "0 runs done now" in r.stderr, \
         r.stderr[-400:]

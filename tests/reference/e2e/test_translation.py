@@ -361,3 +361,35 @@ def test_the_report_refuses_an_edited_bleu(setup):
     assert r.returncode == 0 and "edited?: measured again" in r.stderr, r.stderr[-400:]
     r = harness.command(report + [out, "--no-figures"])
     assert r.returncode == 0, r.stderr[-400:]
+
+
+def test_an_edited_translation_cache_is_refused_then_built_again(setup):
+    # The translation data cache kept no record of its files: a token of the
+    # corpus's val shard rewritten (or a test pair, with its digest in
+    # meta.json) was taken by a rerun. Now each file's sha256 is kept.
+    tmp = setup[0]
+    out, edited = os.path.join(tmp, "study"), os.path.join(tmp, "study-cache")
+    args = ["study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
+            "--catalogs", os.path.join(tmp, "cats"), "--no-report", "--quiet", "--threads", "2"]
+    r = gpt2lab(*args, "--out", out)
+    assert r.returncode == 0, r.stderr[-400:]
+    shutil.copytree(out, edited)
+    data = os.path.join(edited, "translation-data")
+    assert os.path.exists(os.path.join(data, "files.json")), "the cache keeps its files' digests"
+    corpus = os.path.join(data, "corpus")
+    shard = os.path.join(corpus, next(f for f in sorted(os.listdir(corpus)) if f.startswith("val")))
+    with open(shard, "rb") as f:
+        before = f.read()
+    with open(shard, "r+b") as f:
+        f.seek(len(before) - 2)
+        f.write(b"\x02\x00" if before[-2:] == b"\x01\x00" else b"\x01\x00")
+    r = gpt2lab(*args, "--out", edited)
+    assert r.returncode == 1 and "is not a file the study built (edited?)" in r.stderr and \
+        os.path.basename(shard) in r.stderr and "the study rebuilds it" in r.stderr, r.stderr[-400:]
+    # Without the record (a cache from before it, or the record deleted
+    # beside the edit): built again, deterministically, and no run redone.
+    os.remove(os.path.join(data, "files.json"))
+    r = gpt2lab(*args, "--out", edited)
+    assert r.returncode == 0 and "28 found done" in r.stderr and "edited?" not in r.stderr, r.stderr[-400:]
+    with open(shard, "rb") as f:
+        assert f.read() == before, "the rebuilt shard is the one the study trained on"
