@@ -258,12 +258,25 @@ VARIABLE_IN_CONFIG = (("lr", ("lr",)), ("seed", ("seed",)), ("warmup", ("warmup"
 # The settings of a run's config.json its record must repeat.
 CONFIG_KEPT = ("model", "lr", "seed", "warmup", "grad_clip", "steps", "batch_size", "seq_len", "max_loss")
 ATLAS_NAME = re.compile(r"^atlas-(?:sel-|edge-)?(?P<variant>.+?)-(?:L\d+|lr)")
+# A run's arm by its name, as plan.cpp names them (first prefix that fits;
+# none fits: no arm), for each preset gpt2lab has (a newer one's runs are
+# left unchecked). The arm groups a run (a fine-tuned run recorded as from
+# scratch joins another cell of the translation verdicts).
+ARM_BY_NAME = {"init": (("init-postsel-", "select"),),
+               "translation": (("mt-pretrain-", "pretrain"), ("mt-ft-", "finetune"), ("mt-scratch-", "scratch")),
+               "atlas": (("atlas-sel-", "select"), ("atlas-edge-", "edge"), ("atlas-", "depth")),
+               "norm": (), "depth": (), "lr-edge": (), "grad-at-init": ()}
 
 
 def in_config(c, path):
     for step in path:
         c = c.get(step) if isinstance(c, dict) else None
     return c
+
+
+def arm_of(r):
+    """The arm a run's name gives it, else None."""
+    return next((arm for prefix, arm in ARM_BY_NAME.get(r.get("preset"), ()) if r["name"].startswith(prefix)), None)
 
 
 def variables_problem(out, r, seeds):
@@ -286,6 +299,9 @@ def variables_problem(out, r, seeds):
     if r.get("preset") == "atlas" and "variant" in v and (m := ATLAS_NAME.match(r["name"])) and \
             m["variant"] != v["variant"]:
         return "variables.variant", f"is {json.dumps(v['variant'])} but the run is {m['variant']}'s"
+    if r.get("preset") in ARM_BY_NAME and v.get("arm") != (arm := arm_of(r)):
+        return "variables.arm", f"is {json.dumps(v.get('arm'))} but a run named {r['name']} " + \
+            (f"is of the arm {json.dumps(arm)}" if arm else "has no arm")
     kept = kept_copy(run_file(out, r, "config.json")) if r.get("kind") == "train" else None
     for key in CONFIG_KEPT if isinstance(kept, dict) and isinstance(c, dict) else ():
         if key in kept and kept[key] != c.get(key):

@@ -464,6 +464,10 @@ def swap_probes(e):
     e["probes"][1], e["probes"][2] = e["probes"][2], e["probes"][1]
 
 
+def named(s, prefix):
+    return next(r for r in s.runs if r["name"].startswith(prefix))
+
+
 def first_sweep(s, variant):
     return next(r for r in s.runs if r["variables"].get("arm") == "depth" and r["variables"].get("variant") == variant)
 
@@ -483,6 +487,14 @@ V3_EDITS = [
     ("refine-edge", lambda s: bisection(s).update(edge=bisection(s)["grid"][0]), ".edge' is"),
     ("margin", lambda s: s.s["budget"].update(trains_margin=0.5),
      "'budget.trains_margin' is 0.5, but gpt2lab's plateau rule is 0.1"),
+    # A run's arm picks its cell of a verdict (a fine-tuned run recorded
+    # as from scratch joined the scratch runs).
+    ("arm-finetune", lambda s: named(s, "mt-ft-")["variables"].update(arm="scratch"),
+     ".variables.arm' is \"scratch\" but a run named mt-ft-"),
+    ("arm-removed", lambda s: named(s, "init-postsel-")["variables"].pop("arm"),
+     "is of the arm \"select\""),
+    ("arm-added", lambda s: named(s, "depth-")["variables"].update(arm="select"), "has no arm"),
+    ("arm-atlas", lambda s: named(s, "atlas-sel-")["variables"].update(arm="depth"), "is of the arm \"select\""),
 ]
 
 
