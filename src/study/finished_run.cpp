@@ -173,8 +173,18 @@ bool FinishedRunAnalysis::measures_differ(const RunSpec& r, const StudyJson& rec
 FinishedRunAnalysis::Reread FinishedRunAnalysis::reread(const RunSpec& r, const std::string& status,
                                                         const StudyJson& recorded) const {
   // Lacking its analysis (a crash between the run and study.json): redone,
-  // it is deterministic and cheap.
-  if (recorded.value("status", "") != status || !recorded.contains("outcome")) return {analyse(r, status), ""};
+  // it is deterministic and cheap. A finished status that is not the
+  // run's, or one without its outcome, no crash leaves.
+  const std::string had = recorded.contains("status") && recorded["status"].is_string()
+                              ? recorded["status"].get<std::string>()
+                              : std::string();
+  if (had != status || !recorded.contains("outcome")) {
+    std::string note;
+    if (had == status) note = " (its record in study.json had no outcome, edited?: analysed again)";
+    if (had != status && (had == "completed" || had == "diverged"))
+      note = " (study.json said " + had + " where its result.json says " + status + ", edited?: analysed again)";
+    return {analyse(r, status), note};
+  }
   if (measures_differ(r, recorded))
     return {analyse(r, status),
             " (its measures in study.json (sample, fluency, symmetry, scores, residual stream) were not the copies "

@@ -640,6 +640,24 @@ def test_a_run_killed_before_its_analysis_was_saved_is_drawn(finished):
     r = study(corpus, out, "depth")
     assert r.returncode == 0 and all(records(out)[1][n]["fluency"] == before[n]["fluency"] for n in names), \
         r.stderr[-400:]
+    assert "edited?" not in r.stderr, f"a kill is not an edit: {r.stderr[-400:]}"
+
+
+@pytest.mark.parametrize("edit,says", [
+    (lambda rec: rec.update(status="diverged"), "study.json said diverged where its result.json says completed"),
+    (lambda rec: rec.pop("outcome"), "its record in study.json had no outcome"),
+], ids=["status", "outcome"])
+def test_a_rerun_says_it_restored_an_edited_status(finished, edit, says):
+    # No kill leaves a finished status other than the run's, or one without
+    # its outcome: the rerun analysed the run again and said nothing of it.
+    corpus, out = copy_of(finished, "status-" + says.split()[-1])
+    _, before = records(out)
+    name = next(n for n, r in before.items() if r["kind"] == "train" and r["status"] == "completed")
+    edit_json(os.path.join(out, "study.json"), lambda s: edit(next(r for r in s["runs"] if r["name"] == name)))
+    r = study(corpus, out, "depth")
+    assert r.returncode == 0 and says in r.stderr and "edited?: analysed again" in r.stderr, r.stderr[-400:]
+    after = records(out)[1][name]
+    assert (after["status"], after["outcome"]) == (before[name]["status"], before[name]["outcome"])
 
 
 def test_copies_kept_unset_still_needs_the_copies(finished):
