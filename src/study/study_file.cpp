@@ -38,14 +38,38 @@ void check_study_folder(const fs::path& out) {
   };
   // A .gitignore is what a study committed as it runs starts from
   // (docs/study/v3): it says which of the study's files enter git.
-  std::string foreign = only(out, {"runs", "data", kLockFile, ".gitignore"});
+  // The rest is what a study writes before its first save of study.json
+  // (after its first run): a study killed or stopped by an error before
+  // then is rerun on its folder.
+  std::string foreign = only(out, {"runs", "data", "translation-data", "judge.json", kLockFile, ".gitignore"});
   if (foreign.empty() && fs::is_directory(out / "data", ec))
-    if (const std::string d = only(out / "data", {"source.json", "tokenizer", "dataset"}); !d.empty())
+    if (const std::string d = only(out / "data", {"source.json", "tokenizer", "dataset", "files.json", "shards.json"});
+        !d.empty())
       foreign = "data/" + d;
+  if (foreign.empty() && fs::is_directory(out / "translation-data", ec))
+    if (const std::string d =
+            only(out / "translation-data", {"source.json", "tokenizer", "pairs", "corpus", "files.json"});
+        !d.empty())
+      foreign = "translation-data/" + d;
   if (!foreign.empty())
     throw Error("--out '" + out.string() + "' holds '" + foreign +
                 "' and no study.json: it is not a study folder; the study would write its runs, data and report "
                 "there, so choose a new or empty folder");
+}
+
+std::string plan_differs_note(const StudyJson& rec, const std::string& preset, const nlohmann::json& variables,
+                              const char* status) {
+  std::string what;
+  if (rec.contains("preset") && rec["preset"] != preset) what = "preset " + rec["preset"].dump();
+  if (what.empty() && status && rec.contains("status") && rec["status"] != status)
+    what = "status " + rec["status"].dump();
+  if (what.empty() && rec.contains("variables") && rec["variables"].is_object())
+    for (const auto& [key, value] : variables.items())
+      if (rec["variables"].contains(key) && nlohmann::json(rec["variables"][key]) != value) {
+        what = "variables." + key + " " + rec["variables"][key].dump();
+        break;
+      }
+  return what.empty() ? "" : " (study.json said " + what + ", not the plan's, edited?: restored)";
 }
 
 std::string path_in_study(const fs::path& out, const std::string& path) {

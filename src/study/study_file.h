@@ -42,6 +42,13 @@ void check_study_size(size_t planned);
 // that a report never overwrites a file of the user's.
 void check_study_folder(const fs::path& out);
 
+// A rerun rewrites a found run's preset and variables from its plan: " (...
+// edited?: restored)" when its record said another preset, a variable of
+// another value, or (status, where given) another status, else "". A
+// variable the record lacks is not counted (an older gpt2lab's).
+std::string plan_differs_note(const StudyJson& rec, const std::string& preset, const nlohmann::json& variables,
+                              const char* status = nullptr);
+
 // The parsed JSON file, or nullopt when it is missing or unreadable (torn
 // by a crash mid-write elsewhere: the caller redoes what it held).
 std::optional<nlohmann::json> read_json_if_exists(const fs::path& p, size_t max_bytes = kMaxJsonFileBytes);

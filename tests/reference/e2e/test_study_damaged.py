@@ -660,6 +660,22 @@ def test_a_rerun_says_it_restored_an_edited_status(finished, edit, says):
     assert (after["status"], after["outcome"]) == (before[name]["status"], before[name]["outcome"])
 
 
+def test_a_study_killed_before_its_first_save_is_rerun(finished):
+    # study.json is first saved after the first run; a kill before then left
+    # data/files.json and judge.json, and the rerun refused the folder as
+    # "not a study folder". The state a kill leaves is written, not killed.
+    corpus, out = copy_of(finished, "first-save")
+    _, before = records(out)
+    os.remove(os.path.join(out, "study.json"))
+    for name in sorted(os.listdir(os.path.join(out, "runs")))[1:]:
+        shutil.rmtree(os.path.join(out, "runs", name))
+    assert os.path.exists(os.path.join(out, "data", "files.json")) and os.path.exists(os.path.join(out, "judge.json"))
+    r = study(corpus, out, "depth,grad-at-init")
+    assert r.returncode == 0 and "edited?" not in r.stderr, r.stderr[-400:]
+    after = records(out)[1]
+    assert {n: r.get("outcome") for n, r in after.items()} == {n: r.get("outcome") for n, r in before.items()}
+
+
 def test_copies_kept_unset_still_needs_the_copies(finished):
     corpus, out = copy_of(finished, "copies-unset")
     _, before = records(out)

@@ -393,3 +393,21 @@ def test_an_edited_translation_cache_is_refused_then_built_again(setup):
     assert r.returncode == 0 and "28 found done" in r.stderr and "edited?" not in r.stderr, r.stderr[-400:]
     with open(shard, "rb") as f:
         assert f.read() == before, "the rebuilt shard is the one the study trained on"
+
+
+def test_a_translation_study_stopped_before_its_first_save_is_rerun(setup):
+    # A translation study stopped before study.json's first save (killed,
+    # or an error such as GPT-2's tokenizer files not found) left
+    # translation-data/ and judge.json, and its rerun was refused as "not a
+    # study folder".
+    tmp = setup[0]
+    out = os.path.join(tmp, "study-first-save")
+    args = ["study", "--preset", "translation", "--budget", "tiny", "--data", os.path.join(tmp, "corpus"),
+            "--catalogs", os.path.join(tmp, "cats"), "--no-report", "--quiet", "--threads", "2", "--out", out]
+    r = gpt2lab(*args)
+    assert r.returncode == 0, r.stderr[-400:]
+    os.remove(os.path.join(out, "study.json"))
+    shutil.rmtree(os.path.join(out, "runs"))
+    assert {"translation-data", "judge.json"} <= set(os.listdir(out))
+    r = gpt2lab(*args)
+    assert r.returncode == 0 and "28 runs done now" in r.stderr, r.stderr[-400:]
