@@ -361,10 +361,11 @@ class Study {
     const fs::path file = dir / kGradFile;
     std::error_code ec;
     auto done = read_json_if_exists(file);
-    std::string bad;  // what an edited result lacks: measured again
+    std::string bad, restored;  // what an edited result lacks: measured again
     {
       const std::lock_guard lock(mutex_);
       Json& rec = run_record(study_, r.name);
+      restored = plan_differs_note(rec, r.preset, r.variables, "completed");
       // A committed study (docs/study/v3) keeps the result in study.json only,
       // without the run's folder (one without its file measures again).
       if (!done && !fs::exists(dir, ec) && rec.value("status", "") == "completed" && rec.contains("result") &&
@@ -380,7 +381,7 @@ class Study {
         ++summary_.already_done;
         rec["status"] = "completed";
         rec["result"] = *done;
-        log_(tag + ": done before, kept");
+        log_(tag + ": done before, kept" + restored);
         return false;
       }
     }
@@ -483,9 +484,11 @@ class Study {
   // (FinishedRunAnalysis::reread).
   void kept_run(const RunSpec& r, const std::string& tag, const std::string& status) {
     Json recorded;
+    std::string restored;
     {
       const std::lock_guard lock(mutex_);
       Json& rec = run_record(study_, r.name);
+      restored = plan_differs_note(rec, r.preset, r.variables);
       describe(r, rec);
       ++summary_.already_done;
       if (status == "diverged") ++summary_.diverged;
@@ -496,7 +499,7 @@ class Study {
       const std::lock_guard lock(mutex_);
       set_analysis(run_record(study_, r.name), fix.fields);
     }
-    log_(tag + ": " + status + " before, kept" + fix.note);
+    log_(tag + ": " + status + " before, kept" + fix.note + restored);
   }
 
   void check_planned_config(const RunSpec& r) {

@@ -75,6 +75,11 @@ def status_problem(out, r, m):
         (r.get("outcome") or {}).get("status") not in FINISHED
     if had in FINISHED + ("interrupted",) and r.get("status") != had and not unsaved:
         return "status", f"is {json.dumps(r.get('status'))} but {r['dir']}/result.json says {json.dumps(had)}"
+    # A gradient measured at init is written, then recorded "completed"
+    # (a kill in between leaves no status).
+    if r.get("kind") == "grad-at-init" and "status" in r and r["status"] != "completed" and \
+            isinstance(kept_copy(run_file(out, r, "grad_at_init.json")), dict):
+        return "status", f"is {json.dumps(r['status'])} but {r['dir']}/grad_at_init.json holds its measurement"
     # Missing with the run's folder gone too: a study.json read alone.
     if r.get("status") in FINISHED and r.get("kind") == "train" and m and m["error"] and \
             (m["error"] == "unreadable" or os.path.isdir(os.path.join(out, r["dir"]))):
@@ -103,6 +108,9 @@ def outcome_problem(r, m, plateau):
     val = number(o.get("val_loss"))
     if (val is None) != (last is None) or (last is not None and not close(val, last)):
         return "outcome.val_loss", o.get("val_loss"), f"a last val loss of {last}"
+    if "val_ppl" in o and val is not None and val < 700:  # exp(val_loss), as analysis.cpp writes it
+        if number(o["val_ppl"]) is None or not close(o["val_ppl"], math.exp(val)):
+            return "outcome.val_ppl", o["val_ppl"], f"a last val loss of {val} (perplexity {math.exp(val):.6g})"
     if "trains" in o and plateau is not None:
         trains = val is not None and (r.get("preset") == "translation" or val < plateau)
         if o["trains"] != trains:
@@ -274,6 +282,54 @@ def in_config(c, path):
     return c
 
 
+# The preset each run's name starts with (plan.cpp), and what the rest of
+# the name says of its variables: a packed run (no config.json) or a
+# grad-at-init one (no config at all in its folder) edited in both its
+# variables and its config was grouped as the edit said.
+PRESET_OF_PREFIX = (("norm-", "norm"), ("depth-", "depth"), ("edge-", "lr-edge"), ("gai-", "grad-at-init"),
+                    ("init-", "init"), ("atlas-", "atlas"), ("mt-", "translation"))
+NAME_SAYS = {
+    "grad-at-init": (r"gai-L(?P<depth>\d+)-(?P<norm>[a-z]+)-(?P<init>[a-z0-9]+)(?:-emb(?P<embedding_scale>[a-z]+))?"
+                     r"-s(?P<s>\d+)",),
+    "depth": (r"depth-L(?P<depth>\d+)-(?P<norm>[a-z]+)-(?P<residual_scale>scale|noscale)-s(?P<s>\d+)",),
+    "norm": (r"norm-(?P<norm>[a-z]+)-w\d+-lr.+-s(?P<s>\d+)",),
+    "lr-edge": (r"edge-(?P<norm>[a-z]+)-w\d+-.+-s(?P<s>\d+)-lr.+",),
+    "init": (r"init-postsel-lr.+-s(?P<s>\d+)", r"init-(?P<norm>[a-z]+)-(?P<init>[a-z0-9]+)(?:-scale)?-s(?P<s>\d+)"),
+    "translation": (r"mt-scratch-(?P<norm>[a-z]+)-(?P<init>[a-z0-9]+)-w\d+-s(?P<s>\d+)",
+                    r"mt-(?:pretrain|ft)-(?P<norm>[a-z]+)(?:-w\d+)?-s(?P<s>\d+)"),
+}
+
+
+def name_says(r):
+    """{variable: value} that a run's name gives (seed_index from -sN)."""
+    for pattern in NAME_SAYS.get(r.get("preset"), ()):
+        if m := re.fullmatch(pattern, r["name"]):
+            said = {k: v for k, v in m.groupdict().items() if v is not None}
+            if "s" in said:
+                said["seed_index"] = int(said.pop("s")) - 1
+            if "depth" in said:
+                said["depth"] = int(said["depth"])
+            if "residual_scale" in said:
+                said["residual_scale"] = said["residual_scale"] == "scale"
+            if r.get("preset") == "grad-at-init":
+                said.setdefault("embedding_scale", "none")
+            return said
+    return {}
+
+
+def preset_problem(r):
+    """(field, how) where a run's preset, or a variable its name gives, is
+    not what its name says, else None."""
+    want = next((p for prefix, p in PRESET_OF_PREFIX if r["name"].startswith(prefix)), None)
+    if want and r.get("preset") != want:
+        return "preset", f"is {json.dumps(r.get('preset'))} but a run named {r['name']} is a {want} run"
+    v = r.get("variables") if isinstance(r.get("variables"), dict) else {}
+    for key, said in name_says(r).items():
+        if key in v and v[key] != said:
+            return f"variables.{key}", f"is {json.dumps(v[key])} but a run named {r['name']} has {json.dumps(said)}"
+    return None
+
+
 def arm_of(r):
     """The arm a run's name gives it, else None."""
     return next((arm for prefix, arm in ARM_BY_NAME.get(r.get("preset"), ()) if r["name"].startswith(prefix)), None)
@@ -419,10 +475,18 @@ def bracket_problem(e, probes):
 
 
 def baseline_problem(study):
-    """Where study.json's unigram baseline (which sets the plateau limit:
-    which runs trained) is not the one its data's shards give, else None."""
+    """Where study.json's unigram baselines (the val one sets the plateau
+    limit: which runs trained; the train one the loss "tokens to" counts
+    to) are not the ones its data's shards give, or the uniform loss (what a
+    diverged run counts as) is not ln V, else None."""
     base = study.s.get("baselines")
-    if not isinstance(base, dict) or number(base.get("unigram_val")) is None:
+    if not isinstance(base, dict):
+        return None
+    vocab = number(study.s.get("data", {}).get("vocab_size"))
+    if "uniform" in base and vocab and not (number(base["uniform"]) is not None and
+                                            abs(base["uniform"] - math.log(vocab)) <= 1e-9 * math.log(vocab)):
+        return f"field 'baselines.uniform' is {json.dumps(base['uniform'])} but ln {vocab:g} is {math.log(vocab)}"
+    if number(base.get("unigram_val")) is None:
         return None
     # The study's own data where it is there, wherever data.dir points.
     named = study.s.get("data", {}).get("dir")
@@ -430,9 +494,29 @@ def baseline_problem(study):
     data_dir = next((d for d in dirs if os.path.isdir(d)), None)
     if data_dir is None:
         return None
-    val, _ = unigram_baseline(data_dir, study.vocab)
-    if val is not None and abs(val - base["unigram_val"]) > 1e-6 * abs(val):
-        return f"field 'baselines.unigram_val' is {base['unigram_val']} but the study's data give {val}"
+    val, train = unigram_baseline(data_dir, study.vocab)
+    for key, want in (("unigram_val", val), ("unigram_train", train)):
+        had = base.get(key)
+        if want is not None and key in base and not (number(had) is not None and abs(want - had) <= 1e-6 * abs(want)):
+            return f"field 'baselines.{key}' is {json.dumps(had)} but the study's data give {want}"
+    return None
+
+
+def budget_problem(study):
+    """Where budget.bf16 (which marks the verdicts bf16 may not stand for)
+    is not the precision the runs trained in, or registered rules are gone
+    from a study that registers them, else None."""
+    b = study.s.get("budget") if isinstance(study.s.get("budget"), dict) else {}
+    if "bf16" in b and not isinstance(b["bf16"], bool):
+        return f"field 'budget.bf16' is {json.dumps(b['bf16'])}, not true or false"
+    for r in study.runs:
+        ran = (r.get("config") or {}).get("bf16") if isinstance(r.get("config"), dict) else None
+        if r.get("kind") == "train" and isinstance(ran, bool) and ran != b.get("bf16", False):
+            return f"field 'budget.bf16' is {json.dumps(b.get('bf16'))} but run {r['name']} trained with bf16 {ran}"
+    # Rules are registered when a study is created (study_file.cpp), by
+    # every gpt2lab that keeps copies of the measures.
+    if "rules" not in study.s and kept_copies(study):
+        return "field 'rules' is missing from a study whose gpt2lab registers its verdict rules"
     return None
 
 
@@ -523,7 +607,7 @@ def selection_problem(study):
 def run_problem(study, r, plateau):
     """(field, how) of the first thing in a run's record that its folder
     contradicts, else None."""
-    if problem := kind_problem(study.out, r) or path_problem(r, kept_copies(study)):
+    if problem := preset_problem(r) or kind_problem(study.out, r) or path_problem(r, kept_copies(study)):
         return problem
     m = study.metrics.get(r["name"])
     if not isinstance(r.get("dir"), str):  # an older study's grad-at-init record (path_problem)
@@ -545,7 +629,10 @@ SEARCH_IN_BUDGET = {"lr-edge": ("lr_edge", ("grid", "start", "refine", "exhausti
 
 def search_problem(study, e):
     """(field, how) where a search's grid, start, refine or exhaustive is
-    not its budget's, or it has no setting, else None."""
+    not its budget's, or it has no setting, or its preset is not its
+    name's, else None."""
+    if isinstance(e.get("name"), str) and (problem := preset_problem({"name": e["name"], "preset": e.get("preset")})):
+        return problem
     if "start" not in e:
         return None
     if not isinstance(e.get("setting"), dict) or not e["setting"]:
@@ -580,7 +667,7 @@ def orphan_probe(study):
 def check_outcomes(study):
     """ValueError naming the first field of study.json its folder
     contradicts (module docstring)."""
-    if problem := baseline_problem(study) or judge_problem(study) or margin_problem(study):
+    if problem := baseline_problem(study) or judge_problem(study) or margin_problem(study) or budget_problem(study):
         raise ValueError(f"{problem} (edited?): restore study.json, or rerun the study on its folder")
     plateau = plateau_limit(study)
     for i, r in enumerate(study.runs):

@@ -477,7 +477,7 @@ def init_runs(out, w):
                 if init == "zero":
                     sym = {"layer": 0, "units": 128, "distinct_units": 1, "spread": 0.0, "weight_rms": 0.0,
                            "relative_spread": 0.0}
-                name = f"init-{norm}-{label.replace('+', '-')}-s{i}"
+                name = f"init-{norm}-{label.replace('+', '-')}-s{i + 1}"
                 runs.append(train_run(out, name, "init", {"norm": norm, "init": init, "residual_scale": scale,
                                                           "depth": 2, **seed_vars(w, i)},
                                       w.init_final(norm, label, i), 10, symmetry=sym,
@@ -493,7 +493,7 @@ def depth_runs(out, w):
         for norm in ("pre", "post"):
             for scale in (True, False):
                 for i in seeds:
-                    name = f"depth-L{depth}-{norm}-{'scale' if scale else 'noscale'}-s{i}"
+                    name = f"depth-L{depth}-{norm}-{'scale' if scale else 'noscale'}-s{i + 1}"
                     runs.append(train_run(out, name, "depth", {"depth": depth, "norm": norm,
                                                                "residual_scale": scale, **seed_vars(w, i)},
                                           w.depth_final(norm, scale, depth, i), 10, n_layer=depth,

@@ -124,8 +124,7 @@ REPORT_EDITS = [
     ("status-diverged", lambda s: completed_run(s).update(status="diverged"),
      ".status' is \"diverged\" but runs/"),
     ("gradient-doubled", lambda s: double_first_ffn_gradient(s), ".result' differs from runs/"),
-    ("variables-depth", lambda s: completed_run(s)["variables"].update(depth=99),
-     ".variables.depth' is 99 but its config has"),
+    ("variables-depth", lambda s: completed_run(s)["variables"].update(depth=99), ".variables.depth' is 99 but"),
     ("baseline", lambda s: s["baselines"].update(unigram_val=1.0),
      "'baselines.unigram_val' is 1.0 but the study's data"),
     # Measures of the trained model, kept beside the run since stop 62:
@@ -145,16 +144,14 @@ REPORT_EDITS = [
      ".status' is \"failed\" but runs/"),
     ("val_curve", lambda s: completed_run(s)["outcome"]["val_curve"][0].__setitem__(1, 3.0),
      ".outcome.val_curve' is \"[...]\" but its metrics"),
-    ("seed_index", lambda s: completed_run(s)["variables"].update(seed_index=1),
-     ".variables.seed_index' is 1 but its config's seed"),
-    ("config-and-variables", lambda s: swap_norm(completed_run(s)),
-     ".config.model' is"),
+    ("seed_index", lambda s: completed_run(s)["variables"].update(seed_index=1), ".variables.seed_index' is 1 but"),
+    ("config-and-variables", lambda s: swap_norm(completed_run(s)), ".variables.norm' is"),
     ("margin-removed", lambda s: [s["budget"].pop("trains_margin"), completed_run(s)["outcome"].update(
         trains=not completed_run(s)["outcome"]["trains"])], ".outcome.trains' is"),
     ("data-dir", lambda s: [s["data"].update(dir="elsewhere"), s["baselines"].update(unigram_val=1.0)],
      "'baselines.unigram_val' is 1.0 but the study's data"),
     ("embedding_scale", lambda s: gai_run(s)["variables"].update(embedding_scale="unit"),
-     ".variables.embedding_scale' is \"unit\" but its config has \"none\""),
+     ".variables.embedding_scale' is \"unit\" but"),
     ("config-type", lambda s: completed_run(s).update(config=5), ".config' must be an object"),
     ("preset-type", lambda s: completed_run(s).update(preset=5), ".preset' must be a preset name"),
     # A fifth hunt (a helper, stop 62).
@@ -164,7 +161,20 @@ REPORT_EDITS = [
     ("spikes-removed", lambda s: [completed_run(s)["outcome"].pop("spikes"), completed_run(s)["outcome"].update(
         spike_steps=[3])], ".outcome.spikes' is null but its metrics"),
     ("judge-removed", lambda s: s.pop("judge"), "field 'judge' is missing, but judge.json"),
+    # A sixth hunt (a helper, stop 63).
+    ("unigram-train", lambda s: s["baselines"].update(unigram_train=1.0),
+     "'baselines.unigram_train' is 1.0 but the study's data"),
+    ("rules-removed", lambda s: s.pop("rules"), "field 'rules' is missing"),
+    ("gai-status", lambda s: gai_run(s).update(status="interrupted"),
+     ".status' is \"interrupted\" but runs/"),
+    ("gai-norm", lambda s: post_norm(gai_run(s)), ".variables.norm' is \"post\""),
 ]
+
+
+def post_norm(r):
+    """A grad-at-init run's norm made post in its variables and config (its
+    folder keeps no config)."""
+    r["variables"]["norm"] = r["config"]["model"]["norm"] = "post"
 
 
 def swap_norm(r):
@@ -495,6 +505,19 @@ V3_EDITS = [
      "is of the arm \"select\""),
     ("arm-added", lambda s: named(s, "depth-")["variables"].update(arm="select"), "has no arm"),
     ("arm-atlas", lambda s: named(s, "atlas-sel-")["variables"].update(arm="depth"), "is of the arm \"select\""),
+    # A sixth hunt (stop 63): a run moved to another preset's cells (the
+    # depth claim became "contradicted"), a grad-at-init run regrouped by
+    # its norm, the baselines "tokens to" and a diverged run count with,
+    # a perplexity, the precision.
+    ("preset", lambda s: named(s, "depth-L2-pre-scale-").update(preset="init"), "is a depth run"),
+    ("gai-norm", lambda s: post_norm(named(s, "gai-L6-pre-gpt2-")),
+     ".variables.norm' is \"post\" but a run named gai-L6-pre-gpt2-"),
+    ("seed-index", lambda s: named(s, "depth-L2-pre-scale-s2")["variables"].update(seed_index=0), "has 1"),
+    ("uniform", lambda s: s.s["baselines"].update(uniform=3.0), "'baselines.uniform' is 3.0 but ln 4096"),
+    ("val-ppl", lambda s: named(s, "norm-pre-")["outcome"].update(val_ppl=12.0), ".outcome.val_ppl' is 12.0"),
+    ("bf16", lambda s: s.s["budget"].update(bf16=True), "'budget.bf16' is true but run"),
+    ("bf16-type", lambda s: s.s["budget"].update(bf16="yes"), "'budget.bf16' is \"yes\", not true or false"),
+    ("edge-preset", lambda s: bisection(s).update(preset="norm"), ".preset' is \"norm\" but a run named"),
 ]
 
 
@@ -658,6 +681,24 @@ def test_a_rerun_says_it_restored_an_edited_status(finished, edit, says):
     assert r.returncode == 0 and says in r.stderr and "edited?: analysed again" in r.stderr, r.stderr[-400:]
     after = records(out)[1][name]
     assert (after["status"], after["outcome"]) == (before[name]["status"], before[name]["outcome"])
+
+
+@pytest.mark.parametrize("edit,says", [
+    (lambda s: completed_run(s).update(preset="init"), "study.json said preset \"init\""),
+    (lambda s: gai_run(s).update(status="interrupted"), "study.json said status \"interrupted\""),
+    (lambda s: post_norm(gai_run(s)), "study.json said variables.norm \"post\""),
+], ids=["preset", "gai-status", "gai-norm"])
+def test_a_rerun_says_it_restored_an_edited_plan(finished, edit, says):
+    # A rerun rewrote a found run's preset and variables from its plan (and
+    # a grad-at-init run's status) and said nothing of the edit.
+    corpus, out = copy_of(finished, "plan-" + says.split()[3].split(".")[-1])
+    _, before = records(out)
+    edit_json(os.path.join(out, "study.json"), edit)
+    r = study(corpus, out, "depth,grad-at-init")
+    assert r.returncode == 0 and says in r.stderr and "edited?: restored" in r.stderr, r.stderr[-400:]
+    after = records(out)[1]
+    assert all((after[n]["preset"], after[n]["variables"], after[n]["status"]) ==
+               (b["preset"], b["variables"], b["status"]) for n, b in before.items())
 
 
 def test_a_study_killed_before_its_first_save_is_rerun(finished):
