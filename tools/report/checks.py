@@ -292,11 +292,11 @@ NAME_SAYS = {
     "grad-at-init": (r"gai-L(?P<depth>\d+)-(?P<norm>[a-z]+)-(?P<init>[a-z0-9]+)(?:-emb(?P<embedding_scale>[a-z]+))?"
                      r"-s(?P<s>\d+)",),
     "depth": (r"depth-L(?P<depth>\d+)-(?P<norm>[a-z]+)-(?P<residual_scale>scale|noscale)-s(?P<s>\d+)",),
-    "norm": (r"norm-(?P<norm>[a-z]+)-w\d+-lr.+-s(?P<s>\d+)",),
-    "lr-edge": (r"edge-(?P<norm>[a-z]+)-w\d+-.+-s(?P<s>\d+)-lr.+",),
+    "norm": (r"norm-(?P<norm>[a-z]+)-w(?P<w>\d+)-lr.+-s(?P<s>\d+)",),
+    "lr-edge": (r"edge-(?P<norm>[a-z]+)-w(?P<w>\d+)-.+-s(?P<s>\d+)-lr.+",),
     "init": (r"init-postsel-lr.+-s(?P<s>\d+)", r"init-(?P<norm>[a-z]+)-(?P<init>[a-z0-9]+)(?:-scale)?-s(?P<s>\d+)"),
-    "translation": (r"mt-scratch-(?P<norm>[a-z]+)-(?P<init>[a-z0-9]+)-w\d+-s(?P<s>\d+)",
-                    r"mt-(?:pretrain|ft)-(?P<norm>[a-z]+)(?:-w\d+)?-s(?P<s>\d+)"),
+    "translation": (r"mt-scratch-(?P<norm>[a-z]+)-(?P<init>[a-z0-9]+)-w(?P<w>\d+)-s(?P<s>\d+)",
+                    r"mt-(?:pretrain|ft)-(?P<norm>[a-z]+)(?:-w(?P<w>\d+))?-s(?P<s>\d+)"),
 }
 
 
@@ -323,10 +323,18 @@ def preset_problem(r):
     want = next((p for prefix, p in PRESET_OF_PREFIX if r["name"].startswith(prefix)), None)
     if want and r.get("preset") != want:
         return "preset", f"is {json.dumps(r.get('preset'))} but a run named {r['name']} is a {want} run"
-    v = r.get("variables") if isinstance(r.get("variables"), dict) else {}
-    for key, said in name_says(r).items():
-        if key in v and v[key] != said:
-            return f"variables.{key}", f"is {json.dumps(v[key])} but a run named {r['name']} has {json.dumps(said)}"
+    v = r.get("variables")
+    for key, said in name_says(r).items() if isinstance(v, dict) else ():
+        # A key removed made a cell of its own ("post-LN, lr 3e-3" without
+        # its warmup); -wNN is the warmup fraction in percent.
+        had = v.get(key)
+        if key == "w":
+            key, said = "warmup_fraction", int(said)
+            had = round(v[key] * 100) if number(v.get(key)) is not None else v.get(key)
+        if had != said:
+            what = f"is {json.dumps(v[key])}" if key in v else "is missing"
+            unit = "% warmup" if key == "warmup_fraction" else ""
+            return f"variables.{key}", f"{what} but a run named {r['name']} has {json.dumps(said)}{unit}"
     return None
 
 

@@ -513,6 +513,9 @@ V3_EDITS = [
     ("gai-norm", lambda s: post_norm(named(s, "gai-L6-pre-gpt2-")),
      ".variables.norm' is \"post\" but a run named gai-L6-pre-gpt2-"),
     ("seed-index", lambda s: named(s, "depth-L2-pre-scale-s2")["variables"].update(seed_index=0), "has 1"),
+    ("warmup-removed", lambda s: [named(s, "norm-post-w25-")["variables"].pop(k)
+                                  for k in ("warmup", "warmup_fraction")],
+     ".variables.warmup_fraction' is missing but a run named norm-post-w25-"),
     ("uniform", lambda s: s.s["baselines"].update(uniform=3.0), "'baselines.uniform' is 3.0 but ln 4096"),
     ("val-ppl", lambda s: named(s, "norm-pre-")["outcome"].update(val_ppl=12.0), ".outcome.val_ppl' is 12.0"),
     ("bf16", lambda s: s.s["budget"].update(bf16=True), "'budget.bf16' is true but run"),
