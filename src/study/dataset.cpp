@@ -126,8 +126,8 @@ void keep_cache_digests(const fs::path& cache, const std::vector<std::string>& p
 
 // The files a study trains and measures on stay the ones it built: an
 // edited val shard gave a rerun a new unigram baseline, which moved the
-// runs that "trained" (a fourth hunt, stop 62); an edited test pair moved
-// a translation score.
+// runs that "trained" (a fourth hunt, stop 62); a translation cache's
+// edited corpus shard was taken the same way (stop 63).
 void check_cache_digests(const fs::path& cache, const std::vector<std::string>& parts) {
   const fs::path file = cache / kDigestsFile;
   const std::string redo = "delete '" + cache.string() + "' and rerun, the study rebuilds it";

@@ -105,8 +105,8 @@ TranslationStudyData ensure_translation_data(const fs::path& corpus_arg, const s
   const nlohmann::json source = source_record(docs, pp, b);
   const fs::path source_file = out_dir / "source.json";
   const std::vector<std::string> parts = {"tokenizer", "pairs", "corpus"};
-  // The test pairs and the corpus as built (an edited test pair moved a
-  // score); a cache from before the digests is built again, the same.
+  // The pairs and the corpus as built (an edited corpus shard was taken
+  // by a rerun); a cache from before the digests is built again, the same.
   if (!cache_holds(source_file, source, "another corpus, catalog set or budget") || !cache_digests_kept(out_dir)) {
     fs::create_directories(out_dir);
     build(docs, corpus, pp, po, out_dir, b, threads, log);

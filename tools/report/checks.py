@@ -512,8 +512,7 @@ def baseline_problem(study):
 
 def budget_problem(study):
     """Where budget.bf16 (which marks the verdicts bf16 may not stand for)
-    is not the precision the runs trained in, or registered rules are gone
-    from a study that registers them, else None."""
+    is not the precision the runs trained in, else None."""
     b = study.s.get("budget") if isinstance(study.s.get("budget"), dict) else {}
     if "bf16" in b and not isinstance(b["bf16"], bool):
         return f"field 'budget.bf16' is {json.dumps(b['bf16'])}, not true or false"
@@ -521,8 +520,13 @@ def budget_problem(study):
         ran = (r.get("config") or {}).get("bf16") if isinstance(r.get("config"), dict) else None
         if r.get("kind") == "train" and isinstance(ran, bool) and ran != b.get("bf16", False):
             return f"field 'budget.bf16' is {json.dumps(b.get('bf16'))} but run {r['name']} trained with bf16 {ran}"
-    # Rules are registered when a study is created (study_file.cpp), by
-    # every gpt2lab that keeps copies of the measures.
+    return None
+
+
+def rules_problem(study):
+    """Where the registered verdict rules are gone from a study whose
+    gpt2lab registers them when it creates it (study_file.cpp): every one
+    that keeps copies of the measures."""
     if "rules" not in study.s and kept_copies(study):
         return "field 'rules' is missing from a study whose gpt2lab registers its verdict rules"
     return None
@@ -675,7 +679,8 @@ def orphan_probe(study):
 def check_outcomes(study):
     """ValueError naming the first field of study.json its folder
     contradicts (module docstring)."""
-    if problem := baseline_problem(study) or judge_problem(study) or margin_problem(study) or budget_problem(study):
+    if problem := baseline_problem(study) or judge_problem(study) or margin_problem(study) or budget_problem(study) or \
+            rules_problem(study):
         raise ValueError(f"{problem} (edited?): restore study.json, or rerun the study on its folder")
     plateau = plateau_limit(study)
     for i, r in enumerate(study.runs):
