@@ -1,5 +1,7 @@
 """The quick budget end to end: every preset of `all` at reduced size,
-three seeds, one run at a time, then the report. Every rule study v3 added
+three seeds, two runs at a time on one thread each (what `--jobs 2
+--threads 2` gives on 2 cores, bit for bit the runs of `--jobs 1 --threads 1`:
+test_study.py checks that), then the report. Every rule study v3 added
 is computed from real runs here (stable-gradients/2's slope test and
 stability edge, no-warmup/2's warmup benefit, faster/2's validation
 target, fluency/1's judge), with the registered rules being the current
@@ -24,7 +26,7 @@ def study(tmp_path_factory):
         pytest.skip("the default corpus (data/sotu) is not there: scripts/setup.sh fetches it")
     out = str(tmp_path_factory.mktemp("study") / "quick")
     r = harness.command([harness.BIN, "study", "--preset", "all", "--budget", "quick", "--data", corpus, "--out", out,
-                         "--jobs", "1", "--threads", "1", "--quiet"])
+                         "--jobs", "2", "--threads", "2", "--quiet"])
     if r.returncode != 0:
         print(r.stderr[-2000:])  # what a failed study said, before its missing files end the fixture
     s = json.load(open(os.path.join(out, "study.json")))
