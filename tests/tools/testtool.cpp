@@ -5,6 +5,10 @@
 //     FILE holds int32 tokens (B*T) then int32 targets (B*T). Writes a
 //     safetensors file with "logits" (B,T,V), "loss" (1) and "grad.<name>"
 //     for every parameter.
+//   budgets
+//     Prints every named study budget (tiny, quick, full) as study.json
+//     records it, by name: tools/report/budgets.json is this output, and
+//     the report holds a bf16 study's budget to its name's.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +18,7 @@
 #include "gpt2lab/core/error.h"
 #include "gpt2lab/io/checkpoint.h"
 #include "io/safetensors.h"
+#include "study/budget.h"
 
 using namespace gpt2lab;
 
@@ -29,8 +34,15 @@ int main(int argc, char** argv) {
   fb->add_option("--T", T)->required();
   fb->add_option("--out", out)->required();
   fb->add_option("--threads", threads);
+  auto* bu = app.add_subcommand("budgets", "the named study budgets as JSON");
   try {
     app.parse(argc, argv);
+    if (bu->parsed()) {
+      nlohmann::json all;
+      for (const char* name : {"tiny", "quick", "full"}) all[name] = to_json(budget_by_name(name));
+      std::printf("%s\n", all.dump(1).c_str());
+      return 0;
+    }
     set_threads(threads);
     GPT2<float> model = load_model(model_dir);
     const std::string raw = read_file(batch_file, SIZE_MAX);

@@ -523,6 +523,46 @@ def budget_problem(study):
     return None
 
 
+# gpt2lab's named budgets as study.json records them (`gpt2lab_testtool
+# budgets` writes this file; a test holds it to gpt2lab's).
+NAMED_BUDGETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "budgets.json")
+
+
+def as_named(b, prefix=""):
+    """{dotted key: value} of a budget record without what a study's flags
+    set apart from its name: its precision (--bf16) and seeds (--seeds)."""
+    flat = {}
+    for key, value in b.items() if isinstance(b, dict) else ():
+        if key in ("bf16", "seed_count") or key.endswith("seeds"):
+            continue
+        if isinstance(value, dict):
+            flat.update(as_named(value, prefix + key + "."))
+        else:
+            flat[prefix + key] = value
+    return flat
+
+
+def named_budget_problem(study):
+    """Where a bf16 study's budget is not the one its name says, else None:
+    the name decides which bf16 controls cover its verdicts (precision.py;
+    a quick study renamed 'full' lost its marks)."""
+    b = study.budget
+    if not isinstance(b, dict) or b.get("bf16") is not True:
+        return None
+    with open(NAMED_BUDGETS) as f:
+        named = json.load(f)
+    name = b.get("name")
+    if not isinstance(name, str) or name not in named:
+        return f"field 'budget.name' is {json.dumps(name)}, not one of gpt2lab's budgets ({', '.join(named)})"
+    have, want = as_named(b), as_named(named[name])
+    for key in sorted(set(have) | set(want)):
+        if have.get(key, "missing") != want.get(key, "missing"):
+            return (f"field 'budget.name' is {json.dumps(name)} but the budget recorded is not gpt2lab's '{name}': "
+                    f"budget.{key} is {json.dumps(have.get(key, 'missing'))} where '{name}' has "
+                    f"{json.dumps(want.get(key, 'missing'))} (tools/report/budgets.json)")
+    return None
+
+
 def rules_problem(study):
     """Where the registered verdict rules are gone from a study whose
     gpt2lab registers them when it creates it (study_file.cpp): every one
@@ -616,6 +656,35 @@ def selection_problem(study):
     return None
 
 
+# A run's name without its seed (plan.cpp's add_seeds appends -s<i>; an
+# lr-edge probe's -lr<x> follows it): the seeds of one setting.
+SEED_IN_NAME = re.compile(r"-s\d+(?=-|$)")
+
+
+def sibling_problem(study):
+    """(index, name, field, how) of the first run whose variables differ from
+    those of the other seeds of its setting but in its seed, else None. A
+    seed changes the init and the batch order, nothing else (plan.cpp): a
+    variable removed from one run (lr, clip) made a cell of its own."""
+    settings = {}
+    for i, r in enumerate(study.runs):
+        if isinstance(r.get("variables"), dict) and isinstance(r.get("name"), str):
+            settings.setdefault((r.get("preset"), SEED_IN_NAME.sub("", r["name"])), []).append((i, r))
+    for (_, setting), runs in settings.items():
+        if len(runs) < 2:
+            continue
+        keys = sorted(set().union(*(r["variables"] for _, r in runs)) - {"seed", "seed_index"})
+        for key in keys:
+            values = [json.dumps(r["variables"].get(key, "missing")) for _, r in runs]
+            common = max(values, key=values.count)
+            for (i, r), value in zip(runs, values):
+                if value != common:
+                    what = "is missing" if key not in r["variables"] else f"is {value}"
+                    return i, r["name"], f"variables.{key}", \
+                        f"{what} but the other seeds of its setting ({setting}) have {common}"
+    return None
+
+
 def run_problem(study, r, plateau):
     """(field, how) of the first thing in a run's record that its folder
     contradicts, else None."""
@@ -680,7 +749,7 @@ def check_outcomes(study):
     """ValueError naming the first field of study.json its folder
     contradicts (module docstring)."""
     if problem := baseline_problem(study) or judge_problem(study) or margin_problem(study) or budget_problem(study) or \
-            rules_problem(study):
+            named_budget_problem(study) or rules_problem(study):
         raise ValueError(f"{problem} (edited?): restore study.json, or rerun the study on its folder")
     plateau = plateau_limit(study)
     for i, r in enumerate(study.runs):
@@ -690,6 +759,9 @@ def check_outcomes(study):
     if problem := selection_problem(study):
         raise ValueError(f"{problem} (edited?): restore study.json, or rerun the study on its folder, which "
                          "selects again from the runs")
+    if sibling := sibling_problem(study):
+        i, name, field, how = sibling
+        raise ValueError(f"field 'runs[{i}] ({name}).{field}' {how} (edited?): restore study.json")
     runs = {r["name"]: r for r in study.runs}
     for i, e in enumerate(study.edges):
         if problem := search_problem(study, e) or edge_problem(e, runs):

@@ -521,6 +521,15 @@ V3_EDITS = [
     ("bf16", lambda s: s.s["budget"].update(bf16=True), "'budget.bf16' is true but run"),
     ("bf16-type", lambda s: s.s["budget"].update(bf16="yes"), "'budget.bf16' is \"yes\", not true or false"),
     ("edge-preset", lambda s: bisection(s).update(preset="norm"), ".preset' is \"norm\" but a run named"),
+    # A variable no name gives, removed or changed in one seed's run (with
+    # its config): the run made a cell of its own (stop 64).
+    ("lr-removed", lambda s: named(s, "norm-post-w25-")["variables"].pop("lr"),
+     ".variables.lr' is missing but the other seeds of its setting (norm-post-w25-lr"),
+    ("clip-removed", lambda s: named(s, "edge-pre-w0-clip0-s2-lr2.5e-5")["variables"].pop("clip"),
+     "edge-pre-w0-clip0-s2-lr2.5e-5).variables.clip' is missing but the other seeds"),
+    ("clip-changed", lambda s: [named(s, "edge-pre-w0-clip0-s2-lr5e-5")["variables"].update(clip=1.0),
+                                named(s, "edge-pre-w0-clip0-s2-lr5e-5")["config"].update(grad_clip=1.0)],
+     "variables.clip' is 1.0 but the other seeds of its setting (edge-pre-w0-clip0-lr5e-5) have 0.0"),
 ]
 
 

@@ -3,9 +3,13 @@ header says the precision, and each verdict that rests on a trained preset
 whose bf16 control did not pass at the study's budget and seeds is marked
 in the verdict table (tools/report/precision.py holds the controls'
 outcomes, docs/study/README.md the controls). An fp32 study's verdicts are
-never marked."""
+never marked. The budget's name decides which controls count, so a bf16
+study's budget must be the one its name says (tools/report/budgets.json,
+held here to gpt2lab's own)."""
+import gzip
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -18,6 +22,18 @@ harness.report_package()
 from report import precision  # noqa: E402
 
 MARK = "bf16 without a passed control"
+
+
+def synthetic_report(tmp, budget):
+    """A copy of tools/report whose named budgets are the synthetic
+    study's (its runs are tiny, whatever its budget is named): a bf16
+    study's budget must be the one its name says."""
+    tools = os.path.join(tmp, "tools-" + budget["name"])  # the report reads tools/metrics_file.py too
+    if not os.path.isdir(tools):
+        shutil.copytree(os.path.dirname(REPORT), tools, ignore=shutil.ignore_patterns("__pycache__"))
+        with open(os.path.join(tools, "report", "budgets.json"), "w") as f:
+            json.dump({budget["name"]: budget}, f)
+    return os.path.join(tools, "report")
 
 
 def rendered(tmp, name, budget, bf16):
@@ -34,7 +50,7 @@ def rendered(tmp, name, budget, bf16):
         s["budget"]["bf16"] = True
     with open(path, "w") as f:
         json.dump(s, f)
-    r = harness.command([sys.executable, REPORT, out, "--no-figures"])
+    r = harness.command([sys.executable, synthetic_report(tmp, s["budget"]), out, "--no-figures"])
     assert r.returncode == 0, r.stderr
     with open(os.path.join(out, "report.md")) as f:
         md = f.read()
@@ -96,3 +112,44 @@ def test_the_control_with_the_most_seeds_the_study_reaches_decides():
     assert precision.control("init", "full", 5) == (False, "its control ran at 6 seeds, this study has 5")
     assert precision.control("atlas", "full", 12)[0] is False
     assert precision.control("lr-edge", "quick", 3) == (False, "no bf16 control at the 'quick' budget")
+
+
+def test_the_named_budgets_are_gpt2labs():
+    r = harness.command([harness.TOOL, "budgets"])
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(REPORT, "budgets.json")) as f:
+        kept = json.load(f)
+    assert json.loads(r.stdout) == kept, \
+        "tools/report/budgets.json is gpt2lab's budgets (write `gpt2lab_testtool budgets` into it after a change)"
+
+
+COMMITTED_BF16 = os.path.join(harness.SOURCE, "docs", "study", "controls", "atlas-bf16")
+
+
+@pytest.mark.parametrize("what,edit,says", [
+    # A bf16 study at the full budget renamed quick: its marks changed
+    # with the name (and quick renamed full lost them).
+    ("renamed", lambda b: b.update(name="quick"),
+     "field 'budget.name' is \"quick\" but the budget recorded is not gpt2lab's 'quick'"),
+    ("unknown", lambda b: b.update(name="huge"), "field 'budget.name' is \"huge\", not one of gpt2lab's budgets"),
+    ("steps", lambda b: b["norm"]["shape"].update(steps=300), "budget.norm.shape.steps is 300 where 'full' has 1500"),
+    ("removed", lambda b: b.pop("translation"), "budget.translation."),
+])
+def test_a_bf16_study_budget_other_than_its_name_is_refused(tmp, what, edit, says):
+    out = os.path.join(tmp, "committed-" + what)
+    shutil.copytree(COMMITTED_BF16, out)
+    path = os.path.join(out, "study.json.gz")
+    with gzip.open(path, "rt") as f:
+        s = json.load(f)
+    edit(s["budget"])
+    with gzip.open(path, "wt") as f:
+        json.dump(s, f)
+    r = harness.command([sys.executable, REPORT, out, "--no-figures"])
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, f"{what}: {r.stderr[-600:]}"
+
+
+def test_the_committed_bf16_study_passes_as_it_is(tmp):
+    out = os.path.join(tmp, "committed")
+    shutil.copytree(COMMITTED_BF16, out)
+    r = harness.command([sys.executable, REPORT, out, "--no-figures"])
+    assert r.returncode == 0, r.stderr[-600:]
