@@ -117,7 +117,11 @@ std::string sha256_hex(std::string_view data) {
   return h.hex_digest();
 }
 
-std::string sha256_file(const std::string& path, bool sample) {
+namespace {
+
+// The SHA-256 of a regular file: of its first `limit` bytes (all of them
+// when it is shorter), or with `sample` of its size and 256 spread blocks.
+std::string hash_file(const std::string& path, bool sample, uint64_t limit) {
   const OpenedFile f = open_regular_file(path);
   struct Closer {
     int fd;
@@ -137,8 +141,9 @@ std::string sha256_file(const std::string& path, bool sample) {
     h.update(std::string_view(buf.data(), done));
   };
   if (!sample) {
-    for (uint64_t off = 0; off < f.size; off += buf.size())
-      read_at(off, static_cast<size_t>(std::min<uint64_t>(buf.size(), f.size - off)));
+    const uint64_t end = std::min(f.size, limit);
+    for (uint64_t off = 0; off < end; off += buf.size())
+      read_at(off, static_cast<size_t>(std::min<uint64_t>(buf.size(), end - off)));
   } else {
     h.update("size " + std::to_string(f.size) + "\n");
     constexpr uint64_t kBlock = 4096, kBlocks = 256;
@@ -149,5 +154,11 @@ std::string sha256_file(const std::string& path, bool sample) {
   }
   return h.hex_digest();
 }
+
+}  // namespace
+
+std::string sha256_file(const std::string& path, bool sample) { return hash_file(path, sample, UINT64_MAX); }
+
+std::string sha256_file_prefix(const std::string& path, uint64_t bytes) { return hash_file(path, false, bytes); }
 
 }  // namespace gpt2lab

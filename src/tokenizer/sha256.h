@@ -31,4 +31,8 @@ std::string sha256_hex(std::string_view data);
 // few blocks changes.
 std::string sha256_file(const std::string& path, bool sample = false);
 
+// The SHA-256 of a regular file's first `bytes` bytes (of all of it when it
+// is shorter): a log's part that a checkpoint saw.
+std::string sha256_file_prefix(const std::string& path, uint64_t bytes);
+
 }  // namespace gpt2lab

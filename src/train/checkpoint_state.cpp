@@ -16,6 +16,7 @@ nlohmann::json to_json(const CheckpointState& s, uint64_t seed) {
                       {"metrics_bytes", s.metrics_bytes},
                       {"seed", seed},
                       {"run_config", s.run_config}};
+  if (!s.metrics_sha256.empty()) j["metrics_sha256"] = s.metrics_sha256;
   auto recorded = [](double x) { return std::isfinite(x) && x >= 0; };
   if (recorded(s.last_loss)) j["last_loss"] = s.last_loss;
   if (recorded(s.elapsed_s) && s.elapsed_s > 0) j["elapsed_s"] = s.elapsed_s;
@@ -51,6 +52,12 @@ CheckpointState checkpoint_state_from_json(const nlohmann::json& j, uint64_t met
     check(it->is_number_integer(), where + ": field 'seed' must be an integer");
     if (!it->is_number_unsigned() || it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
       s.seed = it->get<int64_t>();
+  }
+  if (auto it = j.find("metrics_sha256"); it != j.end()) {
+    const bool hex = it->is_string() && it->get_ref<const std::string&>().size() == 64 &&
+                     it->get_ref<const std::string&>().find_first_not_of("0123456789abcdef") == std::string::npos;
+    check(hex, where + ": field 'metrics_sha256' must be 64 lowercase hex digits");
+    s.metrics_sha256 = it->get<std::string>();
   }
   if (auto it = j.find("run_config"); it != j.end()) {
     check(it->is_object(), where + ": field 'run_config' must be an object");

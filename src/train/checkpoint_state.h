@@ -14,7 +14,10 @@ struct CheckpointState {
   long step = 0;
   int64_t adam_t = 0, data_position = 0;
   size_t metrics_bytes = 0;  // length of metrics.jsonl when it was written
-  double last_loss = -1;     // the last step's train loss (-1: not recorded)
+  // The sha256 (hex) of those bytes: a row rewritten to the same length
+  // passed the length check ("" in checkpoints written before it existed).
+  std::string metrics_sha256;
+  double last_loss = -1;  // the last step's train loss (-1: not recorded)
   // The run's final checkpoint, written after its final evaluation row (whose
   // loss is val_loss, -1 without evaluation): a --resume that finds it has
   // only result.json left to write.

@@ -130,6 +130,9 @@ void check_state_consistency(const fs::path& run, const CheckpointState& state, 
   if (state.data_position != static_cast<int64_t>(state.step) * micro_batches_per_step)
     refuse("data_position " + std::to_string(state.data_position) + " after " + std::to_string(state.step) +
            " steps of " + std::to_string(micro_batches_per_step) + " batches");
+  if (!run_dir::metrics_as_saved(run, state))
+    refuse("the first " + std::to_string(state.metrics_bytes) + " bytes of " + run_dir::kMetrics +
+           " are not the ones it saw: their sha256 differs from metrics_sha256");
   if (state.step == 0) return;
   // The metrics the checkpoint kept end with its last step's train row.
   const std::string tail = read_file_tail(run / run_dir::kMetrics, state.metrics_bytes, 1 << 16);

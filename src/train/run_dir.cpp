@@ -150,6 +150,11 @@ CheckpointState read_state(const fs::path& dir) {
   return checkpoint_state_from_json(j, have, path.string(), metrics.string());
 }
 
+bool metrics_as_saved(const fs::path& dir, const CheckpointState& state) {
+  return state.metrics_sha256.empty() ||
+         sha256_file_prefix((dir / kMetrics).string(), state.metrics_bytes) == state.metrics_sha256;
+}
+
 bool has_checkpoint(const fs::path& dir) {
   std::error_code ec;
   return fs::exists(dir / kCheckpoint / kState, ec);
@@ -181,6 +186,7 @@ void save_checkpoint(const fs::path& dir, const CheckpointContents& c, MetricsLo
     metrics.sync();
     CheckpointState state = c.state;
     state.metrics_bytes = metrics.size();
+    state.metrics_sha256 = sha256_file_prefix((dir / kMetrics).string(), state.metrics_bytes);
     write_file_atomic(staging / kState, to_json(state, c.seed).dump(2) + "\n");
     publish_directory(staging, target);
   } catch (...) {

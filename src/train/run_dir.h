@@ -61,6 +61,10 @@ void remove_stale_staging(const fs::path& dir);
 // checkpoint/state.json, validated against metrics.jsonl.
 CheckpointState read_state(const fs::path& dir);
 
+// Whether metrics.jsonl's first metrics_bytes bytes are the ones the
+// checkpoint saw (its sha256; true for a checkpoint from before the digest).
+bool metrics_as_saved(const fs::path& dir, const CheckpointState& state);
+
 // True once a checkpoint has been published in dir.
 bool has_checkpoint(const fs::path& dir);
 

@@ -125,6 +125,20 @@ def quiet_train(data, out, *flags, check=True):
     return command(quiet_train_cmd(data, out, *flags), check=check)
 
 
+def same_length_edit(path, row=0):
+    """Rewrites one digit of the loss of train row `row` (from 0) of a
+    metrics.jsonl, keeping the file's length."""
+    with open(path) as fh:
+        lines = fh.readlines()
+    i = [k for k, x in enumerate(lines) if '"loss":' in x and '"lr":' in x][row]
+    at = lines[i].index('"loss":') + len('"loss":') + 3  # a digit after "d."
+    digit = lines[i][at]
+    assert digit.isdigit(), lines[i]
+    lines[i] = lines[i][:at] + str((int(digit) + 1) % 10) + lines[i][at + 1:]
+    with open(path, "w") as fh:
+        fh.writelines(lines)
+
+
 # A hang guard, never a speed check: what a test waits for normally comes
 # in seconds, also under the sanitizers on a busy machine.
 HANG_GUARD_S = 900

@@ -4,6 +4,7 @@ a run against their copies, its variables against its config, lr-edge
 searches replayed from their probes, selections counted from their runs,
 baselines against the data. An edited number moves the verdicts, so the
 report refuses it (exit 2, by field) rather than draw them."""
+import hashlib
 import json
 import math
 import os
@@ -59,6 +60,32 @@ def kind_problem(out, r):
     want = "train" if trained else "grad-at-init" if os.path.isfile(os.path.join(folder, "grad_at_init.json")) else None
     if want and r.get("kind") != want:
         return "kind", f"is {json.dumps(r.get('kind'))} but runs/{r['name']} holds a {want} run"
+    return None
+
+
+def metrics_digest_problem(out, r):
+    """Where a live run's metrics.jsonl is not what its checkpoint saw
+    (state.json's metrics_sha256 of its first metrics_bytes bytes: a loss
+    rewritten to the same length), else None. After run_problem: its dir
+    is runs/<name>."""
+    if r.get("kind") != "train" or not live_run(out, r):
+        return None
+    state_path, metrics = run_file(out, r, os.path.join("checkpoint", "state.json")), run_file(out, r, "metrics.jsonl")
+    if not (os.path.isfile(state_path) and os.path.isfile(metrics)):  # not a FIFO either: it would block
+        return None
+    try:
+        with open(state_path, encoding="utf-8") as f:
+            state = json.load(f)
+        want, size = state["metrics_sha256"], state["metrics_bytes"]
+        have = None
+        if isinstance(size, int) and 0 <= size <= os.path.getsize(metrics):
+            with open(metrics, "rb") as f:
+                have = hashlib.sha256(f.read(size)).hexdigest()
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # no checkpoint, or one from before the digest: the other checks stand
+    if have != want:
+        return (f"{r['dir']}/metrics.jsonl: its first {size} bytes are not the ones its checkpoint recorded (their "
+                "sha256 differs: a row edited?): restore it, or remove the run's folder and rerun the study")
     return None
 
 
@@ -756,6 +783,8 @@ def check_outcomes(study):
         if problem := run_problem(study, r, plateau):
             field, how = problem
             raise ValueError(f"field 'runs[{i}] ({r['name']}).{field}' {how} (edited?): restore study.json")
+        if problem := metrics_digest_problem(study.out, r):
+            raise ValueError(problem)
     if problem := selection_problem(study):
         raise ValueError(f"{problem} (edited?): restore study.json, or rerun the study on its folder, which "
                          "selects again from the runs")

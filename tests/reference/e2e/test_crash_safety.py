@@ -162,7 +162,9 @@ def corrupt(data, tmp):
 
 @pytest.mark.parametrize("field,value,needle", [
     ("data_position", -5, "'data_position'"), ("step", 1.5, "'step'"),
-    ("metrics_bytes", 10**12, "'metrics_bytes'"), ("adam_t", None, "'adam_t'")])
+    ("metrics_bytes", 10**12, "'metrics_bytes'"), ("adam_t", None, "'adam_t'"),
+    ("metrics_sha256", "0" * 63, "'metrics_sha256'"), ("metrics_sha256", "0" * 64, "sha256 differs"),
+    ("metrics_sha256", 5, "'metrics_sha256'")])
 def test_bad_state_field_is_refused_by_name(data, corrupt, field, value, needle):
     c, state_path, good = corrupt
     bad = dict(good)

@@ -216,6 +216,20 @@ def test_the_report_does_not_block_on_a_fifo_shard(finished):
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-400:]
 
 
+def test_a_metrics_row_rewritten_to_the_same_length_is_refused(finished):
+    # Only the metrics' length was recorded: a train loss rewritten digit
+    # for digit (not the last, which outcome checks) was read by the rerun
+    # and drawn by the report. The final checkpoint records their sha256.
+    corpus, out = copy_of(finished, "same-length")
+    with open(os.path.join(out, "study.json")) as f:
+        name = next(r["name"] for r in json.load(f)["runs"] if r["kind"] == "train" and r["status"] == "completed")
+    harness.same_length_edit(os.path.join(out, "runs", name, "metrics.jsonl"))
+    r = harness.command([sys.executable, REPORT, out, "--no-figures"])
+    assert r.returncode == 2 and f"runs/{name}/metrics.jsonl: its first" in r.stderr, r.stderr[-600:]
+    r = study(corpus, out, "depth,grad-at-init")
+    assert r.returncode != 0 and "not the ones its checkpoint recorded" in r.stderr, r.stderr[-600:]
+
+
 @pytest.mark.parametrize("status,says", [("bogus", "field 'status' is \"bogus\", not one gpt2lab writes"),
                                          (5, "field 'status' is 5, not one gpt2lab writes"),
                                          ("diverged", "field 'status' is \"diverged\" but")])

@@ -1,5 +1,6 @@
 """`gpt2lab train` behaviour: determinism, accumulation, crash + resume,
 signals, divergence, fine-tuning and refusal of bad input."""
+import hashlib
 import json
 import os
 import random
@@ -145,7 +146,8 @@ def test_resume_of_a_run_stopped_in_its_last_step(data, run_a, ref, tmp_path):
     st_path = os.path.join(last, "checkpoint", "state.json")
     with open(st_path) as fh:
         st = json.load(fh)
-    st["metrics_bytes"] = sum(len(x.encode()) for x in lines[:-1])
+    kept = "".join(lines[:-1]).encode()
+    st["metrics_bytes"], st["metrics_sha256"] = len(kept), hashlib.sha256(kept).hexdigest()
     st["final"] = False  # a stop at the last step saves before the final evaluation
     st.pop("val_loss", None)
     with open(st_path, "w") as fh:
@@ -175,6 +177,15 @@ def test_resume_of_a_completed_run_changes_nothing(data, run_a, ref, tmp_path):
     done = copy_of(run_a, tmp_path, "done")
     train(data, done, "--resume")
     assert stable(read_metrics(done)) == ref, "--resume of a completed run changes nothing"
+
+
+def test_resume_refuses_a_metrics_row_rewritten_to_the_same_length(data, run_a, tmp_path):
+    # The checkpoint recorded only the metrics' length: a loss rewritten
+    # digit for digit was resumed from, and the run's curve kept it.
+    done = copy_of(run_a, tmp_path, "same-length")
+    harness.same_length_edit(os.path.join(done, "metrics.jsonl"))
+    r = train(data, done, "--resume", "--steps", "50", check=False)
+    assert r.returncode == 1 and "metrics.jsonl are not the ones it saw" in r.stderr, r.stderr[-600:]
 
 
 def test_extending_a_completed_run_evaluates_its_old_last_step_once(data, run_a, ref, tmp_path):
