@@ -10,8 +10,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/gpt2lab ${PROJECT_BINARY_DIR}/in
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/report ${PROJECT_SOURCE_DIR}/tools/plot DESTINATION ${CMAKE_INSTALL_DATADIR}/gpt2lab/tools
         OPTIONAL PATTERN "__pycache__" EXCLUDE)
-# The one metrics reader both import from the folder above them.
-install(FILES ${PROJECT_SOURCE_DIR}/tools/metrics_file.py DESTINATION ${CMAKE_INSTALL_DATADIR}/gpt2lab/tools)
+# What both import from the folder above them: the one metrics reader, and
+# the study packer (the report reads a committed study's packed files).
+install(FILES ${PROJECT_SOURCE_DIR}/tools/metrics_file.py ${PROJECT_SOURCE_DIR}/tools/study_pack.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/gpt2lab/tools)
 # GPT-2's tokenizer files, when scripts/setup.sh has fetched them: an
 # installed gpt2lab then needs no source tree (core/data_dir.h).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/gpt2 DESTINATION ${CMAKE_INSTALL_DATADIR}/gpt2lab/data OPTIONAL

@@ -20,6 +20,9 @@ printf '%s\n' '{"kind":"train","step":0,"loss":5.5,"lr":0.001,"grad_norm":1.0,"t
   '{"kind":"eval","step":1,"val_loss":5.4}' > "$scratch/run/metrics.jsonl"
 "$prefix/bin/gpt2lab" plot "$scratch/run" --out "$scratch/run.html" > /dev/null
 test -s "$scratch/run.html"
+# The installed report finds every module it imports (tools/study_pack.py was
+# not installed, and every study's report failed to start from an install).
+/usr/bin/python3 "$prefix/share/gpt2lab/tools/report" --help | grep -q "^usage: report OUT"
 # GPT-2's tokenizer goes with it once fetched: an installed copy needs no source tree.
 if [ -f data/gpt2/encoder.json ]; then test -f "$prefix/share/gpt2lab/data/gpt2/encoder.json"; fi
 # Internals are not installed: a user's code cannot reach them by accident.

@@ -347,9 +347,12 @@ def main():
     args = sys.argv[1:]
     figures = "--no-figures" not in args
     args = [a for a in args if a != "--no-figures"]
+    usage = "usage: report OUT [--no-figures] (OUT: a folder with study.json; --no-figures: the text only, faster)\n"
+    if args in (["--help"], ["-h"]):
+        sys.stdout.write(usage)
+        return 0
     if len(args) != 1 or args[0].startswith("-"):
-        sys.stderr.write("usage: report OUT [--no-figures] (OUT: a folder with study.json; --no-figures: the "
-                         "text only, faster)\n")
+        sys.stderr.write(usage)
         return 2
     out = args[0]
     try:
