@@ -113,12 +113,6 @@ void check_outcome_against_result(const fs::path& dir, const StudyJson& recorded
 StudyJson FinishedRunAnalysis::outcome(const RunSpec& r, const std::string& status) const {
   const fs::path dir = out_ / "runs" / r.name;
   check_folder_config(dir, planned_run_config(to_json(r.train), out_));
-  // The checkpoint records the sha256 of the metrics it saw: a loss
-  // rewritten to the same length passed every other check.
-  check(!run_dir::has_checkpoint(dir) || run_dir::metrics_as_saved(dir, run_dir::read_state(dir)),
-        (dir / run_dir::kMetrics).string() + ": its first bytes are not the ones its checkpoint recorded " +
-            "(state.json's metrics_sha256 differs: a row edited?): restore it, or remove the run's folder and " +
-            "rerun, the study trains the run again");
   StudyJson oc = outcome_from_metrics(dir, status);
   if (status == "completed") check_metrics_match_result(dir, oc);
   // result.json's status must be what the metrics show: a "completed" edited
@@ -128,6 +122,12 @@ StudyJson FinishedRunAnalysis::outcome(const RunSpec& r, const std::string& stat
         (dir / run_dir::kResult).string() + ": field 'status' is \"" + status + "\" but " +
             (dir / run_dir::kMetrics).string() + (diverged_row ? " records a divergence" : " records none") +
             " (edited or damaged?): remove result.json and rerun, the run resumes from its checkpoint");
+  // The checkpoint records the sha256 of the metrics it saw: a loss
+  // rewritten to the same length passed the checks above.
+  check(!run_dir::has_checkpoint(dir) || run_dir::metrics_as_saved(dir, run_dir::read_state(dir)),
+        (dir / run_dir::kMetrics).string() + ": its first bytes are not the ones its checkpoint recorded " +
+            "(state.json's metrics_sha256 differs: a row edited?): restore it, or remove the run's folder and " +
+            "rerun, the study trains the run again");
   oc.update(StudyJson(spikes_from_metrics(dir, r.train.max_loss)));
   oc["max_loss"] = r.train.max_loss;
   oc["max_loss_window"] = r.train.max_loss_window;
