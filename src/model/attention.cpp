@@ -41,13 +41,7 @@ template <typename R>
   for (int t = 0; t < T; ++t) {
     R* row = a + static_cast<size_t>(t) * T;
     const R maxv = vmax(row, t + 1);
-    R sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int s2 = 0; s2 <= t; ++s2) {
-      row[s2] = vexp(row[s2] - maxv);
-      sum += row[s2];
-    }
-    const R inv = R(1) / sum;
+    const R inv = R(1) / exp_shifted_sum(row, row, maxv, t + 1);
     for (int s2 = 0; s2 <= t; ++s2) row[s2] *= inv;
     for (int s2 = t + 1; s2 < T; ++s2) row[s2] = 0;
   }

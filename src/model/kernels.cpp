@@ -15,6 +15,7 @@
 
 #include "model/chunked_sum.h"
 #include "model/exact_gemm.h"
+#include "model/gelu_simd.h"
 #include "model/gemm_bf16.h"
 #include "model/op_profile.h"
 #include "model/row_loop.h"
@@ -246,6 +247,12 @@ void bias_gelu_forward(R* out, R* pre, const R* bias, int N, int OC) {
   for (int r = 0; r < N; ++r) {
     R* x = pre + static_cast<size_t>(r) * OC;
     R* o = out + static_cast<size_t>(r) * OC;
+    if constexpr (std::is_same_v<R, float>) {
+      if (gelu_simd::available()) {
+        gelu_simd::bias_gelu_row(o, x, bias, OC);
+        continue;
+      }
+    }
 #pragma omp simd
     for (int c = 0; c < OC; ++c) {
       const R v = x[c] + bias[c];
@@ -261,6 +268,12 @@ void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, i
   // The same fixed row chunks as column_sum_accumulate: thread-count independent.
   chunked_column_sums(dbias, N, C, [&](int r, R* p) {
     const size_t off = static_cast<size_t>(r) * C;
+    if constexpr (std::is_same_v<R, float>) {
+      if (gelu_simd::available()) {
+        gelu_simd::gelu_backward_row(dinp + off, p, inp + off, dout + off, C);
+        return;
+      }
+    }
 #pragma omp simd
     for (int c = 0; c < C; ++c) {
       const R g = dout[off + c] * gelu_grad(inp[off + c]);
@@ -343,12 +356,7 @@ R softmax_crossentropy_forward(R* probs, R* losses, const R* logits, const int* 
     const R* z = logits + static_cast<size_t>(r) * Vp;
     R* p = probs + static_cast<size_t>(r) * Vp;
     const R maxv = vmax(z, V);
-    R sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int i = 0; i < V; ++i) {
-      p[i] = vexp(z[i] - maxv);
-      sum += p[i];
-    }
+    const R sum = exp_shifted_sum(p, z, maxv, V);
     const R inv = R(1) / sum;
     for (int i = 0; i < V; ++i) p[i] *= inv;
     for (int i = V; i < Vp; ++i) p[i] = 0;
