@@ -1,5 +1,7 @@
 #include "model/attention_simd.h"
 
+#include "model/transpose16.h"
+
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -13,40 +15,6 @@ constexpr int kYtStride = 64;  // transpose()'s row length: T <= 64
 }  // namespace
 
 bool fits(int T, int hs) { return T >= 16 && T <= 64 && T % 16 == 0 && (hs == 16 || hs == 32 || hs == 64); }
-
-namespace {
-
-// The masked forms with every lane set: the unmasked ones start from
-// _mm512_undefined_ps, which GCC 12 reports as maybe-uninitialized.
-constexpr __mmask16 kAll16 = 0xFFFF;
-constexpr __mmask8 kAll8 = 0xFF;
-
-// r[i] (16 floats each) become the columns of the 16 x 16 block they form:
-// pairs of lanes, then pairs of pairs, then 128-bit quarters twice.
-void transpose16(__m512 r[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_maskz_unpacklo_ps(kAll16, r[i], r[i + 1]);
-    t[i + 1] = _mm512_maskz_unpackhi_ps(kAll16, r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4)
-    for (int j = 0; j < 2; ++j) {
-      const __m512d a = _mm512_castps_pd(t[i + j]), b = _mm512_castps_pd(t[i + j + 2]);
-      r[i + 2 * j] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, a, b));
-      r[i + 2 * j + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, a, b));
-    }
-  for (int i = 0; i < 16; i += 8)
-    for (int j = 0; j < 4; ++j) {
-      t[i + j] = _mm512_maskz_shuffle_f32x4(kAll16, r[i + j], r[i + j + 4], 0x88);
-      t[i + j + 4] = _mm512_maskz_shuffle_f32x4(kAll16, r[i + j], r[i + j + 4], 0xdd);
-    }
-  for (int j = 0; j < 8; ++j) {
-    r[j] = _mm512_maskz_shuffle_f32x4(kAll16, t[j], t[j + 8], 0x88);
-    r[j + 8] = _mm512_maskz_shuffle_f32x4(kAll16, t[j], t[j + 8], 0xdd);
-  }
-}
-
-}  // namespace
 
 void transpose(float* dst, const float* src, int ld, int T, int hs) {
   for (int s0 = 0; s0 < T; s0 += 16)

@@ -2,10 +2,13 @@
 // residual add before them); declared with the others in model/kernels.h.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "model/chunked_sum.h"
 #include "model/kernels.h"
+#include "model/norm_simd.h"
 #include "model/op_profile.h"
 #include "model/row_loop.h"
 
@@ -41,8 +44,8 @@ inline void norm_row(R* o, R* mean, R* rstd, const R* x, const R* weight, const 
 
 // res = skip_scale * x + (y + ybias), then the row's norm.
 template <bool kRms, typename R>
-void residual_norm_rows(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias, const R* weight,
-                        const R* bias, int N, int C, R eps, R skip_scale) {
+void residual_norm_rows_generic(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias,
+                                const R* weight, const R* bias, int N, int C, R eps, R skip_scale) {
   for_each_index(N, 2, [&](int r) {
     const size_t off = static_cast<size_t>(r) * C;
     R* o = res + off;
@@ -54,7 +57,29 @@ void residual_norm_rows(R* res, R* out, R* mean, R* rstd, const R* x, const R* y
   });
 }
 
+template <bool kRms, typename R>
+void residual_norm_rows(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias, const R* weight,
+                        const R* bias, int N, int C, R eps, R skip_scale) {
+  if constexpr (!kRms && std::is_same_v<R, float>) {
+    if (norm_simd::fits(C)) {  // groups of rows, the same bits
+      constexpr int kGroup = 16;
+      for_each_index((N + kGroup - 1) / kGroup, 2, [&](int g) {
+        norm_simd::residual_layernorm_rows(res, out, mean, rstd, x, y, ybias, weight, bias, g * kGroup,
+                                           std::min(N, (g + 1) * kGroup), C, eps, skip_scale);
+      });
+      return;
+    }
+  }
+  residual_norm_rows_generic<kRms>(res, out, mean, rstd, x, y, ybias, weight, bias, N, C, eps, skip_scale);
+}
+
 }  // namespace
+
+void norm_path::residual_layernorm_generic(float* res, float* out, float* mean, float* rstd, const float* x,
+                                           const float* y, const float* ybias, const float* weight, const float* bias,
+                                           int N, int C, float eps, float skip_scale) {
+  residual_norm_rows_generic<false>(res, out, mean, rstd, x, y, ybias, weight, bias, N, C, eps, skip_scale);
+}
 
 template <typename R>
 void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, const R* bias, int N, int C, R eps) {
@@ -92,19 +117,35 @@ void residual_rmsnorm_forward(R* res, R* out, R* rstd, const R* x, const R* y, c
 
 namespace {
 
+// dinp and the inputs it is computed from share no element (the generic
+// rows' vector code, whose bits the hand-written rows give, runs only then).
+template <typename R>
+bool apart(const R* dinp, const R* dout, const R* inp, const R* dskip, size_t n) {
+  const std::less<const R*> before;  // a total order, also between unrelated arrays
+  const auto disjoint = [&](const R* p) { return !p || !before(dinp, p + n) || !before(p, dinp + n); };
+  return disjoint(dout) && disjoint(inp) && disjoint(dskip);
+}
+
 // One body for both contracts and both norms: kAssign writes dinp = dskip +
 // gradient (dskip may be null), otherwise dinp += gradient. kRms: RMSNorm
 // (xhat = x * rstd, no mean term, no dbias).
 template <bool kAssign, bool kRms, typename R>
 void norm_backward_rows(R* dinp, R* dweight, R* dbias, const R* dskip, const R* dout, const R* inp, const R* weight,
-                        const R* mean, const R* rstd, int N, int C) {
+                        const R* mean, const R* rstd, int N, int C, bool generic = false) {
   const int chunks = std::min(N, kChunks);
   std::vector<R> partial(static_cast<size_t>(chunks) * 2 * C, R(0));
+  const bool by_hand = !generic && norm_simd::fits(C) && apart(dinp, dout, inp, dskip, static_cast<size_t>(N) * C);
 #pragma omp parallel for schedule(static)
   for (int k = 0; k < chunks; ++k) {
     R* pw = partial.data() + static_cast<size_t>(k) * 2 * C;
     R* pb = pw + C;
     const int r0 = chunk_start(N, chunks, k), r1 = chunk_start(N, chunks, k + 1);
+    if constexpr (!kRms && std::is_same_v<R, float>) {
+      if (by_hand) {
+        norm_simd::layernorm_backward_rows<kAssign>(dinp, pw, pb, dskip, dout, inp, weight, mean, rstd, r0, r1, C);
+        continue;
+      }
+    }
     for (int r = r0; r < r1; ++r) {
       const size_t off = static_cast<size_t>(r) * C;
       const R* x = inp + off;
@@ -146,6 +187,15 @@ void norm_backward_rows(R* dinp, R* dweight, R* dbias, const R* dskip, const R* 
 }
 
 }  // namespace
+
+void norm_path::layernorm_backward_generic(float* dinp, float* dweight, float* dbias, const float* dskip,
+                                           const float* dout, const float* inp, const float* weight, const float* mean,
+                                           const float* rstd, int N, int C, bool assign) {
+  if (assign)
+    norm_backward_rows<true, false>(dinp, dweight, dbias, dskip, dout, inp, weight, mean, rstd, N, C, true);
+  else
+    norm_backward_rows<false, false>(dinp, dweight, dbias, dskip, dout, inp, weight, mean, rstd, N, C, true);
+}
 
 template <typename R>
 void layernorm_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, const R* mean,

@@ -7,9 +7,9 @@
 // double against finite differences.
 #pragma once
 
-// The 16-lane forms below (vexp16, vtanh16, vexp_sum16, and the GELU rows
-// of model/gelu_simd.h) give the bits that GCC, optimizing, gives the
-// generic loops: its fused multiply-adds and its order of summation in an
+// The 16-lane forms below (vexp16, vtanh16, vexp_sum16, and the rows of
+// model/gelu_simd.h and model/norm_simd.h) give the bits that GCC,
+// optimizing, gives the generic loops: its fused multiply-adds and its order of summation in an
 // `omp simd` reduction. Other compilers contract and reduce in their own
 // ways (clang, which builds the sanitized tests, fuses only within one
 // expression), and so does GCC at -O0; there the generic loops run alone.
