@@ -44,8 +44,8 @@ inline void norm_row(R* o, R* mean, R* rstd, const R* x, const R* weight, const 
 
 // res = skip_scale * x + (y + ybias), then the row's norm.
 template <bool kRms, typename R>
-void residual_norm_rows_generic(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias,
-                                const R* weight, const R* bias, int N, int C, R eps, R skip_scale) {
+void residual_norm_rows(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias, const R* weight,
+                        const R* bias, int N, int C, R eps, R skip_scale) {
   for_each_index(N, 2, [&](int r) {
     const size_t off = static_cast<size_t>(r) * C;
     R* o = res + off;
@@ -57,29 +57,7 @@ void residual_norm_rows_generic(R* res, R* out, R* mean, R* rstd, const R* x, co
   });
 }
 
-template <bool kRms, typename R>
-void residual_norm_rows(R* res, R* out, R* mean, R* rstd, const R* x, const R* y, const R* ybias, const R* weight,
-                        const R* bias, int N, int C, R eps, R skip_scale) {
-  if constexpr (!kRms && std::is_same_v<R, float>) {
-    if (norm_simd::fits(C)) {  // groups of rows, the same bits
-      constexpr int kGroup = 16;
-      for_each_index((N + kGroup - 1) / kGroup, 2, [&](int g) {
-        norm_simd::residual_layernorm_rows(res, out, mean, rstd, x, y, ybias, weight, bias, g * kGroup,
-                                           std::min(N, (g + 1) * kGroup), C, eps, skip_scale);
-      });
-      return;
-    }
-  }
-  residual_norm_rows_generic<kRms>(res, out, mean, rstd, x, y, ybias, weight, bias, N, C, eps, skip_scale);
-}
-
 }  // namespace
-
-void norm_path::residual_layernorm_generic(float* res, float* out, float* mean, float* rstd, const float* x,
-                                           const float* y, const float* ybias, const float* weight, const float* bias,
-                                           int N, int C, float eps, float skip_scale) {
-  residual_norm_rows_generic<false>(res, out, mean, rstd, x, y, ybias, weight, bias, N, C, eps, skip_scale);
-}
 
 template <typename R>
 void layernorm_forward(R* out, R* mean, R* rstd, const R* inp, const R* weight, const R* bias, int N, int C, R eps) {

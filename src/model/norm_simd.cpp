@@ -13,63 +13,6 @@ namespace gpt2lab::norm_simd {
 
 namespace {
 
-// ((0 + l0) + l1) + ... + l15 of each row's lanes (rows <= 16): how GCC
-// ends an `omp simd` sum. Transposed, lane k of the result takes row k's
-// lanes one at a time, so the 16 chains of adds run side by side.
-void fold(float* sums, __m512 lanes[16], int rows) {
-  for (int k = rows; k < 16; ++k) lanes[k] = _mm512_setzero_ps();
-  transpose16(lanes);
-  __m512 acc = _mm512_setzero_ps();
-  for (int l = 0; l < 16; ++l) acc = _mm512_add_ps(acc, lanes[l]);
-  alignas(64) float all[16];
-  _mm512_store_ps(all, acc);
-  for (int k = 0; k < rows; ++k) sums[k] = all[k];
-}
-
-// Up to 16 rows from r: the residual add and the sum for the mean of
-// each, then each row's sum of squares about its mean, then the rows
-// normalized.
-void forward_group(float* res, float* out, float* mean, float* rstd, const float* x, const float* y, const float* ybias,
-                   const float* weight, const float* bias, int r, int rows, int C, float eps, float skip_scale) {
-  const __m512 skip = _mm512_set1_ps(skip_scale);
-  __m512 lanes[16];
-  float m[16], s[16];
-  for (int k = 0; k < rows; ++k) {
-    const size_t off = static_cast<size_t>(r + k) * C;
-    lanes[k] = _mm512_setzero_ps();
-    for (int c = 0; c < C; c += 16) {
-      __m512 branch = _mm512_loadu_ps(y + off + c);
-      if (ybias) branch = _mm512_add_ps(branch, _mm512_loadu_ps(ybias + c));
-      const __m512 v = _mm512_fmadd_ps(skip, _mm512_loadu_ps(x + off + c), branch);
-      _mm512_storeu_ps(res + off + c, v);
-      lanes[k] = _mm512_add_ps(lanes[k], v);
-    }
-  }
-  fold(m, lanes, rows);
-  for (int k = 0; k < rows; ++k) {
-    m[k] /= static_cast<float>(C);
-    const float* row = res + static_cast<size_t>(r + k) * C;
-    const __m512 mk = _mm512_set1_ps(m[k]);
-    lanes[k] = _mm512_setzero_ps();
-    for (int c = 0; c < C; c += 16) {
-      const __m512 d = _mm512_sub_ps(_mm512_loadu_ps(row + c), mk);
-      lanes[k] = _mm512_fmadd_ps(d, d, lanes[k]);
-    }
-  }
-  fold(s, lanes, rows);
-  for (int k = 0; k < rows; ++k) {
-    s[k] = 1.0f / std::sqrt(s[k] / static_cast<float>(C) + eps);
-    const size_t off = static_cast<size_t>(r + k) * C;
-    const __m512 mk = _mm512_set1_ps(m[k]), sk = _mm512_set1_ps(s[k]);
-    for (int c = 0; c < C; c += 16) {
-      const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(res + off + c), mk), sk);
-      _mm512_storeu_ps(out + off + c, _mm512_fmadd_ps(xhat, _mm512_loadu_ps(weight + c), _mm512_loadu_ps(bias + c)));
-    }
-    mean[r + k] = m[k];
-    rstd[r + k] = s[k];
-  }
-}
-
 // Row k's gradient, s (dxhat - mean_d - xhat mean_dx), from its two sums;
 // the first difference fused with dxhat's product, as GCC does.
 template <bool kAssign>
@@ -155,13 +98,6 @@ void backward_group(float* dinp, float* pw, float* pb, const float* dskip, const
 
 bool fits(int C) { return C > 0 && C % 16 == 0; }
 
-void residual_layernorm_rows(float* res, float* out, float* mean, float* rstd, const float* x, const float* y,
-                             const float* ybias, const float* weight, const float* bias, int r0, int r1, int C,
-                             float eps, float skip_scale) {
-  for (int r = r0; r < r1; r += 16)
-    forward_group(res, out, mean, rstd, x, y, ybias, weight, bias, r, std::min(16, r1 - r), C, eps, skip_scale);
-}
-
 template <bool kAssign>
 void layernorm_backward_rows(float* dinp, float* pw, float* pb, const float* dskip, const float* dout, const float* inp,
                              const float* weight, const float* mean, const float* rstd, int r0, int r1, int C) {
@@ -172,8 +108,6 @@ void layernorm_backward_rows(float* dinp, float* pw, float* pb, const float* dsk
 #else  // the generic kernels run (model/norm_kernels.cpp)
 
 bool fits(int) { return false; }
-void residual_layernorm_rows(float*, float*, float*, float*, const float*, const float*, const float*, const float*,
-                             const float*, int, int, int, float, float) {}
 template <bool kAssign>
 void layernorm_backward_rows(float*, float*, float*, const float*, const float*, const float*, const float*,
                              const float*, const float*, int, int, int) {}

@@ -1,24 +1,19 @@
-// LayerNorm's rows for float training, by hand (AVX-512), in groups of rows
-// (16 forward, 8 backward). A row's sums end in chains of dependent adds
-// (the forward's two over 16 lanes, the backward's two over every column),
-// which made the LayerNorms ~6 % of a training step at the study's n_embd
-// 64 (docs/performance.md); a group's chains run side by side here, its
-// rows' vectors transposed (model/transpose16.h). Each row's arithmetic is the generic
-// kernel's as an optimizing GCC compiles it (model/vecmath.h,
-// GPT2LAB_SIMD16_FORMS), so the bits are too (tests/model/norm_simd_test.cpp).
+// The LayerNorm backward's rows for float training, by hand (AVX-512),
+// eight rows at a time. A row's two sums run over every column in order,
+// one dependent add after another (GCC's in-order reduction), which made
+// the LayerNorm backward ~3 % of a training step at the study's n_embd 64
+// (docs/performance.md); here the rows' vectors are transposed
+// (model/transpose16.h) so that eight rows' chains run side by side. (The
+// forward's sums, done the same way, were slower in a training step than
+// the generic rows.) Each row's arithmetic is the generic kernel's as an
+// optimizing GCC compiles it (model/vecmath.h, GPT2LAB_SIMD16_FORMS), so
+// the bits are too (tests/model/norm_simd_test.cpp).
 #pragma once
 
 namespace gpt2lab::norm_simd {
 
 // Built, and rows of C columns are whole blocks of 16: the rows below run.
 bool fits(int C);
-
-// Rows r0..r1 of residual_layernorm_forward (model/kernels.h): res = skip
-// x + (y + ybias) (ybias may be null), then res's LayerNorm into out, mean
-// and rstd.
-void residual_layernorm_rows(float* res, float* out, float* mean, float* rstd, const float* x, const float* y,
-                             const float* ybias, const float* weight, const float* bias, int r0, int r1, int C,
-                             float eps, float skip_scale);
 
 // Rows r0..r1 of one chunk of the LayerNorm backward
 // (layernorm_backward, and with kAssign layernorm_backward_residual): each
@@ -36,11 +31,7 @@ void layernorm_backward_rows(float* dinp, float* pw, float* pb, const float* dsk
 namespace gpt2lab::norm_path {
 
 // The generic rows alone, which the rows above stand in for where they
-// fit: exposed so that a test can hold them equal. residual_layernorm_forward:
-void residual_layernorm_generic(float* res, float* out, float* mean, float* rstd, const float* x, const float* y,
-                                const float* ybias, const float* weight, const float* bias, int N, int C, float eps,
-                                float skip_scale);
-
+// fit: exposed so that a test can hold them equal.
 // layernorm_backward (assign false, dskip unused) or
 // layernorm_backward_residual (assign true) by the generic rows alone.
 void layernorm_backward_generic(float* dinp, float* dweight, float* dbias, const float* dskip, const float* dout,
