@@ -1,11 +1,11 @@
 // GELU's rows for float training, by hand (AVX-512): the fused kernels
-// bias_gelu_forward and gelu_backward_bias (model/kernels.h) run these
-// where vecmath.h builds its 16-lane forms (an optimizing GCC with AVX-512). The arithmetic is the generic kernels'
-// (vexp16/vtanh16 in model/vecmath.h, the same fused multiply-adds GCC
-// forms from the scalar code), so the bits are too
+// bias_gelu_forward and gelu_backward_bias (model/kernels.h) run them where
+// vecmath.h builds its 16-lane forms (an optimizing GCC with AVX-512). The
+// arithmetic is the generic kernels' (vexp16/vtanh16, the same fused
+// multiply-adds GCC forms from the scalar code), so the bits are too
 // (tests/model/gelu_simd_test.cpp); they only avoid the compare-and-blend
-// code GCC makes of vexp's clamps, which made GELU 9 % of a training step at
-// the study's n_embd 64 (docs/performance.md).
+// code GCC makes of vexp's clamps, which made GELU 9 % of a training step
+// at the study's n_embd 64 (docs/performance.md).
 #pragma once
 
 namespace gpt2lab::gelu_simd {

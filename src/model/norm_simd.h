@@ -30,10 +30,10 @@ void layernorm_backward_rows(float* dinp, float* pw, float* pb, const float* dsk
 
 namespace gpt2lab::norm_path {
 
-// The generic rows alone, which the rows above stand in for where they
-// fit: exposed so that a test can hold them equal.
 // layernorm_backward (assign false, dskip unused) or
-// layernorm_backward_residual (assign true) by the generic rows alone.
+// layernorm_backward_residual (assign true) by the generic rows alone,
+// which the rows above stand in for where they fit: exposed so that a test
+// can hold them equal.
 void layernorm_backward_generic(float* dinp, float* dweight, float* dbias, const float* dskip, const float* dout,
                                 const float* inp, const float* weight, const float* mean, const float* rstd, int N,
                                 int C, bool assign);

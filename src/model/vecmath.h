@@ -9,8 +9,8 @@
 
 // The 16-lane forms below (vexp16, vtanh16, vexp_sum16, and the rows of
 // model/gelu_simd.h and model/norm_simd.h) give the bits that GCC,
-// optimizing, gives the generic loops: its fused multiply-adds and its order of summation in an
-// `omp simd` reduction. Other compilers contract and reduce in their own
+// optimizing, gives the generic loops: its fused multiply-adds and its
+// order of summation in an `omp simd` reduction. Other compilers contract and reduce in their own
 // ways (clang, which builds the sanitized tests, fuses only within one
 // expression), and so does GCC at -O0; there the generic loops run alone.
 #if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE__)
