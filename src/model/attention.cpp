@@ -87,8 +87,9 @@ void forward_blas(R* out, R* att, const R* qkv, int B, int T, int C, int NH) {
 }
 
 template <typename R>
-void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH) {
+void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH, bool overwrite) {
   const int hs = C / NH;
+  const R beta = overwrite ? R(0) : R(1);  // each block of dq, dk, dv rows is one product
   const R scale = R(1) / std::sqrt(static_cast<R>(hs));
   const int C3 = 3 * C;
 #pragma omp parallel
@@ -113,7 +114,7 @@ void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, in
           exact_gemm(CblasNoTrans, CblasTrans, rows, keys, hs, R(1), d + static_cast<size_t>(r0) * C, C, v, C3, R(0),
                      db, T);
           softmax_backward_rows(dp.data(), a, T, r0, rows, scale);
-          exact_gemm(CblasNoTrans, CblasNoTrans, rows, hs, keys, R(1), db, T, k, C3, R(1),
+          exact_gemm(CblasNoTrans, CblasNoTrans, rows, hs, keys, R(1), db, T, k, C3, beta,
                      dq + static_cast<size_t>(r0) * C3, C3);
         }
         // Per block of key columns s0..: only queries t >= s0 reach them.
@@ -122,9 +123,9 @@ void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, in
           const int cols = std::min(kCausalBlock, T - s0), queries = T - s0;
           const size_t corner = static_cast<size_t>(s0) * T + s0;
           exact_gemm(CblasTrans, CblasNoTrans, cols, hs, queries, R(1), a + corner, T, d + static_cast<size_t>(s0) * C,
-                     C, R(1), dv + static_cast<size_t>(s0) * C3, C3);
+                     C, beta, dv + static_cast<size_t>(s0) * C3, C3);
           exact_gemm(CblasTrans, CblasNoTrans, cols, hs, queries, R(1), dp.data() + corner, T,
-                     q + static_cast<size_t>(s0) * C3, C3, R(1), dk + static_cast<size_t>(s0) * C3, C3);
+                     q + static_cast<size_t>(s0) * C3, C3, beta, dk + static_cast<size_t>(s0) * C3, C3);
         }
       }
     }
@@ -155,7 +156,9 @@ void forward_simd(float* out, float* att, const float* qkv, int B, int T, int C,
   }
 }
 
-void backward_simd(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH) {
+void backward_simd(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
+                   bool overwrite) {
+  const bool add = !overwrite;
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const int C3 = 3 * C;
@@ -173,9 +176,9 @@ void backward_simd(float* dqkv, const float* dout, const float* qkv, const float
         attention_simd::transpose(vt.data(), q + 2 * C, C3, T, hs);
         attention_simd::causal_scores(dp.data(), d, C, vt.data(), T, hs, 1.0f);  // dP = dO V^T
         softmax_backward_rows(dp.data(), a, T, 0, T, scale);
-        attention_simd::rows_product(dq, C3, dp.data(), q + C, C3, T, hs, true);  // dQ += dS K
-        attention_simd::cols_product(dq + 2 * C, C3, a, d, C, T, hs);             // dV += P^T dO
-        attention_simd::cols_product(dq + C, C3, dp.data(), q, C3, T, hs);        // dK += dS^T Q
+        attention_simd::rows_product(dq, C3, dp.data(), q + C, C3, T, hs, add);  // dQ (+)= dS K
+        attention_simd::cols_product(dq + 2 * C, C3, a, d, C, T, hs, add);       // dV (+)= P^T dO
+        attention_simd::cols_product(dq + C, C3, dp.data(), q, C3, T, hs, add);  // dK (+)= dS^T Q
       }
     }
   }
@@ -197,25 +200,27 @@ void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH
 }
 
 template <typename R>
-void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH) {
+void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH,
+                        GradWrite write) {
+  const bool overwrite = write == GradWrite::overwrite;
   if constexpr (std::is_same_v<R, float>) {
     if (attention_simd::fits(T, C / NH)) {
-      attention_path::backward_simd(dqkv, dout, qkv, att, B, T, C, NH);
+      attention_path::backward_simd(dqkv, dout, qkv, att, B, T, C, NH, overwrite);
       op_profile::lap("attention bwd");
       return;
     }
   }
-  attention_path::backward_blas(dqkv, dout, qkv, att, B, T, C, NH);
+  attention_path::backward_blas(dqkv, dout, qkv, att, B, T, C, NH, overwrite);
   op_profile::lap("attention bwd");
 }
 
 // R is a type name in a template argument list: it cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define GPT2LAB_INSTANTIATE(R)                                                                          \
-  template void attention_path::forward_blas<R>(R*, R*, const R*, int, int, int, int);                  \
-  template void attention_path::backward_blas<R>(R*, const R*, const R*, const R*, int, int, int, int); \
-  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                             \
-  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int);
+#define GPT2LAB_INSTANTIATE(R)                                                                                \
+  template void attention_path::forward_blas<R>(R*, R*, const R*, int, int, int, int);                        \
+  template void attention_path::backward_blas<R>(R*, const R*, const R*, const R*, int, int, int, int, bool); \
+  template void attention_forward<R>(R*, R*, const R*, int, int, int, int);                                   \
+  template void attention_backward<R>(R*, const R*, const R*, const R*, int, int, int, int, GradWrite);
 // NOLINTEND(bugprone-macro-parentheses)
 
 GPT2LAB_INSTANTIATE(float)

@@ -2,7 +2,8 @@
 // products through BLAS (any shape, float or double), and for float at
 // short context the hand-written causal kernels (model/attention_simd.h),
 // which give the same bits where both run. Exposed so that a test can hold
-// them equal.
+// them equal. The backwards add to dqkv or, with overwrite, write it
+// (attention_backward's GradWrite).
 #pragma once
 
 namespace gpt2lab::attention_path {
@@ -10,10 +11,11 @@ namespace gpt2lab::attention_path {
 template <typename R>
 void forward_blas(R* out, R* att, const R* qkv, int B, int T, int C, int NH);
 template <typename R>
-void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH);
+void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH, bool overwrite);
 
 // Only where attention_simd::fits(T, C / NH).
 void forward_simd(float* out, float* att, const float* qkv, int B, int T, int C, int NH);
-void backward_simd(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH);
+void backward_simd(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
+                   bool overwrite);
 
 }  // namespace gpt2lab::attention_path

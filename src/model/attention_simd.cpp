@@ -73,7 +73,7 @@ void rows_block(float* O, int ldo, const float* P, const float* Y, int ldy, int 
 
 // RB rows s0.. of O += P^T Y: the terms t < s are zero, so t starts at s0.
 template <int J, int RB>
-void cols_block(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int s0) {
+void cols_block(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int s0, bool accumulate) {
   __m512 acc[RB][J];
   for (auto& row : acc)
     for (auto& a : row) a = _mm512_setzero_ps();
@@ -88,7 +88,8 @@ void cols_block(float* O, int ldo, const float* P, const float* Y, int ldy, int 
   }
   for (int r = 0; r < RB; ++r) {
     float* o = O + static_cast<long>(s0 + r) * ldo;
-    for (int j = 0; j < J; ++j) _mm512_storeu_ps(o + 16 * j, _mm512_add_ps(_mm512_loadu_ps(o + 16 * j), acc[r][j]));
+    for (int j = 0; j < J; ++j)
+      _mm512_storeu_ps(o + 16 * j, accumulate ? _mm512_add_ps(_mm512_loadu_ps(o + 16 * j), acc[r][j]) : acc[r][j]);
   }
 }
 
@@ -102,8 +103,8 @@ void rows_all(float* O, int ldo, const float* P, const float* Y, int ldy, int T,
 }
 
 template <int J>
-void cols_all(float* O, int ldo, const float* P, const float* Y, int ldy, int T) {
-  for (int s0 = 0; s0 < T; s0 += kRows<J>) cols_block<J, kRows<J>>(O, ldo, P, Y, ldy, T, s0);
+void cols_all(float* O, int ldo, const float* P, const float* Y, int ldy, int T, bool accumulate) {
+  for (int s0 = 0; s0 < T; s0 += kRows<J>) cols_block<J, kRows<J>>(O, ldo, P, Y, ldy, T, s0, accumulate);
 }
 
 }  // namespace
@@ -127,11 +128,11 @@ void rows_product(float* O, int ldo, const float* P, const float* Y, int ldy, in
   }
 }
 
-void cols_product(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int hs) {
+void cols_product(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int hs, bool accumulate) {
   switch (hs) {
-    case 16: cols_all<1>(O, ldo, P, Y, ldy, T); break;
-    case 32: cols_all<2>(O, ldo, P, Y, ldy, T); break;
-    default: cols_all<4>(O, ldo, P, Y, ldy, T); break;
+    case 16: cols_all<1>(O, ldo, P, Y, ldy, T, accumulate); break;
+    case 32: cols_all<2>(O, ldo, P, Y, ldy, T, accumulate); break;
+    default: cols_all<4>(O, ldo, P, Y, ldy, T, accumulate); break;
   }
 }
 
@@ -141,7 +142,7 @@ bool fits(int, int) { return false; }
 void transpose(float*, const float*, int, int, int) {}
 void causal_scores(float*, const float*, int, const float*, int, int, float) {}
 void rows_product(float*, int, const float*, const float*, int, int, int, bool) {}
-void cols_product(float*, int, const float*, const float*, int, int, int) {}
+void cols_product(float*, int, const float*, const float*, int, int, int, bool) {}
 
 #endif
 

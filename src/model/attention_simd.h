@@ -27,8 +27,8 @@ void causal_scores(float* S, const float* X, int ldx, const float* Yt, int T, in
 // above its diagonal, O and Y have leading dimensions ldo and ldy.
 void rows_product(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int hs, bool accumulate);
 
-// O[s] += sum_{t >= s} P[t][s] Y[t]: the transposed product, for the
+// O[s] (+)= sum_{t >= s} P[t][s] Y[t]: the transposed product, for the
 // gradients of keys and values.
-void cols_product(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int hs);
+void cols_product(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int hs, bool accumulate);
 
 }  // namespace gpt2lab::attention_simd

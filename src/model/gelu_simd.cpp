@@ -49,7 +49,7 @@ void bias_gelu_block(float* out, float* pre, const float* bias, __mmask16 m) {
 // gelu'(x) = 0.5 (1 + th) + 0.5 x (1 - th^2) k (1 + 3 (0.044715) x^2), with
 // GCC's fusions: 1 - th^2 and the outer sum fused, 3 (0.044715) folded;
 // then g = dout gelu'(x) fused into both sums it is added to.
-template <bool kTail>
+template <bool kTail, bool kOver>
 void gelu_backward_block(float* dinp, float* sums, const float* inp, const float* dout, __mmask16 m) {
   const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
   const __m512 x = load<kTail>(inp, m);
@@ -60,7 +60,8 @@ void gelu_backward_block(float* dinp, float* sums, const float* inp, const float
   const __m512 rest = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(half, x), sech2), du);
   const __m512 grad = _mm512_fmadd_ps(half, _mm512_add_ps(one, th), rest);
   const __m512 d = load<kTail>(dout, m);
-  store<kTail>(dinp, _mm512_fmadd_ps(d, grad, load<kTail>(dinp, m)), m);
+  const __m512 before = kOver ? _mm512_setzero_ps() : load<kTail>(dinp, m);
+  store<kTail>(dinp, _mm512_fmadd_ps(d, grad, before), m);
   store<kTail>(sums, _mm512_fmadd_ps(d, grad, load<kTail>(sums, m)), m);
 }
 
@@ -74,17 +75,27 @@ void bias_gelu_row(float* out, float* pre, const float* bias, int n) {
   if (c < n) bias_gelu_block<true>(out + c, pre + c, bias + c, tail_mask(n - c));
 }
 
-void gelu_backward_row(float* dinp, float* sums, const float* inp, const float* dout, int n) {
+namespace {
+template <bool kOver>
+void gelu_backward_blocks(float* dinp, float* sums, const float* inp, const float* dout, int n) {
   int c = 0;
-  for (; c + 16 <= n; c += 16) gelu_backward_block<false>(dinp + c, sums + c, inp + c, dout + c, 0xFFFF);
-  if (c < n) gelu_backward_block<true>(dinp + c, sums + c, inp + c, dout + c, tail_mask(n - c));
+  for (; c + 16 <= n; c += 16) gelu_backward_block<false, kOver>(dinp + c, sums + c, inp + c, dout + c, 0xFFFF);
+  if (c < n) gelu_backward_block<true, kOver>(dinp + c, sums + c, inp + c, dout + c, tail_mask(n - c));
+}
+}  // namespace
+
+void gelu_backward_row(float* dinp, float* sums, const float* inp, const float* dout, int n, bool overwrite) {
+  if (overwrite)
+    gelu_backward_blocks<true>(dinp, sums, inp, dout, n);
+  else
+    gelu_backward_blocks<false>(dinp, sums, inp, dout, n);
 }
 
 #else  // the generic kernels run (model/vecmath.h)
 
 bool available() { return false; }
 void bias_gelu_row(float*, float*, const float*, int) {}
-void gelu_backward_row(float*, float*, const float*, const float*, int) {}
+void gelu_backward_row(float*, float*, const float*, const float*, int, bool) {}
 
 #endif
 

@@ -17,7 +17,7 @@ bool available();
 void bias_gelu_row(float* out, float* pre, const float* bias, int n);
 
 // One row of gelu_backward_bias: g = dout[c] * gelu'(inp[c]);
-// dinp[c] += g; sums[c] += g.
-void gelu_backward_row(float* dinp, float* sums, const float* inp, const float* dout, int n);
+// dinp[c] += g (overwrite: dinp[c] = +0 + g, dinp not read); sums[c] += g.
+void gelu_backward_row(float* dinp, float* sums, const float* inp, const float* dout, int n, bool overwrite);
 
 }  // namespace gpt2lab::gelu_simd

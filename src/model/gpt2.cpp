@@ -212,15 +212,11 @@ void GPT2<R>::backward(R dloss, const BackwardProgress& progress) {
   R* din = D.stream[1];
   const R* x_last = residual(c.n_layer);
   if (c.final_norm) {
-    zero_fill(D.lnf, N * C);
-    op_profile::lap("zero activation grads");
-    lm_head_backward(D.lnf, G + layout_.wte, dlogits, A.lnf, P + layout_.wte, n, C, Vp);
+    lm_head_backward(D.lnf, G + layout_.wte, dlogits, A.lnf, P + layout_.wte, n, C, Vp, GradWrite::overwrite);
     Norm<R>(c).backward_residual(dout, G, static_cast<const R*>(nullptr), D.lnf, x_last, P, ln_f(layout_), A.lnf_mean,
                                  A.lnf_rstd, n, C);
   } else {
-    zero_fill(dout, N * C);
-    op_profile::lap("zero activation grads");
-    lm_head_backward(dout, G + layout_.wte, dlogits, x_last, P + layout_.wte, n, C, Vp);
+    lm_head_backward(dout, G + layout_.wte, dlogits, x_last, P + layout_.wte, n, C, Vp, GradWrite::overwrite);
   }
   // Every kernel of a layer is a chance to move data already sent.
   const BackwardProgress report = [&progress](int first_final) {

@@ -17,13 +17,6 @@ namespace gpt2lab {
 
 namespace {
 
-// Zeroing gradient buffers counts as its own op in a profile.
-template <typename R>
-void zero(R* p, size_t count) {
-  zero_fill(p, count);
-  op_profile::lap("zero activation grads");
-}
-
 // The two sublayers, the same in every placement. Forward: out (n,C) =
 // f(inp), with the output projection's bias when bias is true (else the add
 // that follows adds it).
@@ -45,30 +38,36 @@ void mlp_sublayer(R* out, const R* inp, typename Activations<R>::Layer& L, const
 }
 
 // Backward: dy = d(f's output) gives the sublayer's parameter gradients (G)
-// and accumulates d(inp) into dinp, after multiplying what dinp holds by
-// skip (DeepNet's alpha on the skip's gradient; 1 leaves it). dy may be
-// dinp itself: it is read before dinp is touched. `between` runs between
-// the attention's kernels (the data-parallel progress report).
+// and d(inp), which is written into dinp (overwrite) or added to it after
+// multiplying what dinp holds by skip (DeepNet's alpha on the skip's
+// gradient; 1 leaves it). dy may be dinp itself when adding: it is read
+// before dinp is touched. The sublayer's own gradients (D) are written, never
+// added, so no buffer is zeroed. `between` runs between the attention's
+// kernels (the data-parallel progress report).
+constexpr GradWrite kWrite = GradWrite::overwrite;
+
 template <typename R, class Between>
-void attention_sublayer_backward(R* dinp, R skip, const R* dy, const R* inp, const typename Activations<R>::Layer& L,
-                                 const LayerOffsets& o, const R* P, R* G, ActivationGrads<R>& D, int B, int T, int C,
-                                 int NH, const Between& between) {
+void attention_sublayer_backward(R* dinp, GradWrite write, R skip, const R* dy, const R* inp,
+                                 const typename Activations<R>::Layer& L, const LayerOffsets& o, const R* P, R* G,
+                                 ActivationGrads<R>& D, int B, int T, int C, int NH, const Between& between) {
   const int n = B * T;
-  matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, dy, L.atty, P + o.attn_proj_w, n, C, C);
+  matmul_backward(D.atty, G + o.attn_proj_w, G + o.attn_proj_b, dy, L.atty, P + o.attn_proj_w, n, C, C, kWrite);
   between();
-  attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH);
+  attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH, kWrite);
   between();
-  if (skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
-  matmul_backward(dinp, G + o.c_attn_w, G + o.c_attn_b, D.qkv, inp, P + o.c_attn_w, n, C, 3 * C);
+  if (write == GradWrite::accumulate && skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
+  matmul_backward(dinp, G + o.c_attn_w, G + o.c_attn_b, D.qkv, inp, P + o.c_attn_w, n, C, 3 * C, write);
 }
 
 template <typename R>
-void mlp_sublayer_backward(R* dinp, R skip, const R* dy, const R* inp, const typename Activations<R>::Layer& L,
-                           const LayerOffsets& o, const R* P, R* G, ActivationGrads<R>& D, int n, int C) {
-  matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dy, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C);
-  gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C);
-  if (skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
-  matmul_backward(dinp, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, inp, P + o.c_fc_w, n, C, 4 * C);
+void mlp_sublayer_backward(R* dinp, GradWrite write, R skip, const R* dy, const R* inp,
+                           const typename Activations<R>::Layer& L, const LayerOffsets& o, const R* P, R* G,
+                           ActivationGrads<R>& D, int n, int C) {
+  matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dy, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C,
+                  kWrite);
+  gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C, kWrite);
+  if (write == GradWrite::accumulate && skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
+  matmul_backward(dinp, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, inp, P + o.c_fc_w, n, C, 4 * C, write);
 }
 
 }  // namespace
@@ -179,7 +178,6 @@ R* GPT2<R>::backward_norm_in_branch(R* dout, R* din, const BackwardProgress& rep
     between();
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = acts_.layers[l];
-    zero(D.ln1, D.layer_size);
     // res2 = res1 + mlp(ln2(res1)) (sandwich: + N_out(mlp(...))); dout is d(res2), dy d(mlp's output)
     const R* dy = dout;
     if (sandwich) {
@@ -187,7 +185,7 @@ R* GPT2<R>::backward_norm_in_branch(R* dout, R* din, const BackwardProgress& rep
                              L.ln2_post_mean, L.ln2_post_rstd, n, C);
       dy = D.branch;
     }
-    mlp_sublayer_backward(D.ln2, R(1), dy, L.ln2, L, o, P, G, D, n, C);
+    mlp_sublayer_backward(D.ln2, kWrite, R(1), dy, L.ln2, L, o, P, G, D, n, C);
     // res1 = x + attn(ln1(x)); din = d(res1) here, d(x) after ln1's backward
     norm.backward_residual(din, G, dout, D.ln2, L.res1, P, ln_2(o), L.ln2_mean, L.ln2_rstd, n, C);
     dy = din;
@@ -196,7 +194,7 @@ R* GPT2<R>::backward_norm_in_branch(R* dout, R* din, const BackwardProgress& rep
                              L.ln1_post_mean, L.ln1_post_rstd, n, C);
       dy = D.branch;
     }
-    attention_sublayer_backward(D.ln1, R(1), dy, L.ln1, L, o, P, G, D, B, T, C, NH, between);
+    attention_sublayer_backward(D.ln1, kWrite, R(1), dy, L.ln1, L, o, P, G, D, B, T, C, NH, between);
     norm.backward(din, G, D.ln1, residual(l), P, ln_1(o), L.ln1_mean, L.ln1_rstd, n, C);
     std::swap(dout, din);
   }
@@ -217,15 +215,14 @@ R* GPT2<R>::backward_norm_after_add(R* dout, R* din, const BackwardProgress& rep
     between();
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = acts_.layers[l];
-    zero(D.ln1, D.layer_size);
     // out = ln2(res2), res2 = a ln1 + mlp(ln1); dout is d(out), D.ln1 = d(res2), then d(ln1)
     norm.backward_residual(D.ln1, G, static_cast<const R*>(nullptr), dout, L.res2, P, ln_2(o), L.ln2_mean, L.ln2_rstd,
                            n, C);
-    mlp_sublayer_backward(D.ln1, a, D.ln1, L.ln1, L, o, P, G, D, n, C);  // a d(res2) + the MLP's d(ln1)
+    mlp_sublayer_backward(D.ln1, GradWrite::accumulate, a, D.ln1, L.ln1, L, o, P, G, D, n, C);  // a d(res2) + d(ln1)
     // ln1 = LN(res1), res1 = a x + attn(x); din = d(res1), then d(x)
     norm.backward_residual(din, G, static_cast<const R*>(nullptr), D.ln1, L.res1, P, ln_1(o), L.ln1_mean, L.ln1_rstd, n,
                            C);
-    attention_sublayer_backward(din, a, din, residual(l), L, o, P, G, D, B, T, C, NH, between);
+    attention_sublayer_backward(din, GradWrite::accumulate, a, din, residual(l), L, o, P, G, D, B, T, C, NH, between);
     std::swap(dout, din);
   }
   return dout;
@@ -246,21 +243,21 @@ R* GPT2<R>::backward_no_norm(R* dout, R* /*din*/, const BackwardProgress& report
     between();
     const LayerOffsets& o = layout_.layers[l];
     const auto& L = acts_.layers[l];
-    zero(D.ln1, D.layer_size);
     // res2 = res1 + g mlp(res1); dy = g d(res2), alpha's gradient from both sublayers
     const R* dy = dout;
     if (rezero) {
       scaled_residual_backward(D.branch, G + o.alpha, dout, L.mlp_out, P[o.alpha], n, C);
       dy = D.branch;
     }
-    mlp_sublayer_backward(dout, R(1), dy, L.res1, L, o, P, G, D, n, C);
+    mlp_sublayer_backward(dout, GradWrite::accumulate, R(1), dy, L.res1, L, o, P, G, D, n, C);
     // res1 = x + g attn(x); dout is d(res1) now
     dy = dout;
     if (rezero) {
       scaled_residual_backward(D.branch, G + o.alpha, dout, L.attn_out, P[o.alpha], n, C);
       dy = D.branch;
     }
-    attention_sublayer_backward(dout, R(1), dy, residual(l), L, o, P, G, D, B, T, C, NH, between);
+    attention_sublayer_backward(dout, GradWrite::accumulate, R(1), dy, residual(l), L, o, P, G, D, B, T, C, NH,
+                                between);
   }
   return dout;
 }

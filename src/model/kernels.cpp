@@ -85,6 +85,16 @@ inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int M, int N, int K, R 
   exact_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// A product's beta for a gradient written over (0: C is not read) or added
+// to (1). Written over, an element is the product's sum, a chain of fused
+// multiply-adds from +0 that +0 added to leaves as it is: the values of
+// zeroing C and adding, but for the sign of a zero where all of a sum's
+// terms underflow.
+template <typename R>
+R beta_of(GradWrite write) {
+  return write == GradWrite::overwrite ? R(0) : R(1);
+}
+
 // A matmul's operand read by both of its backward products: rounded to
 // bf16 once when the products are bf16 (nothing for double, or in fp32).
 template <typename R>
@@ -175,11 +185,11 @@ void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N,
 }
 
 template <typename R>
-void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, int N, int IC,
-                     int OC) {
-  // dinp (N,IC) += dout (N,OC) @ weight^T ; dweight (IC,OC) += inp^T @ dout
+void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, int N, int IC, int OC,
+                     GradWrite dinp_write) {
+  // dinp (N,IC) (+)= dout (N,OC) @ weight^T ; dweight (IC,OC) += inp^T @ dout
   const HeldOperand<R> held(dout, static_cast<size_t>(N) * OC);
-  gemm(CblasNoTrans, CblasTrans, N, IC, OC, R(1), dout, OC, weight, OC, R(1), dinp, IC);
+  gemm(CblasNoTrans, CblasTrans, N, IC, OC, R(1), dout, OC, weight, OC, beta_of<R>(dinp_write), dinp, IC);
   op_profile::lap("matmul bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, IC, OC, N, R(1), inp, IC, dout, OC, R(1), dweight, OC);
   op_profile::lap("matmul bwd: dweight gemm");
@@ -199,9 +209,10 @@ void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp
 }
 
 template <typename R>
-void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp) {
+void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp,
+                      GradWrite dinp_write) {
   const HeldOperand<R> held(dlogits, static_cast<size_t>(N) * Vp);
-  gemm(CblasNoTrans, CblasNoTrans, N, C, Vp, R(1), dlogits, Vp, wte, C, R(1), dinp, C);
+  gemm(CblasNoTrans, CblasNoTrans, N, C, Vp, R(1), dlogits, Vp, wte, C, beta_of<R>(dinp_write), dinp, C);
   op_profile::lap("lm_head bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, Vp, C, N, R(1), dlogits, Vp, inp, C, R(1), dwte, C);
   op_profile::lap("lm_head bwd: dwte gemm");
@@ -264,20 +275,32 @@ void bias_gelu_forward(R* out, R* pre, const R* bias, int N, int OC) {
 }
 
 template <typename R>
-void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C) {
+void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C, GradWrite write) {
+  const bool over = write == GradWrite::overwrite;
   // The same fixed row chunks as column_sum_accumulate: thread-count independent.
   chunked_column_sums(dbias, N, C, [&](int r, R* p) {
     const size_t off = static_cast<size_t>(r) * C;
     if constexpr (std::is_same_v<R, float>) {
       if (gelu_simd::available()) {
-        gelu_simd::gelu_backward_row(dinp + off, p, inp + off, dout + off, C);
+        gelu_simd::gelu_backward_row(dinp + off, p, inp + off, dout + off, C, over);
         return;
       }
+    }
+    // Overwritten, g is added to +0 (a -0 becomes +0 as in a zeroed buffer).
+    R* d = dinp + off;
+    if (over) {
+#pragma omp simd
+      for (int c = 0; c < C; ++c) {
+        const R g = dout[off + c] * gelu_grad(inp[off + c]);
+        d[c] = R(0) + g;
+        p[c] += g;
+      }
+      return;
     }
 #pragma omp simd
     for (int c = 0; c < C; ++c) {
       const R g = dout[off + c] * gelu_grad(inp[off + c]);
-      dinp[off + c] += g;
+      d[c] += g;
       p[c] += g;
     }
   });
@@ -414,25 +437,25 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
 
 // R is a type name in a template argument list: it cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define GPT2LAB_INSTANTIATE(R)                                                                \
-  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);     \
-  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);          \
-  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);           \
-  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int);  \
-  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                    \
-  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int);     \
-  template void gelu_forward<R>(R*, const R*, long);                                          \
-  template void gelu_backward<R>(R*, const R*, const R*, long);                               \
-  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                             \
-  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int);                  \
-  template void zero_fill<R>(R*, size_t);                                                     \
-  template void residual_forward<R>(R*, const R*, const R*, long);                            \
-  template void accumulate<R>(R*, const R*, long);                                            \
-  template void scale_inplace<R>(R*, R, long);                                                \
-  template void scaled_residual_forward<R>(R*, const R*, R*, const R*, R, int, int);          \
-  template void scaled_residual_backward<R>(R*, R*, const R*, const R*, R, int, int);         \
-  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);    \
-  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int); \
+#define GPT2LAB_INSTANTIATE(R)                                                                          \
+  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);               \
+  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);                    \
+  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                     \
+  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int, GradWrite); \
+  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                              \
+  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int, GradWrite);    \
+  template void gelu_forward<R>(R*, const R*, long);                                                    \
+  template void gelu_backward<R>(R*, const R*, const R*, long);                                         \
+  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                                       \
+  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int, GradWrite);                 \
+  template void zero_fill<R>(R*, size_t);                                                               \
+  template void residual_forward<R>(R*, const R*, const R*, long);                                      \
+  template void accumulate<R>(R*, const R*, long);                                                      \
+  template void scale_inplace<R>(R*, R, long);                                                          \
+  template void scaled_residual_forward<R>(R*, const R*, R*, const R*, R, int, int);                    \
+  template void scaled_residual_backward<R>(R*, R*, const R*, const R*, R, int, int);                   \
+  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);              \
+  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);           \
   template void softmax_crossentropy_backward_inplace<R>(R*, const int*, R, int, int, int);
 
 // NOLINTEND(bugprone-macro-parentheses)

@@ -59,19 +59,28 @@ void rmsnorm_forward(R* out, R* rstd, const R* inp, const R* weight, int N, int 
 template <typename R>
 void rmsnorm_backward(R* dinp, R* dweight, const R* dout, const R* inp, const R* weight, const R* rstd, int N, int C);
 
+// How a backward kernel writes an input gradient: added to what the buffer
+// holds, or written as if added to a zeroed buffer, which is then never read
+// (the caller need not zero it: at the study's widths zeroing a layer's
+// gradients took 2 % of a step). The values are those of zeroing and adding
+// (tests/model/grad_write_test.cpp), but for the sign of a zero where a
+// product's terms all underflow (kernels.cpp, beta_of).
+enum class GradWrite { accumulate, overwrite };
+
 // out (N,OC) = inp (N,IC) @ weight (IC,OC) + bias (OC); bias may be null.
 // weight is in Hugging Face's Conv1D layout (in, out).
 template <typename R>
 void matmul_forward(R* out, const R* inp, const R* weight, const R* bias, int N, int IC, int OC);
 template <typename R>
-void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, int N, int IC,
-                     int OC);
+void matmul_backward(R* dinp, R* dweight, R* dbias, const R* dout, const R* inp, const R* weight, int N, int IC, int OC,
+                     GradWrite dinp_write = GradWrite::accumulate);
 
 // Tied LM head: logits (N,Vp) = inp (N,C) @ wte^T, wte (Vp,C).
 template <typename R>
 void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp);
 template <typename R>
-void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp);
+void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp,
+                      GradWrite dinp_write = GradWrite::accumulate);
 
 // Causal self-attention. qkv (B,T,3C) holds q, k, v side by side; out (B,T,C);
 // att (B,NH,T,T) keeps the softmax probabilities for backward (zero above
@@ -79,7 +88,8 @@ void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R*
 template <typename R>
 void attention_forward(R* out, R* att, const R* qkv, int B, int T, int C, int NH);
 template <typename R>
-void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH);
+void attention_backward(R* dqkv, const R* dout, const R* qkv, const R* att, int B, int T, int C, int NH,
+                        GradWrite write = GradWrite::accumulate);
 
 // GELU, tanh approximation (Hugging Face's gelu_new), elementwise over n.
 template <typename R>
@@ -134,7 +144,8 @@ void residual_rmsnorm_forward(R* res, R* out, R* rstd, const R* x, const R* y, c
 // gelu_backward, and dbias (C) += the column sums of the gradient it adds:
 // the bias gradient of the matmul that produced inp (N,C), in the same pass.
 template <typename R>
-void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C);
+void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C,
+                        GradWrite write = GradWrite::accumulate);
 // layernorm_backward for a LayerNorm whose input was res = skip + branch:
 // dres (N,C) = dskip + the LayerNorm gradient, WRITTEN (not accumulated), so
 // the caller neither zeroes dres nor adds dskip in a separate pass. dskip may

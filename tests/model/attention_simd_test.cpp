@@ -53,10 +53,14 @@ TEST(AttentionSimd, EqualsTheBlasPathBitForBit) {
         attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);  // takes the kernels here
         EXPECT_EQ(first_difference(att, att_ref), -1);
         EXPECT_EQ(first_difference(out, out_ref), -1);
-        auto dqkv = dqkv0, dqkv_ref = dqkv0;
-        attention_path::backward_blas(dqkv_ref.data(), dout.data(), qkv.data(), att_ref.data(), B, T, C, NH);
-        attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
-        EXPECT_EQ(first_difference(dqkv, dqkv_ref), -1);
+        for (const bool overwrite : {false, true}) {
+          auto dqkv = dqkv0, dqkv_ref = dqkv0;
+          attention_path::backward_blas(dqkv_ref.data(), dout.data(), qkv.data(), att_ref.data(), B, T, C, NH,
+                                        overwrite);
+          attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH,
+                             overwrite ? GradWrite::overwrite : GradWrite::accumulate);
+          EXPECT_EQ(first_difference(dqkv, dqkv_ref), -1) << "overwrite " << overwrite;
+        }
       }
 }
 

@@ -59,7 +59,7 @@ template <typename R>
 struct ActivationGrads {
   std::vector<R> memory;
   R *ln1, *qkv, *atty, *ln2, *fch, *fch_gelu;  // one layer
-  size_t layer_size = 0;                       // elements of the block above (zeroed per layer)
+  size_t layer_size = 0;                       // elements of the block above (written, never zeroed)
   R* stream[2];                                // (N,C) each; the residual adds' gradients live here
   R* lnf;                                      // (N,C)
   R* branch;                                   // (N,C) d(y) of a sublayer output (sandwich, rezero; else null)
