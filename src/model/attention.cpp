@@ -8,6 +8,7 @@
 #include "model/exact_gemm.h"
 #include "model/kernels.h"
 #include "model/op_profile.h"
+#include "model/softmax_simd.h"
 #include "model/vecmath.h"
 
 namespace gpt2lab {
@@ -149,7 +150,10 @@ void forward_simd(float* out, float* att, const float* qkv, int B, int T, int C,
         float* a = att + (static_cast<size_t>(b) * NH + h) * T * T;
         attention_simd::transpose(kt.data(), q + C, C3, T, hs);
         attention_simd::causal_scores(a, q, C3, kt.data(), T, hs, scale);
-        softmax_causal_rows(a, T);
+        if (softmax_simd::available())
+          softmax_simd::forward_rows(a, T);
+        else
+          softmax_causal_rows(a, T);
         attention_simd::rows_product(out + static_cast<size_t>(b) * T * C + h * hs, C, a, q + 2 * C, C3, T, hs, false);
       }
     }
@@ -175,13 +179,22 @@ void backward_simd(float* dqkv, const float* dout, const float* qkv, const float
         const float* d = dout + static_cast<size_t>(b) * T * C + h * hs;
         attention_simd::transpose(vt.data(), q + 2 * C, C3, T, hs);
         attention_simd::causal_scores(dp.data(), d, C, vt.data(), T, hs, 1.0f);  // dP = dO V^T
-        softmax_backward_rows(dp.data(), a, T, 0, T, scale);
+        if (softmax_simd::available())
+          softmax_simd::backward_rows(dp.data(), a, T, scale);
+        else
+          softmax_backward_rows(dp.data(), a, T, 0, T, scale);
         attention_simd::rows_product(dq, C3, dp.data(), q + C, C3, T, hs, add);  // dQ (+)= dS K
         attention_simd::cols_product(dq + 2 * C, C3, a, d, C, T, hs, add);       // dV (+)= P^T dO
         attention_simd::cols_product(dq + C, C3, dp.data(), q, C3, T, hs, add);  // dK (+)= dS^T Q
       }
     }
   }
+}
+
+void softmax_forward_generic(float* a, int T) { softmax_causal_rows(a, T); }
+
+void softmax_backward_generic(float* dp, const float* a, int T, float scale) {
+  softmax_backward_rows(dp, a, T, 0, T, scale);
 }
 
 }  // namespace attention_path

@@ -18,4 +18,9 @@ void forward_simd(float* out, float* att, const float* qkv, int B, int T, int C,
 void backward_simd(float* dqkv, const float* dout, const float* qkv, const float* att, int B, int T, int C, int NH,
                    bool overwrite);
 
+// The generic softmax rows over a whole (T, T) head, which
+// softmax_simd::forward_rows and backward_rows replace where they are built.
+void softmax_forward_generic(float* a, int T);
+void softmax_backward_generic(float* dp, const float* a, int T, float scale);
+
 }  // namespace gpt2lab::attention_path

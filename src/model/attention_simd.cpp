@@ -28,25 +28,33 @@ void transpose(float* dst, const float* src, int ld, int T, int hs) {
 
 namespace {
 
-// Four rows t0..t0+3 of the scores, NV 16-wide column blocks each: 4 x NV
+// RB rows t0.. of the scores, NV 16-wide column blocks each: RB x NV
 // accumulators, a chain over k each.
-template <int NV>
-void scores_rows4(float* S, const float* X, int ldx, const float* Yt, int T, int hs, float alpha, int t0) {
-  __m512 acc[4][NV];
+template <int RB, int NV>
+void scores_rows(float* S, const float* X, int ldx, const float* Yt, int T, int hs, float alpha, int t0) {
+  __m512 acc[RB][NV];
   for (auto& row : acc)
     for (auto& a : row) a = _mm512_setzero_ps();
   for (int k = 0; k < hs; ++k) {
     __m512 y[NV];
     for (int v = 0; v < NV; ++v) y[v] = _mm512_loadu_ps(Yt + k * kYtStride + 16 * v);
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < RB; ++r) {
       const __m512 x = _mm512_set1_ps(X[static_cast<long>(t0 + r) * ldx + k]);
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(x, y[v], acc[r][v]);
     }
   }
   const __m512 a = _mm512_set1_ps(alpha);
-  for (int r = 0; r < 4; ++r)
+  for (int r = 0; r < RB; ++r)
     for (int v = 0; v < NV; ++v)
       _mm512_storeu_ps(S + static_cast<long>(t0 + r) * T + 16 * v, _mm512_mul_ps(a, acc[r][v]));
+}
+
+// The 16 rows of block NV - 1 (their keys end in column block NV), in
+// groups of RB rows: 16 accumulators where NV allows, so that the chains
+// overlap (4 rows of one block left the first 16 rows waiting on latency).
+template <int RB, int NV>
+void scores_block(float* S, const float* X, int ldx, const float* Yt, int T, int hs, float alpha) {
+  for (int t0 = 16 * (NV - 1); t0 < 16 * NV; t0 += RB) scores_rows<RB, NV>(S, X, ldx, Yt, T, hs, alpha, t0);
 }
 
 // RB rows t0.. of O (J 16-wide column blocks each) from the terms
@@ -110,14 +118,10 @@ void cols_all(float* O, int ldo, const float* P, const float* Y, int ldy, int T,
 }  // namespace
 
 void causal_scores(float* S, const float* X, int ldx, const float* Yt, int T, int hs, float alpha) {
-  for (int t0 = 0; t0 < T; t0 += 4) {
-    switch (t0 / 16) {
-      case 0: scores_rows4<1>(S, X, ldx, Yt, T, hs, alpha, t0); break;
-      case 1: scores_rows4<2>(S, X, ldx, Yt, T, hs, alpha, t0); break;
-      case 2: scores_rows4<3>(S, X, ldx, Yt, T, hs, alpha, t0); break;
-      default: scores_rows4<4>(S, X, ldx, Yt, T, hs, alpha, t0); break;
-    }
-  }
+  scores_block<16, 1>(S, X, ldx, Yt, T, hs, alpha);
+  if (T > 16) scores_block<8, 2>(S, X, ldx, Yt, T, hs, alpha);
+  if (T > 32) scores_block<4, 3>(S, X, ldx, Yt, T, hs, alpha);
+  if (T > 48) scores_block<4, 4>(S, X, ldx, Yt, T, hs, alpha);
 }
 
 void rows_product(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int hs, bool accumulate) {
