@@ -108,7 +108,7 @@ void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, in
         R* dv = dq + 2 * C;
         const R* a = att + (static_cast<size_t>(b) * NH + h) * T * T;
         const R* d = dout + static_cast<size_t>(b) * T * C + h * hs;
-        // Per block of query rows: dP = dO V^T, then dS (softmax backward), then dQ += dS K.
+        // Per block of query rows: dP = dO V^T, then dS (softmax backward), then dQ (+)= dS K.
         for (int r0 = 0; r0 < T; r0 += kCausalBlock) {
           const int rows = std::min(kCausalBlock, T - r0), keys = r0 + rows;
           R* db = dp.data() + static_cast<size_t>(r0) * T;
@@ -119,7 +119,7 @@ void backward_blas(R* dqkv, const R* dout, const R* qkv, const R* att, int B, in
                      dq + static_cast<size_t>(r0) * C3, C3);
         }
         // Per block of key columns s0..: only queries t >= s0 reach them.
-        // dV += P^T dO ; dK += dS^T Q
+        // dV (+)= P^T dO ; dK (+)= dS^T Q
         for (int s0 = 0; s0 < T; s0 += kCausalBlock) {
           const int cols = std::min(kCausalBlock, T - s0), queries = T - s0;
           const size_t corner = static_cast<size_t>(s0) * T + s0;

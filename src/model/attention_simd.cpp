@@ -79,7 +79,7 @@ void rows_block(float* O, int ldo, const float* P, const float* Y, int ldy, int 
   }
 }
 
-// RB rows s0.. of O += P^T Y: the terms t < s are zero, so t starts at s0.
+// RB rows s0.. of O (+)= P^T Y: the terms t < s are zero, so t starts at s0.
 template <int J, int RB>
 void cols_block(float* O, int ldo, const float* P, const float* Y, int ldy, int T, int s0, bool accumulate) {
   __m512 acc[RB][J];

@@ -1,7 +1,7 @@
 // The causal products of one attention head at short context, by hand
 // (AVX-512), for float training. Every output element is one fused
 // multiply-add chain over its sum's terms in ascending order, from +0,
-// then scaled (alpha, a rounded product) or added to the destination: the
+// then scaled (alpha, a rounded product), stored or added to the destination: the
 // order oneDNN's sgemm uses at these shapes, so the results equal the
 // generic path's bit for bit there (tests/model/attention_simd_test.cpp).
 // Terms that the causal mask makes exact zeros are skipped: with finite
@@ -11,7 +11,7 @@
 namespace gpt2lab::attention_simd {
 
 // Compiled with AVX-512, and the context T and head size hs are ones the
-// kernels take: T in {16, 32, 48, 64}, hs in {16, 32, 48, 64}.
+// kernels take: T in {16, 32, 48, 64}, hs in {16, 32, 64}.
 bool fits(int T, int hs);
 
 // dst (hs, 64) = the first T rows of src (T, hs), leading dimension ld,

@@ -7,6 +7,7 @@
 // the add that follows (a residual add, fused with the next norm) adds the
 // bias in the same pass.
 #include <algorithm>
+#include <cassert>
 
 #include "gpt2lab/model/gpt2.h"
 #include "model/kernels.h"
@@ -55,6 +56,7 @@ void attention_sublayer_backward(R* dinp, GradWrite write, R skip, const R* dy, 
   between();
   attention_backward(D.qkv, D.atty, L.qkv, L.att, B, T, C, NH, kWrite);
   between();
+  assert(write == GradWrite::accumulate || skip == R(1));  // a skip scales what dinp holds
   if (write == GradWrite::accumulate && skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
   matmul_backward(dinp, G + o.c_attn_w, G + o.c_attn_b, D.qkv, inp, P + o.c_attn_w, n, C, 3 * C, write);
 }
@@ -66,6 +68,7 @@ void mlp_sublayer_backward(R* dinp, GradWrite write, R skip, const R* dy, const 
   matmul_backward(D.fch_gelu, G + o.mlp_proj_w, G + o.mlp_proj_b, dy, L.fch_gelu, P + o.mlp_proj_w, n, 4 * C, C,
                   kWrite);
   gelu_backward_bias(D.fch, G + o.c_fc_b, L.fch, D.fch_gelu, n, 4 * C, kWrite);
+  assert(write == GradWrite::accumulate || skip == R(1));
   if (write == GradWrite::accumulate && skip != R(1)) scale_inplace(dinp, skip, static_cast<long>(n) * C);
   matmul_backward(dinp, G + o.c_fc_w, static_cast<R*>(nullptr), D.fch, inp, P + o.c_fc_w, n, C, 4 * C, write);
 }

@@ -141,8 +141,9 @@ template <typename R>
 void residual_rmsnorm_forward(R* res, R* out, R* rstd, const R* x, const R* y, const R* ybias, const R* weight, int N,
                               int C, R eps, R skip_scale = R(1));
 
-// gelu_backward, and dbias (C) += the column sums of the gradient it adds:
-// the bias gradient of the matmul that produced inp (N,C), in the same pass.
+// gelu_backward, and dbias (C) += the column sums of the gradient it adds
+// (or, overwrite, writes): the bias gradient of the matmul that produced
+// inp (N,C), in the same pass.
 template <typename R>
 void gelu_backward_bias(R* dinp, R* dbias, const R* inp, const R* dout, int N, int C,
                         GradWrite write = GradWrite::accumulate);

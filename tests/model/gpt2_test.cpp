@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "core/threads.h"
 #include "gpt2lab/core/error.h"
@@ -187,6 +190,53 @@ TEST(Model, BackwardAccumulatesUntilZeroed) {
   for (size_t i = 0; i < once.size(); ++i) ASSERT_NEAR(m.grads()[i], 2 * once[i], 1e-12);
   m.zero_grad();
   for (size_t i = 0; i < once.size(); ++i) ASSERT_EQ(m.grads()[i], 0.0);
+}
+
+// The backward writes the activation gradients inside a block instead of
+// zeroing them (GradWrite): a second batch's backward, run over the first's
+// stale buffers, must give the gradients of a fresh model, bit for bit, in
+// every placement and norm type, at a shape that takes the hand-written
+// attention, GELU and LayerNorm rows.
+TEST(Model, BackwardOverStaleBuffersEqualsAFreshOne) {
+  struct Case {
+    NormPlacement norm;
+    bool final_norm;
+    NormType type;
+  };
+  const Case cases[] = {
+      {NormPlacement::pre, true, NormType::layernorm},      {NormPlacement::pre, true, NormType::rmsnorm},
+      {NormPlacement::post, false, NormType::layernorm},    {NormPlacement::post, true, NormType::rmsnorm},
+      {NormPlacement::sandwich, true, NormType::layernorm}, {NormPlacement::deepnorm, false, NormType::layernorm},
+      {NormPlacement::deepnorm, true, NormType::rmsnorm},   {NormPlacement::rezero, false, NormType::layernorm},
+      {NormPlacement::rezero, true, NormType::rmsnorm},     {NormPlacement::none, false, NormType::layernorm}};
+  const int B = 2, T = 64, V = 50;
+  std::vector<int> tok(B * T), tgt(B * T), tok2(B * T), tgt2(B * T);
+  for (int i = 0; i < B * T; ++i) {
+    tok[i] = i * 7 % V, tgt[i] = i * 3 % V, tok2[i] = i * 5 % V, tgt2[i] = (i * 11 + 1) % V;
+  }
+  for (const Case& k : cases) {
+    ModelConfig c = make_config(2, 2, 64, T, V, k.norm, InitScheme::normal);
+    c.final_norm = k.final_norm;
+    c.norm_type = k.type;
+    auto grads = [&](GPT2<float>& m, const std::vector<int>& x, const std::vector<int>& y) {
+      m.zero_grad();
+      m.forward(x.data(), y.data(), B, T);
+      m.backward();
+      return std::vector<float>(m.grads(), m.grads() + m.buffer_size());
+    };
+    GPT2<float> fresh(c), used(c);
+    for (GPT2<float>* m : {&fresh, &used}) {
+      m->init_weights(3);
+      Rng rng(4);  // ReZero's alphas and every bias away from their init's zeros
+      for (size_t i = 0; i < m->buffer_size(); ++i) m->params()[i] += static_cast<float>(0.02 * rng.normal());
+    }
+    grads(used, tok2, tgt2);  // leaves its activation gradients behind
+    const std::vector<float> want = grads(fresh, tok, tgt), got = grads(used, tok, tgt);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+          << to_string(k.norm) << " final norm " << k.final_norm << " rms " << (k.type == NormType::rmsnorm) << " at "
+          << i;
+  }
 }
 
 TEST(Model, CausalLogitsDoNotSeeTheFuture) {
