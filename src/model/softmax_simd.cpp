@@ -93,14 +93,8 @@ void forward_group(float* a, int T, int t0) {
     const int n = t0 + j + 1;
     float* row = a + static_cast<long>(t0 + j) * T;
     const __m512 shift = _mm512_set1_ps(maxv[j]);
-    __m512 sum = _mm512_setzero_ps();
     int i = 0;
-    for (; i + 16 <= n; i += 16) {
-      const __m512 e = vexp16(_mm512_sub_ps(_mm512_loadu_ps(row + i), shift));
-      _mm512_storeu_ps(row + i, e);
-      sum = _mm512_add_ps(sum, e);
-    }
-    lanes[j] = sum;
+    lanes[j] = vexp_blocks16(row, row, shift, n, i);
     tails[j] = _mm512_setzero_ps();
     if (i < n) {  // i is t0 here: the tail lies in the diagonal block
       const __mmask16 m = tail_mask(n - i);

@@ -109,6 +109,21 @@ inline __m512 vtanh16(__m512 u) {
   return _mm512_mask_mov_ps(t, negative, negate16(t));
 }
 
+// The whole blocks of 16 of a softmax row (below): p[i] = vexp(x[i] -
+// shift) for i below n rounded down to 16 (returned in `done`), summed in
+// 16 lanes. p may be x.
+inline __m512 vexp_blocks16(float* p, const float* x, __m512 shift, int n, int& done) {
+  __m512 lanes = _mm512_setzero_ps();
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = vexp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift));
+    _mm512_storeu_ps(p + i, e);
+    lanes = _mm512_add_ps(lanes, e);
+  }
+  done = i;
+  return lanes;
+}
+
 // p[i] = vexp(x[i] - shift) for i < n, and their sum, for a softmax row:
 // the values and the sum of GCC's `omp simd reduction` loop over the
 // scalar forms, bit for bit. Its order: 16 lane sums over the whole blocks
@@ -116,13 +131,8 @@ inline __m512 vtanh16(__m512 u) {
 // +0. p may be x.
 inline float vexp_sum16(float* p, const float* x, float shift, int n) {
   const __m512 s = _mm512_set1_ps(shift);
-  __m512 lanes = _mm512_setzero_ps();
   int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 e = vexp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), s));
-    _mm512_storeu_ps(p + i, e);
-    lanes = _mm512_add_ps(lanes, e);
-  }
+  const __m512 lanes = vexp_blocks16(p, x, s, n, i);
   alignas(64) float lane[16];
   _mm512_store_ps(lane, lanes);
   if (i < n) {
