@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gpt2lab {
 
@@ -24,6 +25,13 @@ class Bf16HeldOperand {
   ~Bf16HeldOperand();
   Bf16HeldOperand(const Bf16HeldOperand&) = delete;
   Bf16HeldOperand& operator=(const Bf16HeldOperand&) = delete;
+
+  // For the code that writes the values: room for their n bf16 bits, to
+  // fill with round_bf16 of each value once it is final (while it is still
+  // in cache), then mark_filled(); the products use those bits. Null
+  // without oneDNN.
+  uint16_t* bits_to_fill();
+  void mark_filled();
 };
 
 // A training step's backward multiplies by the same weights and forward

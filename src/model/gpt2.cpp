@@ -204,20 +204,16 @@ void GPT2<R>::backward(R dloss, const BackwardProgress& progress) {
 
   // The probabilities become dlogits in place: the forward's probs are
   // consumed by this backward (a second backward needs a new forward).
-  softmax_crossentropy_backward_inplace(A.probs, targets_.data(), dloss, n, V, Vp);
   have_targets_ = false;
-  const R* dlogits = A.probs;
   // dout: gradient w.r.t. the stream leaving the current block.
   R* dout = D.stream[0];
   R* din = D.stream[1];
   const R* x_last = residual(c.n_layer);
-  if (c.final_norm) {
-    lm_head_backward(D.lnf, G + layout_.wte, dlogits, A.lnf, P + layout_.wte, n, C, Vp, GradWrite::overwrite);
+  crossentropy_lm_head_backward(c.final_norm ? D.lnf : dout, G + layout_.wte, A.probs, targets_.data(), dloss,
+                                c.final_norm ? A.lnf : x_last, P + layout_.wte, n, C, V, Vp, GradWrite::overwrite);
+  if (c.final_norm)
     Norm<R>(c).backward_residual(dout, G, static_cast<const R*>(nullptr), D.lnf, x_last, P, ln_f(layout_), A.lnf_mean,
                                  A.lnf_rstd, n, C);
-  } else {
-    lm_head_backward(dout, G + layout_.wte, dlogits, x_last, P + layout_.wte, n, C, Vp, GradWrite::overwrite);
-  }
   // Every kernel of a layer is a chance to move data already sent.
   const BackwardProgress report = [&progress](int first_final) {
     if (progress) progress(first_final);

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "model/bf16.h"
 #include "model/chunked_sum.h"
 #include "model/exact_gemm.h"
 #include "model/gelu_simd.h"
@@ -103,6 +105,11 @@ class HeldOperand {
   HeldOperand(const R* values, size_t n) {
     if constexpr (std::is_same_v<R, float>)
       if (t_bf16_matmul) held_.emplace(values, n);
+  }
+  // Bf16HeldOperand's: null when the products are not bf16.
+  uint16_t* bits_to_fill() { return held_ ? held_->bits_to_fill() : nullptr; }
+  void mark_filled() {
+    if (held_) held_->mark_filled();
   }
 
  private:
@@ -208,14 +215,25 @@ void lm_head_forward(R* logits, const R* inp, const R* wte, int N, int C, int Vp
   op_profile::lap("lm_head fwd");
 }
 
+namespace {
+
+// lm_head_backward's products, its gradient held by the caller.
 template <typename R>
-void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp,
+void lm_head_products(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp,
                       GradWrite dinp_write) {
-  const HeldOperand<R> held(dlogits, static_cast<size_t>(N) * Vp);
   gemm(CblasNoTrans, CblasNoTrans, N, C, Vp, R(1), dlogits, Vp, wte, C, beta_of<R>(dinp_write), dinp, C);
   op_profile::lap("lm_head bwd: dinp gemm");
   gemm(CblasTrans, CblasNoTrans, Vp, C, N, R(1), dlogits, Vp, inp, C, R(1), dwte, C);
   op_profile::lap("lm_head bwd: dwte gemm");
+}
+
+}  // namespace
+
+template <typename R>
+void lm_head_backward(R* dinp, R* dwte, const R* dlogits, const R* inp, const R* wte, int N, int C, int Vp,
+                      GradWrite dinp_write) {
+  const HeldOperand<R> held(dlogits, static_cast<size_t>(N) * Vp);
+  lm_head_products(dinp, dwte, dlogits, inp, wte, N, C, Vp, dinp_write);
 }
 
 namespace {
@@ -415,8 +433,12 @@ void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* target
   }
 }
 
+namespace {
+
+// softmax_crossentropy_backward_inplace; with `bits`, each row (Vp values)
+// also rounded to bf16 there once it is final, while it is in cache.
 template <typename R>
-void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss, int N, int V, int Vp) {
+void crossentropy_rows(R* probs, uint16_t* bits, const int* targets, R dloss, int N, int V, int Vp) {
   int count = 0;
   for (int r = 0; r < N; ++r) count += targets[r] >= 0;
   const R scale = count ? dloss / count : R(0);
@@ -426,37 +448,58 @@ void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss
     const int y = targets[r];
     if (y < 0) {
       std::fill(p, p + Vp, R(0));
-      continue;
-    }
+    } else {
 #pragma omp simd
-    for (int i = 0; i < V; ++i) p[i] *= scale;
-    p[y] -= scale;
+      for (int i = 0; i < V; ++i) p[i] *= scale;
+      p[y] -= scale;
+    }
+    if constexpr (std::is_same_v<R, float>)
+      if (bits) round_bf16(bits + static_cast<size_t>(r) * Vp, p, static_cast<size_t>(Vp));
   }
   op_profile::lap("softmax+cross-entropy bwd");
 }
 
+}  // namespace
+
+template <typename R>
+void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss, int N, int V, int Vp) {
+  crossentropy_rows(probs, nullptr, targets, dloss, N, V, Vp);
+}
+
+template <typename R>
+void crossentropy_lm_head_backward(R* dinp, R* dwte, R* probs, const int* targets, R dloss, const R* inp, const R* wte,
+                                   int N, int C, int V, int Vp, GradWrite dinp_write) {
+  HeldOperand<R> held(probs, static_cast<size_t>(N) * Vp);
+  uint16_t* bits = held.bits_to_fill();
+  crossentropy_rows(probs, bits, targets, dloss, N, V, Vp);
+  if (bits) held.mark_filled();
+  lm_head_products(dinp, dwte, probs, inp, wte, N, C, Vp, dinp_write);
+}
+
 // R is a type name in a template argument list: it cannot be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
-#define GPT2LAB_INSTANTIATE(R)                                                                          \
-  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);               \
-  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);                    \
-  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                     \
-  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int, GradWrite); \
-  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                              \
-  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int, GradWrite);    \
-  template void gelu_forward<R>(R*, const R*, long);                                                    \
-  template void gelu_backward<R>(R*, const R*, const R*, long);                                         \
-  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                                       \
-  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int, GradWrite);                 \
-  template void zero_fill<R>(R*, size_t);                                                               \
-  template void residual_forward<R>(R*, const R*, const R*, long);                                      \
-  template void accumulate<R>(R*, const R*, long);                                                      \
-  template void scale_inplace<R>(R*, R, long);                                                          \
-  template void scaled_residual_forward<R>(R*, const R*, R*, const R*, R, int, int);                    \
-  template void scaled_residual_backward<R>(R*, R*, const R*, const R*, R, int, int);                   \
-  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);              \
-  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);           \
-  template void softmax_crossentropy_backward_inplace<R>(R*, const int*, R, int, int, int);
+#define GPT2LAB_INSTANTIATE(R)                                                                                      \
+  template void encoder_forward<R>(R*, const int*, const R*, const R*, int, int, int, R);                           \
+  template void encoder_backward<R>(R*, R*, const R*, const int*, int, int, int, R);                                \
+  template void matmul_forward<R>(R*, const R*, const R*, const R*, int, int, int);                                 \
+  template void matmul_backward<R>(R*, R*, R*, const R*, const R*, const R*, int, int, int, GradWrite);             \
+  template void lm_head_forward<R>(R*, const R*, const R*, int, int, int);                                          \
+  template void lm_head_backward<R>(R*, R*, const R*, const R*, const R*, int, int, int, GradWrite);                \
+  template void gelu_forward<R>(R*, const R*, long);                                                                \
+  template void gelu_backward<R>(R*, const R*, const R*, long);                                                     \
+  template void bias_gelu_forward<R>(R*, R*, const R*, int, int);                                                   \
+  template void gelu_backward_bias<R>(R*, R*, const R*, const R*, int, int, GradWrite);                             \
+  template void zero_fill<R>(R*, size_t);                                                                           \
+  template void residual_forward<R>(R*, const R*, const R*, long);                                                  \
+  template void accumulate<R>(R*, const R*, long);                                                                  \
+  template void scale_inplace<R>(R*, R, long);                                                                      \
+  template void scaled_residual_forward<R>(R*, const R*, R*, const R*, R, int, int);                                \
+  template void scaled_residual_backward<R>(R*, R*, const R*, const R*, R, int, int);                               \
+  template R softmax_crossentropy_forward<R>(R*, R*, const R*, const int*, int, int, int);                          \
+  template void softmax_crossentropy_backward<R>(R*, const R*, const int*, R, int, int, int);                       \
+  template void softmax_crossentropy_backward_inplace<R>(R*, const int*, R, int, int, int);                         \
+  template void crossentropy_lm_head_backward<R>(R*, R*, R*, const int*, R, const R*, const R*, int, int, int, int, \
+                                                 GradWrite);
 
 // NOLINTEND(bugprone-macro-parentheses)
 

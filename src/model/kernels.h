@@ -176,4 +176,12 @@ void softmax_crossentropy_backward(R* dlogits, const R* probs, const int* target
 template <typename R>
 void softmax_crossentropy_backward_inplace(R* probs, const int* targets, R dloss, int N, int V, int Vp);
 
+// softmax_crossentropy_backward_inplace, then lm_head_backward of the
+// gradient it wrote (dlogits = probs): one function so that, when the
+// products are bf16, each row of the gradient is rounded while it is still
+// in cache rather than in a pass over all N Vp values (the same bits).
+template <typename R>
+void crossentropy_lm_head_backward(R* dinp, R* dwte, R* probs, const int* targets, R dloss, const R* inp, const R* wte,
+                                   int N, int C, int V, int Vp, GradWrite dinp_write);
+
 }  // namespace gpt2lab

@@ -10,6 +10,7 @@
 #include "gpt2lab/model/gpt2.h"
 #include "model/bf16.h"
 #include "model/gemm_bf16.h"
+#include "model/kernels.h"
 
 namespace gpt2lab {
 namespace {
@@ -77,6 +78,70 @@ TEST(Bf16, HeldOperandIsRoundedOnceWithTheSameBits) {
   }
   gemm_bf16(false, false, M, N, K, A.data(), K, B.data(), N, 0.0f, after.data(), N);
   EXPECT_NE(after, plain);
+}
+
+// A writer that fills a held operand's bits is held to rounding its values
+// afresh when the checks are on (what the cross-entropy's fill relies on).
+TEST(Bf16, HeldBitsFilledWrongAreCaught) {
+  if (!bf16_gemm_available()) GTEST_SKIP() << "built without oneDNN";
+  struct Restore {
+    ~Restore() { bf16_kept_operands_checks(false, true); }
+  } restore;
+  const int M = 3, N = 5, K = 7;
+  std::vector<float> A(M * K, 0.25f), B(K * N, 0.5f), C(M * N);
+  for (bool wrong : {false, true}) {
+    bf16_kept_operands_checks(true, true);
+    Bf16HeldOperand hold(A.data(), A.size());
+    uint16_t* bits = hold.bits_to_fill();
+    round_bf16(bits, A.data(), A.size());
+    if (wrong) bits[M * K - 1] ^= 1;
+    hold.mark_filled();
+    if (wrong)
+      EXPECT_THROW(gemm_bf16(false, false, M, N, K, A.data(), K, B.data(), N, 0.0f, C.data(), N), Error);
+    else
+      EXPECT_NO_THROW(gemm_bf16(false, false, M, N, K, A.data(), K, B.data(), N, 0.0f, C.data(), N));
+  }
+}
+
+// The cross-entropy's backward fused with the head's (each row of the
+// gradient rounded to bf16 as it is written) against the two run one after
+// the other: the same bits, in bf16 products (the fill checked against
+// fresh rounding), fp32 and double, with ignored rows and padded columns.
+template <typename R>
+void expect_fused_head_backward_equals_the_two(bool bf16) {
+  const int N = 37, C = 24, V = 100, Vp = 128;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<R> probs(static_cast<size_t>(N) * Vp), inp(static_cast<size_t>(N) * C), wte(static_cast<size_t>(Vp) * C);
+  for (R& p : probs) p = static_cast<R>(u(rng)) * R(0.02);
+  for (R& x : inp) x = static_cast<R>(u(rng)) - R(0.5);
+  for (R& w : wte) w = (static_cast<R>(u(rng)) - R(0.5)) * R(0.1);
+  std::vector<int> targets(N);
+  for (int r = 0; r < N; ++r) targets[r] = r % 5 == 3 ? -1 : (r * 13) % V;
+  std::vector<R> probs2 = probs, dinp(static_cast<size_t>(N) * C, R(9)), dinp2 = dinp;
+  std::vector<R> dwte(wte.size(), R(0.125)), dwte2 = dwte;
+  const MatmulBf16Scope precision(bf16);
+  softmax_crossentropy_backward_inplace(probs.data(), targets.data(), R(1), N, V, Vp);
+  lm_head_backward(dinp.data(), dwte.data(), probs.data(), inp.data(), wte.data(), N, C, Vp, GradWrite::overwrite);
+  crossentropy_lm_head_backward(dinp2.data(), dwte2.data(), probs2.data(), targets.data(), R(1), inp.data(), wte.data(),
+                                N, C, V, Vp, GradWrite::overwrite);
+  auto same = [](const std::vector<R>& a, const std::vector<R>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(R)) == 0;
+  };
+  EXPECT_TRUE(same(probs, probs2));
+  EXPECT_TRUE(same(dinp, dinp2));
+  EXPECT_TRUE(same(dwte, dwte2));
+}
+
+TEST(Bf16, FusedCrossEntropyHeadBackwardEqualsTheTwoBitForBit) {
+  struct Restore {
+    ~Restore() { bf16_kept_operands_checks(false, true); }
+  } restore;
+  bf16_kept_operands_checks(true, true);
+  expect_fused_head_backward_equals_the_two<float>(false);
+  expect_fused_head_backward_equals_the_two<double>(false);
+  if (!bf16_gemm_available()) GTEST_SKIP() << "built without oneDNN: fp32 and double only";
+  expect_fused_head_backward_equals_the_two<float>(true);
 }
 
 float from_bits(uint32_t u) {
