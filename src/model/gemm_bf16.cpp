@@ -83,7 +83,7 @@ void check_same_as_rounded(const uint16_t* bits, const float* x, size_t n, const
   std::vector<uint16_t> fresh(n);
   to_bf16(fresh.data(), x, n);
   check(std::equal(fresh.begin(), fresh.end(), bits),
-        std::string("gemm_bf16: ") + what + " differs from rounding its values now");
+        std::string("gemm_bf16: ") + what + ": not the bits of rounding its values now");
 }
 
 // x's first n values in bf16: the held operand's bits when x is it, else
@@ -96,7 +96,8 @@ const uint16_t* rounded(Context& ctx, const float* x, size_t n, std::vector<uint
       to_bf16(h.bits.data(), h.values, h.n);
       h.rounded = true;
     } else if (g_check_kept) {
-      check_same_as_rounded(h.bits.data(), h.values, h.n, "a held operand's bits filled by its writer");
+      check_same_as_rounded(h.bits.data(), h.values, h.n,
+                            "a held operand's bits (rounded at first use or filled by its writer)");
     }
     return h.bits.data();
   }
@@ -110,10 +111,10 @@ const uint16_t* rounded(Context& ctx, const float* x, size_t n, std::vector<uint
   }
   if (m.recording && g_keep) {
     Kept& k = m.kept[x];
-    const size_t grow = n > k.bits.size() ? (n - k.bits.size()) * sizeof(uint16_t) : 0;
-    if (k.generation != m.generation && m.bytes + grow <= kKeptBytes) {
-      m.bytes += grow;
-      if (grow) k.bits.resize(n);
+    const size_t added = n > k.bits.size() ? (n - k.bits.size()) * sizeof(uint16_t) : 0;
+    if (k.generation != m.generation && m.bytes + added <= kKeptBytes) {
+      m.bytes += added;
+      if (added) k.bits.resize(n);
       to_bf16(k.bits.data(), x, n);
       k.n = n, k.generation = m.generation;
       return k.bits.data();
@@ -142,7 +143,11 @@ uint16_t* Bf16HeldOperand::bits_to_fill() {
   grow(h);
   return h.bits.data();
 }
-void Bf16HeldOperand::mark_filled() { context().held.rounded = true; }
+void Bf16HeldOperand::mark_filled() {
+  Held& h = context().held;
+  check(h.bits.size() >= h.n, "Bf16HeldOperand: mark_filled() without bits_to_fill()");
+  h.rounded = true;
+}
 
 Bf16ForwardOperands::Bf16ForwardOperands() {
   Memo& m = context().memo;

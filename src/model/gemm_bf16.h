@@ -15,7 +15,8 @@ bool bf16_gemm_available();
 void gemm_bf16(bool ta, bool tb, int M, int N, int K, const float* A, int lda, const float* B, int ldb, float beta,
                float* C, int ldc);
 
-// While alive, the n floats at `values` are promised not to change, so the
+// While alive, the n floats at `values` are promised not to change once a
+// product has read them (or mark_filled() was called), so the
 // gemm_bf16 calls of this thread that read them round them to bf16 once,
 // not at every call (a matmul's backward reads its output gradient in both
 // products). The same bits as rounding each time. One at a time per thread.
