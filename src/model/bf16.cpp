@@ -41,8 +41,9 @@ void round_bf16(uint16_t* dst, const float* src, size_t n) {
   // The CPU's own conversion rounds to nearest even and quiets a NaN as
   // float_to_bf16 does, but flushes a denormal to zero: 32 floats with no
   // denormal (the test is two mask ops) take it, at half the integer
-  // path's time; any other 32 the integer path (all 2^32 floats checked
-  // once, tests/model/bf16_test.cpp).
+  // path's time; any other 32 the integer path (all 2^32 floats gave the
+  // same bits once, outside the suite; tests/model/bf16_test.cpp checks
+  // every high half and a denormal in each lane).
   const __m512i exponent = _mm512_set1_epi32(0x7f800000), mantissa = _mm512_set1_epi32(0x007fffff);
   auto denormal = [&](__m512 v) {
     const __m512i u = _mm512_castps_si512(v);

@@ -200,6 +200,7 @@ TEST(Bf16, RoundingEqualsTheDefinitionForEveryHighHalf) {
   std::vector<float> x;
   for (uint32_t high = 0; high < 0x10000u; ++high)
     for (uint32_t low : lows) x.push_back(from_bits(high << 16 | low));
+  ASSERT_EQ(x.size() % 32, 0u) << "the blocks below must start where round_bf16's blocks of 32 do";
   for (int lane = 0; lane < 32; ++lane)
     for (int i = 0; i < 32; ++i) x.push_back(from_bits(i == lane ? 0x00008001u + i : 0x3f808000u + (i << 16)));
   std::vector<uint16_t> bits(x.size());
